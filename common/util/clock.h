@@ -1,0 +1,65 @@
+#pragma once
+// Time is injected everywhere a deadline, backoff or timestamp is computed, so tests drive it
+// by hand (ManualClock) instead of sleeping. Deadlines always use the monotonic clock: a wall
+// clock jump never shortens or stretches a wait.
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <stop_token>
+
+namespace cn {
+
+using MonoTime = std::chrono::steady_clock::time_point;
+using WallTime = std::chrono::system_clock::time_point;
+using Millis = std::chrono::milliseconds;
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual MonoTime now() const = 0;
+  virtual WallTime wall_now() const = 0;
+  // Blocks until now() >= deadline or stop is requested. Returns false when stopped early.
+  virtual bool sleep_until(MonoTime deadline, std::stop_token stop) = 0;
+  bool sleep_for(std::chrono::nanoseconds d, std::stop_token stop) {
+    return sleep_until(now() + d, std::move(stop));
+  }
+};
+
+class SystemClock final : public Clock {
+ public:
+  MonoTime now() const override { return std::chrono::steady_clock::now(); }
+  WallTime wall_now() const override { return std::chrono::system_clock::now(); }
+  bool sleep_until(MonoTime deadline, std::stop_token stop) override;
+};
+
+// Simulated time: advance() moves both clocks and wakes sleepers whose deadline has come.
+class ManualClock final : public Clock {
+ public:
+  explicit ManualClock(WallTime wall_start = WallTime{std::chrono::seconds{1'800'000'000}});
+  MonoTime now() const override;
+  WallTime wall_now() const override;
+  bool sleep_until(MonoTime deadline, std::stop_token stop) override;
+
+  void advance(std::chrono::nanoseconds d);
+  // Moves only the wall clock, as an NTP step or an operator's `date -s` would.
+  void jump_wall(std::chrono::nanoseconds d);
+  // Waits (in real time, bounded) until at least n threads sleep on this clock.
+  bool wait_for_sleepers(int n, std::chrono::milliseconds real_timeout = std::chrono::seconds{10});
+  int sleepers() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable_any cv_;
+  MonoTime mono_{};
+  WallTime wall_;
+  int sleepers_ = 0;
+};
+
+SystemClock& system_clock();
+
+// Milliseconds since the Unix epoch, for timestamps written to files and logs.
+long long unix_millis(WallTime t);
+// RFC 3339 with millisecond precision in UTC, e.g. 2026-11-29T20:13:14.123Z.
+std::string rfc3339(WallTime t);
+
+}  // namespace cn
