@@ -1,0 +1,43 @@
+#include "common/labels/label.h"
+
+namespace cn::labels {
+
+namespace {
+
+constexpr std::string_view kReservedKeyPrefix = "reserved.";
+
+}  // namespace
+
+std::string Label::to_string() const {
+  std::string out;
+  out.reserve(source.size() + key.size() + value.size() + 2);
+  out.append(source).append(":").append(key);
+  if (!value.empty()) out.append("=").append(value);
+  return out;
+}
+
+Label parse_label(std::string_view text) {
+  Label label;
+  std::string_view rest = text;
+  if (!text.empty() && text.front() == '$') {
+    label.source = kSourceReserved;
+    rest = text.substr(1);
+  } else if (auto colon = text.find(':'); colon != std::string_view::npos) {
+    label.source = text.substr(0, colon);
+    rest = text.substr(colon + 1);
+  } else if (text.size() > kReservedKeyPrefix.size() && text.starts_with(kReservedKeyPrefix)) {
+    label.source = kSourceReserved;
+    rest = text.substr(kReservedKeyPrefix.size());
+  }
+  if (label.source.empty()) label.source = kSourceUnspec;
+
+  if (auto eq = rest.find('='); eq != std::string_view::npos) {
+    label.key = rest.substr(0, eq);
+    label.value = rest.substr(eq + 1);
+  } else {
+    label.key = rest;
+  }
+  return label;
+}
+
+}  // namespace cn::labels
