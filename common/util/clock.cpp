@@ -1,5 +1,6 @@
 #include "common/util/clock.h"
 
+#include <cstdio>
 #include <ctime>
 #include <string>
 
@@ -73,7 +74,7 @@ std::string rfc3339(WallTime t) {
   int frac = static_cast<int>(((ms % 1000) + 1000) % 1000);
   std::tm tm{};
   gmtime_r(&secs, &tm);
-  char buf[40];
+  char buf[64];
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
   return buf;

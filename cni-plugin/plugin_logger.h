@@ -1,0 +1,26 @@
+#pragma once
+// One short key=value line per event, to the netconf's log-file or else to stderr (captured
+// into Outcome::stderr_data so that stdout stays CNI JSON only).
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include <spdlog/spdlog.h>
+
+namespace cn::plugin {
+
+class PluginLogger {
+ public:
+  PluginLogger();
+  // Switches to the log file once the netconf names one; on failure keeps stderr and says so.
+  void use_file(const std::string& path);
+  spdlog::logger& get() { return *logger_; }
+  std::shared_ptr<spdlog::logger> shared() { return logger_; }
+  std::string captured_stderr() const { return stderr_buffer_.str(); }
+
+ private:
+  std::ostringstream stderr_buffer_;
+  std::shared_ptr<spdlog::logger> logger_;
+};
+
+}  // namespace cn::plugin

@@ -1,0 +1,121 @@
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "cni-plugin/verb_context.h"
+#include "common/cni/cni_version.h"
+#include "common/notify/protocol.h"
+#include "common/util/alloc_id.h"
+
+namespace cn::plugin {
+namespace {
+
+using cni::CniError;
+using cni::ErrorCode;
+
+std::string supported_versions_text() {
+  std::string out;
+  for (auto v : cni::kSupportedVersions) {
+    if (!out.empty()) out += ", ";
+    out += v;
+  }
+  return out;
+}
+
+// Nomad fingerprints every binary in cni_path by running it with no CNI_COMMAND and reading the
+// first semver from the combined output. stdout stays reserved for CNI JSON, so this goes to stderr.
+Outcome about() {
+  Outcome out;
+  out.stderr_data = std::string("CNI cilium-nomad-cni plugin v") + CN_VERSION +
+                    "\nCNI protocol versions supported: " + supported_versions_text() + "\n";
+  return out;
+}
+
+Outcome version(const Invocation& inv) {
+  // VERSION answers in the version the caller asked about, or the newest when stdin is empty
+  // or unreadable: a version probe must not fail on a partial config.
+  std::string asked(cni::kNewestVersion);
+  auto doc = nlohmann::json::parse(inv.stdin_data, nullptr, false);
+  if (doc.is_object()) {
+    if (auto it = doc.find("cniVersion"); it != doc.end() && it->is_string()) {
+      asked = it->get<std::string>();
+    }
+  }
+  nlohmann::json j = {{"cniVersion", asked}, {"supportedVersions", nlohmann::json::array()}};
+  for (auto v : cni::kSupportedVersions) j["supportedVersions"].push_back(v);
+  Outcome out;
+  out.stdout_data = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return out;
+}
+
+std::optional<CniError> validate_attachment_env(VerbContext& ctx) {
+  auto id = ctx.invocation.get("CNI_CONTAINERID");
+  if (!id || id->empty()) {
+    return CniError{ErrorCode::kInvalidEnvironment, "missing CNI_CONTAINERID",
+                    "CNI_CONTAINERID must hold the Nomad allocation ID"};
+  }
+  if (!is_valid_alloc_id(*id)) {
+    return CniError{ErrorCode::kInvalidEnvironment, "invalid CNI_CONTAINERID",
+                    "CNI_CONTAINERID must be a Nomad allocation ID (a UUID)"};
+  }
+  auto ifname = ctx.invocation.get("CNI_IFNAME");
+  if (!ifname || ifname->empty()) {
+    return CniError{ErrorCode::kInvalidEnvironment, "missing CNI_IFNAME", ""};
+  }
+  if (!notify::is_valid_ifname(*ifname)) {
+    return CniError{ErrorCode::kInvalidEnvironment, "invalid CNI_IFNAME",
+                    "an interface name has 1 to 15 characters, without '/', ':' or whitespace"};
+  }
+  ctx.container_id = *id;
+  ctx.ifname = *ifname;
+  ctx.netns = ctx.invocation.get("CNI_NETNS").value_or("");
+  return std::nullopt;
+}
+
+}  // namespace
+
+state::StateStore VerbContext::state_store() const {
+  return state::StateStore({conf.state_file}, clock, log.shared());
+}
+
+Outcome error_outcome(const CniError& error, const std::string& cni_version, PluginLogger& log) {
+  log.get().error("{}: code={} details=\"{}\"", error.msg, static_cast<int>(error.code), error.details);
+  Outcome out;
+  out.exit_code = 1;
+  out.stdout_data = error.to_json(cni_version);
+  return out;
+}
+
+Outcome run_cni(const Invocation& inv, PluginContext& pctx) {
+  PluginLogger log;
+  auto finish = [&](Outcome out) {
+    out.stderr_data = log.captured_stderr() + out.stderr_data;
+    return out;
+  };
+  auto command = inv.get("CNI_COMMAND");
+  if (!command) return finish(about());
+  if (*command == "VERSION") return finish(version(inv));
+
+  auto conf = cni::parse_plugin_conf(inv.stdin_data);
+  if (!conf) {
+    return finish(error_outcome(conf.error(), std::string(cni::kNewestVersion), log));
+  }
+  log.use_file(conf->log_file);
+  VerbContext ctx{inv, *conf, log, pctx.clock, pctx.clock.now(), {}, {}, {}};
+
+  static const std::map<std::string_view, Outcome (*)(VerbContext&)> attachment_verbs = {
+      {"ADD", verb_add}, {"DEL", verb_del}, {"CHECK", verb_check}};
+  if (auto it = attachment_verbs.find(*command); it != attachment_verbs.end()) {
+    if (auto err = validate_attachment_env(ctx)) {
+      return finish(error_outcome(*err, conf->cni_version, log));
+    }
+    return finish(it->second(ctx));
+  }
+  if (*command == "STATUS") return finish(Outcome{});  // ADD never depends on a daemon: always ready
+  if (*command == "GC") return finish(verb_gc(ctx));
+  return finish(error_outcome(
+      CniError{ErrorCode::kInvalidEnvironment, "unknown CNI_COMMAND", "got \"" + *command + "\""},
+      conf->cni_version, log));
+}
+
+}  // namespace cn::plugin

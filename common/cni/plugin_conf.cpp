@@ -1,0 +1,77 @@
+#include "common/cni/plugin_conf.h"
+
+#include "common/cni/cni_version.h"
+
+namespace cn::cni {
+namespace {
+
+std::unexpected<CniError> conf_error(ErrorCode code, std::string msg, std::string details = {}) {
+  return std::unexpected(CniError{code, std::move(msg), std::move(details)});
+}
+
+// A wrong type is a configuration error, not something to coerce: say which key and why.
+std::optional<CniError> read_string(const nlohmann::json& j, const char* key, std::string& out) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  if (!it->is_string()) {
+    return CniError{ErrorCode::kInvalidNetworkConfig, std::string("invalid ") + key,
+                    std::string(key) + " must be a string"};
+  }
+  out = it->get<std::string>();
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::expected<PluginConf, CniError> parse_plugin_conf(std::string_view stdin_data) {
+  if (stdin_data.size() > kMaxStdinBytes) {
+    return conf_error(ErrorCode::kDecodeFailure, "network configuration too large",
+                      "stdin holds " + std::to_string(stdin_data.size()) + " bytes; limit is " +
+                          std::to_string(kMaxStdinBytes));
+  }
+  nlohmann::json doc = nlohmann::json::parse(stdin_data, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) {
+    return conf_error(ErrorCode::kDecodeFailure, "failed to decode network configuration",
+                      "stdin is not valid JSON");
+  }
+  if (!doc.is_object()) {
+    return conf_error(ErrorCode::kDecodeFailure, "failed to decode network configuration",
+                      "stdin must be a JSON object");
+  }
+
+  PluginConf conf;
+  for (auto [key, field] : {std::pair{"cniVersion", &conf.cni_version}, {"name", &conf.name},
+                            {"type", &conf.type}, {"labeler-socket", &conf.labeler_socket},
+                            {"state-file", &conf.state_file}, {"log-file", &conf.log_file}}) {
+    if (auto err = read_string(doc, key, *field)) return std::unexpected(*err);
+  }
+  if (conf.cni_version.empty()) {
+    return conf_error(ErrorCode::kInvalidNetworkConfig, "missing cniVersion");
+  }
+  if (!is_supported_version(conf.cni_version)) {
+    return conf_error(ErrorCode::kIncompatibleVersion, "incompatible CNI versions",
+                      "config is \"" + conf.cni_version +
+                          "\", plugin supports 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0");
+  }
+  if (conf.labeler_socket.empty() || conf.state_file.empty()) {
+    return conf_error(ErrorCode::kInvalidNetworkConfig, "labeler-socket and state-file must not be empty");
+  }
+  if (auto it = doc.find("wait-for-labels-ms"); it != doc.end() && !it->is_null()) {
+    if (!it->is_number_integer() || it->get<long long>() < 0 || it->get<long long>() > 600'000) {
+      return conf_error(ErrorCode::kInvalidNetworkConfig, "invalid wait-for-labels-ms",
+                        "wait-for-labels-ms must be an integer from 0 to 600000");
+    }
+    conf.wait_for_labels_ms = it->get<int>();
+  }
+  if (auto it = doc.find("prevResult"); it != doc.end() && !it->is_null()) {
+    if (!it->is_object()) {
+      return conf_error(ErrorCode::kInvalidNetworkConfig, "invalid prevResult",
+                        "prevResult must be an object");
+    }
+    conf.prev_result = *it;
+  }
+  conf.raw = std::move(doc);
+  return conf;
+}
+
+}  // namespace cn::cni

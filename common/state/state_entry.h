@@ -1,0 +1,55 @@
+#pragma once
+// One allocation as recorded on this node. The plugin writes it on ADD; the labeler adds the
+// `labeled` part once the endpoint carries its final labels.
+#include <expected>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace cn::state {
+
+inline constexpr int kSchemaVersion = 1;
+
+struct NomadFields {
+  std::string region;
+  std::string namespace_;
+  std::string job_id;
+  std::string group;
+  bool operator==(const NomadFields&) const = default;
+};
+
+struct LabeledInfo {
+  long long endpoint_id = 0;
+  long long identity = 0;
+  std::vector<std::string> labels;
+  std::string at;  // RFC 3339
+  bool operator==(const LabeledInfo&) const = default;
+};
+
+struct StateEntry {
+  std::string ifname;
+  std::string netns;
+  std::vector<std::string> ips;
+  std::string added_at;  // RFC 3339, wall clock: for people reading the file
+  long long added_unix_ms = 0;
+  NomadFields nomad;
+  std::optional<LabeledInfo> labeled;
+  // Keys written by a newer version of either binary, kept so a downgrade loses nothing.
+  nlohmann::json unknown = nlohmann::json::object();
+
+  bool operator==(const StateEntry&) const = default;
+};
+
+struct StateDoc {
+  std::map<std::string, StateEntry> allocations;  // keyed by allocation ID
+  bool operator==(const StateDoc&) const = default;
+};
+
+nlohmann::json to_json(const StateDoc& doc);
+// Strict where a mistake would mislead (wrong types, bad alloc IDs); tolerant of unknown keys.
+std::expected<StateDoc, std::string> state_from_json(std::string_view text);
+
+}  // namespace cn::state

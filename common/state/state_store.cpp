@@ -1,0 +1,182 @@
+#include "common/state/state_store.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include <spdlog/spdlog.h>
+
+namespace cn::state {
+namespace {
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+std::string parent_dir(const std::string& path) {
+  auto parent = std::filesystem::path(path).parent_path();
+  return parent.empty() ? "." : parent.string();
+}
+
+// The state directory holds the labeler's socket too: root-only, so that nobody else can
+// forge notifications or read which workloads run here.
+Status ensure_dir(const std::string& dir) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(dir, ec)) return {};
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return fail("cannot create " + dir + ": " + ec.message());
+  ::chmod(dir.c_str(), 0700);
+  return {};
+}
+
+Status write_all(int fd, const std::string& data) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail(errno_text(errno), errno);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  return {};
+}
+
+}  // namespace
+
+class StateStore::Lock {
+ public:
+  explicit Lock(int fd) : fd_(fd) {}
+  Lock(Lock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Lock& operator=(Lock&&) = delete;
+  ~Lock() {
+    if (fd_ >= 0) ::close(fd_);  // closing drops the flock
+  }
+
+ private:
+  int fd_;
+};
+
+StateStore::StateStore(Options options, Clock& clock, std::shared_ptr<spdlog::logger> log)
+    : options_(std::move(options)), clock_(clock), log_(std::move(log)) {
+  if (!log_) log_ = spdlog::default_logger();
+}
+
+Result<StateStore::Lock> StateStore::acquire() {
+  if (auto ok = ensure_dir(parent_dir(options_.path)); !ok) return std::unexpected(ok.error());
+  std::string lock_path = options_.path + ".lock";
+  int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return fail("cannot open " + lock_path + ": " + errno_text(errno), errno);
+  Lock lock(fd);
+  const MonoTime deadline = clock_.now() + options_.lock_timeout;
+  auto backoff = std::chrono::microseconds{200};
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EINTR) continue;
+    if (errno != EWOULDBLOCK) return fail("flock " + lock_path + ": " + errno_text(errno), errno);
+    if (clock_.now() >= deadline) {
+      return fail("timed out after " + std::to_string(options_.lock_timeout.count()) +
+                  " ms waiting for the lock on " + lock_path, ETIMEDOUT);
+    }
+    clock_.sleep_for(backoff, {});
+    backoff = std::min(backoff * 2, std::chrono::microseconds{5000});
+  }
+  return lock;
+}
+
+Result<StateDoc> StateStore::read_locked(bool& replaced) {
+  replaced = false;
+  int fd = ::open(options_.path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return StateDoc{};
+    return fail("cannot open " + options_.path + ": " + errno_text(errno), errno);
+  }
+  std::string text;
+  char buf[65536];
+  std::string read_error;
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      read_error = errno_text(errno);
+      break;
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+
+  std::string problem = read_error;
+  if (problem.empty()) {
+    auto doc = state_from_json(text);
+    if (doc) return std::move(*doc);
+    problem = doc.error();
+  }
+  // Keep the bad file for a post-mortem; never let it block allocation starts.
+  std::string aside = options_.path + ".corrupt-" + std::to_string(unix_millis(clock_.wall_now()));
+  if (::rename(options_.path.c_str(), aside.c_str()) != 0) {
+    return fail("state file " + options_.path + " is unreadable (" + problem +
+                ") and could not be moved aside: " + errno_text(errno), errno);
+  }
+  log_->error("state file corrupt, moved aside and starting fresh: file={} aside={} reason=\"{}\"",
+              options_.path, aside, problem);
+  replaced = true;
+  return StateDoc{};
+}
+
+Status StateStore::write_locked(const StateDoc& doc) {
+  static std::atomic<unsigned> counter{0};
+  std::string tmp = options_.path + ".tmp." + std::to_string(::getpid()) + "." +
+                    std::to_string(counter.fetch_add(1));
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return fail("cannot create " + tmp + ": " + errno_text(errno), errno);
+  std::string text = to_json(doc).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  text.push_back('\n');
+  Status written = write_all(fd, text);
+  if (written && ::fsync(fd) != 0) written = fail("fsync: " + errno_text(errno), errno);
+  ::close(fd);
+  if (!written) {
+    ::unlink(tmp.c_str());
+    return fail("cannot write " + tmp + ": " + written.error().message, written.error().code);
+  }
+  if (::rename(tmp.c_str(), options_.path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return fail("cannot rename " + tmp + ": " + errno_text(err), err);
+  }
+  // The rename is durable only once the directory entry is.
+  std::string dir = parent_dir(options_.path);
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return {};
+}
+
+Result<StateDoc> StateStore::load() {
+  auto lock = acquire();
+  if (!lock) return std::unexpected(lock.error());
+  bool replaced = false;
+  auto doc = read_locked(replaced);
+  if (doc && replaced) {
+    if (auto ok = write_locked(*doc); !ok) return std::unexpected(ok.error());
+  }
+  return doc;
+}
+
+Status StateStore::update(const std::function<bool(StateDoc&)>& mutate) {
+  auto lock = acquire();
+  if (!lock) return std::unexpected(lock.error());
+  bool replaced = false;
+  auto doc = read_locked(replaced);
+  if (!doc) return std::unexpected(doc.error());
+  bool changed = mutate(*doc);
+  if (!changed && !replaced) return {};
+  return write_locked(*doc);
+}
+
+}  // namespace cn::state

@@ -1,0 +1,52 @@
+#pragma once
+// The node-local state file, shared by concurrent plugin processes and the labeler.
+//
+// Every access holds an exclusive flock on a sibling lock file (`<file>.lock`): the data file
+// itself is replaced by rename on each write, so a lock on it would guard a dead inode.
+// Writes go to a temp file in the same directory, are fsynced, renamed over the old file, and
+// the directory is fsynced, so a crash leaves either the old or the new document, never a mix.
+// A file that cannot be parsed is renamed aside as `<file>.corrupt-<unix ms>` and a fresh one is
+// started: the labeler rebuilds it from Cilium and Nomad.
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <spdlog/fwd.h>
+
+#include "common/state/state_entry.h"
+#include "common/util/clock.h"
+#include "common/util/result.h"
+
+namespace cn::state {
+
+class StateStore {
+ public:
+  struct Options {
+    std::string path;
+    // Bounded so that a wedged holder can never hang an allocation start.
+    std::chrono::milliseconds lock_timeout{2000};
+  };
+
+  StateStore(Options options, Clock& clock, std::shared_ptr<spdlog::logger> log);
+
+  Result<StateDoc> load();
+  // Read-modify-write under the lock. `mutate` returns whether it changed anything; the file is
+  // written only then (or when a corrupt file had to be replaced).
+  Status update(const std::function<bool(StateDoc&)>& mutate);
+
+  const std::string& path() const { return options_.path; }
+
+ private:
+  class Lock;
+  Result<Lock> acquire();
+  // Reads the file; quarantines it when corrupt and reports that through `replaced`.
+  Result<StateDoc> read_locked(bool& replaced);
+  Status write_locked(const StateDoc& doc);
+
+  Options options_;
+  Clock& clock_;
+  std::shared_ptr<spdlog::logger> log_;
+};
+
+}  // namespace cn::state
