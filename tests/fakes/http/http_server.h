@@ -6,6 +6,7 @@
 // (stall, close early) for fault injection.
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <memory>
@@ -41,6 +42,9 @@ class StreamWriter {
   // Returns false once the peer is gone (or the server is stopping): the handler should return.
   virtual bool write(const std::string& data) = 0;
   virtual bool stopping() const = 0;
+  // Waits up to `d` (real time) for the server to stop or the peer to hang up; returns true when
+  // the handler should return. Lets heartbeat loops wait without sleep-and-poll.
+  virtual bool wait_stopping(std::chrono::milliseconds d);
 };
 
 struct HttpResponse {
@@ -55,6 +59,9 @@ struct HttpResponse {
   bool close_connection = false;
   // Fault injection: close the socket without writing anything.
   bool drop_without_response = false;
+  // Fault injection: keep the connection open and never answer, until the peer hangs up or the
+  // server stops (a hung agent).
+  bool stall = false;
 };
 
 struct LoggedRequest {
@@ -62,7 +69,13 @@ struct LoggedRequest {
   std::chrono::steady_clock::time_point answered;
   std::string method;
   std::string target;
-  int status = 0;
+  int status = 0;  // 0: no response was written (dropped, stalled, peer gone)
+  std::string path;  // percent-decoded, without the query
+};
+
+struct HttpServerLimits {
+  std::size_t max_header_bytes = 64 * 1024;
+  std::size_t max_body_bytes = 16 * 1024 * 1024;
 };
 
 class HttpServer {
@@ -70,9 +83,12 @@ class HttpServer {
   using Handler = std::function<HttpResponse(const HttpRequest&)>;
 
   // Binds now (so a test can connect as soon as this returns); serve() starts accepting.
-  static std::unique_ptr<HttpServer> unix_socket(const std::string& path, Handler handler);
-  // port 0 picks a free port; see port().
-  static std::unique_ptr<HttpServer> tcp(const std::string& host, int port, Handler handler);
+  // A stale socket file at `path` is replaced. Throws std::system_error when binding fails.
+  static std::unique_ptr<HttpServer> unix_socket(const std::string& path, Handler handler,
+                                                 HttpServerLimits limits = {});
+  // port 0 picks a free port; see port(). Throws std::system_error when binding fails.
+  static std::unique_ptr<HttpServer> tcp(const std::string& host, int port, Handler handler,
+                                         HttpServerLimits limits = {});
 
   virtual ~HttpServer() = default;
   virtual void start() = 0;  // accept loop on a background thread
@@ -80,6 +96,10 @@ class HttpServer {
   virtual int port() const = 0;
   virtual std::vector<LoggedRequest> request_log() const = 0;
   virtual void clear_request_log() = 0;
+  // Connections whose thread has not finished yet (for tests of stop() and keep-alive).
+  virtual int open_connections() const = 0;
+  // Total connections accepted since start (keep-alive reuse shows as a small number).
+  virtual int accepted_connections() const = 0;
 };
 
 }  // namespace cn::fakes
