@@ -352,10 +352,10 @@ class ServerImpl final : public HttpServer {
       const bool close = !keep_alive || resp.close_connection || (resp.stream && !resp.chunked);
       entry.status = resp.status;
       if (resp.stream) {
-        const bool ok = wire::send_all(fd, response_head(resp, close, nullptr), stop_fd_);
+        // Logged before the bytes go out, so a client that saw the answer also sees the entry.
         entry.answered = std::chrono::steady_clock::now();
         log(entry);
-        if (!ok) return;
+        if (!wire::send_all(fd, response_head(resp, close, nullptr), stop_fd_)) return;
         FdStreamWriter writer(fd, stop_fd_, stopping_, resp.chunked);
         try {
           resp.stream(writer);
@@ -366,11 +366,9 @@ class ServerImpl final : public HttpServer {
         if (!wire::send_all(fd, "0\r\n\r\n", stop_fd_)) return;
       } else {
         const std::string length = std::to_string(resp.body.size());
-        const bool ok =
-            wire::send_all(fd, response_head(resp, close, &length) + resp.body, stop_fd_);
         entry.answered = std::chrono::steady_clock::now();
         log(entry);
-        if (!ok) return;
+        if (!wire::send_all(fd, response_head(resp, close, &length) + resp.body, stop_fd_)) return;
       }
       if (close) return;
     }
