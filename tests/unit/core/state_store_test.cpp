@@ -1,0 +1,125 @@
+#include <gtest/gtest.h>
+
+#include <sys/file.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "common/state/state_store.h"
+#include "tests/support/temp_dir.h"
+
+namespace cn::state {
+namespace {
+
+std::string alloc_id(int i) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%08x-0000-4000-8000-%012x", i, i);
+  return buf;
+}
+
+class StateStoreTest : public ::testing::Test {
+ protected:
+  StateStore store(std::chrono::milliseconds lock_timeout = std::chrono::milliseconds{2000}) {
+    return StateStore({dir_.file("run/state.json"), lock_timeout}, system_clock(), nullptr);
+  }
+  cn::testing::TempDir dir_;
+};
+
+TEST_F(StateStoreTest, MissingFileIsEmptyAndDirectoryIsRootOnly) {
+  auto s = store();
+  auto doc = s.load();
+  ASSERT_TRUE(doc);
+  EXPECT_TRUE(doc->allocations.empty());
+  auto perms = std::filesystem::status(dir_.file("run")).permissions();
+  EXPECT_EQ(perms & std::filesystem::perms::all, std::filesystem::perms::owner_all);
+}
+
+TEST_F(StateStoreTest, RoundTripKeepsEveryFieldAndUnknownKeys) {
+  auto s = store();
+  StateEntry e;
+  e.ifname = "eth0";
+  e.netns = "/var/run/netns/x";
+  e.ips = {"10.0.0.2", "fd00::2"};
+  e.added_at = "2026-11-29T20:00:00.000Z";
+  e.added_unix_ms = 1795982400000;
+  e.nomad = {"global", "default", "web", "app"};
+  e.labeled = LabeledInfo{1734, 48213, {"nomad:nomad.job=web"}, "2026-11-29T20:00:00.010Z"};
+  e.unknown = {{"future_field", {1, 2}}};
+  ASSERT_TRUE(s.update([&](StateDoc& d) { d.allocations[alloc_id(1)] = e; return true; }));
+  auto doc = s.load();
+  ASSERT_TRUE(doc);
+  EXPECT_EQ(doc->allocations.at(alloc_id(1)), e);
+  auto perms = std::filesystem::status(dir_.file("run/state.json")).permissions();
+  EXPECT_EQ(perms & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+}
+
+TEST_F(StateStoreTest, NoWriteWhenNothingChanged) {
+  auto s = store();
+  ASSERT_TRUE(s.update([](StateDoc& d) { d.allocations[alloc_id(1)].ifname = "eth0"; return true; }));
+  auto before = std::filesystem::last_write_time(dir_.file("run/state.json"));
+  auto inode_before = std::filesystem::hard_link_count(dir_.file("run/state.json"));
+  ASSERT_TRUE(s.update([](StateDoc&) { return false; }));
+  EXPECT_EQ(std::filesystem::last_write_time(dir_.file("run/state.json")), before);
+  EXPECT_EQ(std::filesystem::hard_link_count(dir_.file("run/state.json")), inode_before);
+}
+
+TEST_F(StateStoreTest, CorruptFileIsKeptAsideAndAFreshOneStarted) {
+  std::filesystem::create_directories(dir_.file("run"));
+  for (std::string garbage : {"{not json", "[]", "{\"schema\":99}", "{\"schema\":1,\"allocations\":{\"../x\":{}}}",
+                              "{\"schema\":1,\"allocations\":{\"" + alloc_id(1) + "\":{\"ips\":5}}}", ""}) {
+    SCOPED_TRACE(garbage);
+    cn::testing::write_file(dir_.file("run/state.json"), garbage);
+    auto s = store();
+    auto doc = s.load();
+    ASSERT_TRUE(doc);
+    EXPECT_TRUE(doc->allocations.empty());
+    int aside = 0;
+    for (const auto& f : std::filesystem::directory_iterator(dir_.file("run"))) {
+      if (f.path().filename().string().rfind("state.json.corrupt-", 0) == 0) {
+        ++aside;
+        EXPECT_EQ(cn::testing::read_file(f.path()), garbage);
+        std::filesystem::remove(f.path());
+      }
+    }
+    EXPECT_EQ(aside, 1);
+    auto fresh = state_from_json(cn::testing::read_file(dir_.file("run/state.json")));
+    EXPECT_TRUE(fresh) << "a fresh, valid file replaces the corrupt one";
+  }
+}
+
+TEST_F(StateStoreTest, LockTimeoutIsBoundedAndReported) {
+  auto s = store(std::chrono::milliseconds{50});
+  ASSERT_TRUE(s.load());
+  int fd = ::open(dir_.file("run/state.json.lock").c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  auto r = s.update([](StateDoc&) { return true; });
+  ::close(fd);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("timed out"), std::string::npos);
+}
+
+TEST_F(StateStoreTest, ConcurrentWritersLoseNoUpdate) {
+  constexpr int kWriters = 100;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int i = 0; i < kWriters; ++i) {
+    threads.emplace_back([&, i] {
+      auto s = store(std::chrono::seconds{30});
+      if (!s.update([&](StateDoc& d) { d.allocations[alloc_id(i)].ifname = "eth0"; return true; })) {
+        ++failures;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures, 0);
+  auto doc = store().load();
+  ASSERT_TRUE(doc);
+  EXPECT_EQ(doc->allocations.size(), static_cast<std::size_t>(kWriters));
+}
+
+}  // namespace
+}  // namespace cn::state
