@@ -1,0 +1,67 @@
+#include "common/nomad/model/event_frame.h"
+
+#include <nlohmann/json.hpp>
+
+#include "common/nomad/model/json_read.h"
+
+namespace cn::nomad {
+
+namespace {
+
+using detail::JsonReader;
+
+constexpr std::string_view kAllocationTopic = "Allocation";
+
+void read_payload(JsonReader& r, Event& event) {
+  const auto* payload = r.object("Payload");
+  if (payload == nullptr || event.topic != kAllocationTopic) return;
+  auto it = payload->find("Allocation");
+  if (it == payload->end() || it->is_null()) {
+    event.payload_error = Error{r.path("Payload") + ": no Allocation"};
+    return;
+  }
+  auto alloc = parse_allocation(*it, r.path("Payload.Allocation"));
+  if (alloc) {
+    event.allocation = std::move(*alloc);
+  } else {
+    event.payload_error = std::move(alloc.error());
+  }
+}
+
+Result<Event> parse_event(const nlohmann::json& value, std::string where) {
+  JsonReader r(value, std::move(where));
+  Event event;
+  r.read("Topic", event.topic);
+  r.read("Type", event.type);
+  r.read("Key", event.key);
+  r.read("Namespace", event.nomad_namespace);
+  r.read("Index", event.index);
+  r.read("FilterKeys", event.filter_keys);
+  if (r.ok()) read_payload(r, event);
+  if (!r.ok()) return fail(r.error());
+  return event;
+}
+
+}  // namespace
+
+Result<StreamMessage> parse_event_frame(std::string_view line) {
+  auto doc = detail::parse_json_text(line, "event stream line");
+  if (!doc) return std::unexpected(doc.error());
+  if (doc->is_object() && doc->empty()) return StreamMessage{Heartbeat{}};
+
+  JsonReader r(*doc, "Frame");
+  EventFrame frame;
+  r.read("Index", frame.index);
+  if (const auto* events = r.array("Events")) {
+    frame.events.reserve(events->size());
+    for (std::size_t i = 0; i < events->size(); ++i) {
+      auto event = parse_event((*events)[i], "Frame.Events[" + std::to_string(i) + "]");
+      if (!event) return std::unexpected(event.error());
+      frame.events.push_back(std::move(*event));
+    }
+  }
+  if (!r.ok()) return fail(r.error());
+  return StreamMessage{std::move(frame)};
+}
+
+}  // namespace cn::nomad
