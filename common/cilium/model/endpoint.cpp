@@ -1,0 +1,139 @@
+#include "common/cilium/model/endpoint.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "common/cilium/model/json_read.h"
+#include "common/util/alloc_id.h"
+
+namespace cn::cilium {
+
+namespace {
+
+using detail::JsonReader;
+
+// Descends into an optional nested object; errors flow back into the parent reader.
+template <class Fn>
+void with_object(JsonReader& parent, std::string_view key, Fn&& fn) {
+  const auto* obj = parent.object(key);
+  if (obj == nullptr) return;
+  JsonReader child(*obj, parent.path(key));
+  fn(child);
+  if (!child.ok()) parent.fail(child.error());
+}
+
+void read_addressing(JsonReader& networking, std::vector<Addressing>& out) {
+  const auto* list = networking.array("addressing");
+  if (list == nullptr) return;
+  for (std::size_t i = 0; i < list->size() && networking.ok(); ++i) {
+    JsonReader r((*list)[i], networking.path("addressing") + "[" + std::to_string(i) + "]");
+    Addressing a;
+    r.read("ipv4", a.ipv4);
+    r.read("ipv6", a.ipv6);
+    if (!r.ok()) return networking.fail(r.error());
+    out.push_back(std::move(a));
+  }
+}
+
+void read_status(JsonReader& status, Endpoint& ep) {
+  status.read("state", ep.state);
+  with_object(status, "identity", [&](JsonReader& r) {
+    r.read("id", ep.identity_id);
+    r.read("labels", ep.identity_labels);
+  });
+  with_object(status, "labels", [&](JsonReader& r) {
+    with_object(r, "realized", [&](JsonReader& realized) {
+      realized.read("user", ep.realized_user_labels);
+    });
+    r.read("security-relevant", ep.security_relevant_labels);
+    r.read("derived", ep.derived_labels);
+    r.read("disabled", ep.disabled_labels);
+  });
+  with_object(status, "external-identifiers", [&](JsonReader& r) {
+    r.read("cni-attachment-id", ep.cni_attachment_id);
+    r.read("container-id", ep.container_id);
+  });
+  with_object(status, "networking", [&](JsonReader& r) { read_addressing(r, ep.addressing); });
+  with_object(status, "health", [&](JsonReader& r) { r.read("overallHealth", ep.health); });
+}
+
+}  // namespace
+
+Result<Endpoint> parse_endpoint(const nlohmann::json& value, std::string_view where) {
+  JsonReader r(value, std::string(where));
+  Endpoint ep;
+  r.read("id", ep.id);
+  with_object(r, "spec", [&](JsonReader& spec) {
+    with_object(spec, "label-configuration",
+                [&](JsonReader& lc) { lc.read("user", ep.spec_user_labels); });
+  });
+  with_object(r, "status", [&](JsonReader& status) { read_status(status, ep); });
+  if (!r.ok()) return fail(r.error());
+  return ep;
+}
+
+Result<Endpoint> parse_endpoint_text(std::string_view body) {
+  auto doc = detail::parse_json_text(body, "Endpoint");
+  if (!doc) return std::unexpected(doc.error());
+  return parse_endpoint(*doc);
+}
+
+Result<EndpointList> parse_endpoint_list(std::string_view body) {
+  EndpointList list;
+  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return list;
+  auto doc = detail::parse_json_text(body, "endpoint list");
+  if (!doc) return std::unexpected(doc.error());
+  if (doc->is_null()) return list;
+  if (!doc->is_array()) {
+    return fail(std::string("endpoint list: expected an array, got ") + doc->type_name());
+  }
+  list.endpoints.reserve(doc->size());
+  for (std::size_t i = 0; i < doc->size(); ++i) {
+    auto ep = parse_endpoint((*doc)[i], "Endpoint[" + std::to_string(i) + "]");
+    if (ep) {
+      list.endpoints.push_back(std::move(*ep));
+    } else {
+      list.rejected.push_back(std::move(ep.error()));
+    }
+  }
+  return list;
+}
+
+bool is_init(const Endpoint& ep) {
+  if (ep.identity_id == kIdentityInit) return true;
+  return identity_labels(ep).contains(
+      labels::Label{std::string(labels::kSourceReserved), "init", ""});
+}
+
+bool is_reserved_only(const Endpoint& ep) {
+  if (ep.identity_id == kIdentityHost || ep.identity_id == kIdentityHealth) return true;
+  auto set = identity_labels(ep);
+  if (set.empty() || is_init(ep)) return false;
+  return std::all_of(set.begin(), set.end(), [](const labels::Label& l) { return l.is_reserved(); });
+}
+
+labels::LabelSet user_labels(const Endpoint& ep) {
+  return labels::LabelSet::from_strings(ep.realized_user_labels);
+}
+
+labels::LabelSet identity_labels(const Endpoint& ep) {
+  return labels::LabelSet::from_strings(ep.identity_labels);
+}
+
+std::optional<Attachment> parse_attachment_id(std::string_view cni_attachment_id) {
+  auto colon = cni_attachment_id.find(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  std::string_view alloc = cni_attachment_id.substr(0, colon);
+  std::string_view ifname = cni_attachment_id.substr(colon + 1);
+  if (!is_valid_alloc_id(alloc) || ifname.empty()) return std::nullopt;
+  return Attachment{std::string(alloc), std::string(ifname)};
+}
+
+std::optional<Attachment> attachment_of(const Endpoint& ep) {
+  if (!ep.cni_attachment_id.empty()) return parse_attachment_id(ep.cni_attachment_id);
+  if (is_valid_alloc_id(ep.container_id)) return Attachment{ep.container_id, ""};
+  return std::nullopt;
+}
+
+}  // namespace cn::cilium

@@ -1,0 +1,101 @@
+#include "common/cilium/model/endpoint_ref.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include "common/util/alloc_id.h"
+
+namespace cn::cilium {
+
+namespace {
+
+constexpr std::size_t kMaxIfname = 15;  // IFNAMSIZ - 1
+
+std::string_view prefix_of(EndpointIdKind kind) {
+  switch (kind) {
+    case EndpointIdKind::local: return "";
+    case EndpointIdKind::cni_attachment: return "cni-attachment-id:";
+    case EndpointIdKind::container_id: return "container-id:";
+    case EndpointIdKind::ipv4: return "ipv4:";
+    case EndpointIdKind::ipv6: return "ipv6:";
+  }
+  return "";
+}
+
+bool parses_as(int family, std::string_view address) {
+  if (address.empty() || address.size() > INET6_ADDRSTRLEN) return false;
+  std::string text(address);  // inet_pton needs a terminator; also stops at an embedded NUL
+  if (text.size() != std::char_traits<char>::length(text.c_str())) return false;
+  in6_addr buf{};
+  return inet_pton(family, text.c_str(), &buf) == 1;
+}
+
+bool is_unreserved(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '.' || c == '_' || c == '~' || c == ':';
+}
+
+}  // namespace
+
+bool is_valid_ifname(std::string_view ifname) {
+  if (ifname.empty() || ifname.size() > kMaxIfname || ifname == "." || ifname == "..") {
+    return false;
+  }
+  for (char c : ifname) {
+    auto u = static_cast<unsigned char>(c);
+    if (c == '/' || c == ':' || u <= 0x20 || u == 0x7f) return false;
+  }
+  return true;
+}
+
+Result<EndpointRef> EndpointRef::cni_attachment(std::string_view alloc_id,
+                                                std::string_view ifname) {
+  if (!is_valid_alloc_id(alloc_id)) return fail("cni-attachment-id: invalid allocation ID");
+  if (!is_valid_ifname(ifname)) return fail("cni-attachment-id: invalid interface name");
+  std::string value(alloc_id);
+  value.append(":").append(ifname);
+  return EndpointRef(EndpointIdKind::cni_attachment, std::move(value));
+}
+
+Result<EndpointRef> EndpointRef::container_id(std::string_view alloc_id) {
+  if (!is_valid_alloc_id(alloc_id)) return fail("container-id: invalid allocation ID");
+  return EndpointRef(EndpointIdKind::container_id, std::string(alloc_id));
+}
+
+Result<EndpointRef> EndpointRef::ipv4(std::string_view address) {
+  if (!parses_as(AF_INET, address)) return fail("ipv4: not an IPv4 address");
+  return EndpointRef(EndpointIdKind::ipv4, std::string(address));
+}
+
+Result<EndpointRef> EndpointRef::ipv6(std::string_view address) {
+  if (!parses_as(AF_INET6, address)) return fail("ipv6: not an IPv6 address");
+  return EndpointRef(EndpointIdKind::ipv6, std::string(address));
+}
+
+EndpointRef EndpointRef::local(std::uint16_t endpoint_id) {
+  return EndpointRef(EndpointIdKind::local, std::to_string(endpoint_id));
+}
+
+std::string EndpointRef::to_string() const {
+  std::string out(prefix_of(kind_));
+  out += value_;
+  return out;
+}
+
+std::string EndpointRef::to_path_segment() const {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (char c : to_string()) {
+    if (is_unreserved(c)) {
+      out.push_back(c);
+    } else {
+      auto u = static_cast<unsigned char>(c);
+      out.push_back('%');
+      out.push_back(kHex[u >> 4]);
+      out.push_back(kHex[u & 0xfU]);
+    }
+  }
+  return out;
+}
+
+}  // namespace cn::cilium

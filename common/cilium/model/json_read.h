@@ -1,0 +1,55 @@
+#pragma once
+// Same reader as common/nomad/model/json_read.h, kept separate so this module does not depend
+// on Nomad code; both belong in common/util once someone owns that move.
+// Reading the agent's JSON without trusting it: a missing key or null is the zero value (the
+// agent omits empty fields), a present key of the wrong type is an error naming the field.
+// The reader keeps the first error, so a parser can read every field and check once at the end.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/util/result.h"
+
+namespace cn::cilium::detail {
+
+class JsonReader {
+ public:
+  // `where` names the object in errors, e.g. "Allocation.Job".
+  JsonReader(const nlohmann::json& value, std::string where);
+
+  void read(std::string_view key, std::string& out);
+  void read(std::string_view key, std::uint64_t& out);
+  void read(std::string_view key, std::int64_t& out);
+  void read(std::string_view key, bool& out);
+  void read(std::string_view key, std::map<std::string, std::string>& out);
+  void read(std::string_view key, std::vector<std::string>& out);
+
+  // The member if it is an object (array); nullptr if absent or null, and also (with an error
+  // recorded) if it has another type.
+  const nlohmann::json* object(std::string_view key);
+  const nlohmann::json* array(std::string_view key);
+
+  void fail(std::string message);
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+  std::string path(std::string_view key) const;
+
+ private:
+  const nlohmann::json* find(std::string_view key);
+  void wrong_type(std::string_view key, std::string_view expected, const nlohmann::json& got);
+
+  const nlohmann::json* value_ = nullptr;
+  std::string where_;
+  std::string error_;
+};
+
+// Parses JSON text without letting an exception out; documents nested deeper than `max_depth`
+// are refused before they are built (the agent's deepest real payload is far below the default).
+Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view what,
+                                       int max_depth = 128);
+
+}  // namespace cn::cilium::detail
