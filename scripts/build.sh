@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Configures and builds one flavour into its own tree (incremental on re-runs):
+#   release -> build/        (binaries in build/bin)
+#   asan    -> build-asan/   (ASan + UBSan)
+#   tsan    -> build-tsan/   (ThreadSanitizer)
+#   fuzz    -> build-fuzz/   (clang + libFuzzer targets)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+flavour=${1:-release}
+jobs=${JOBS:-$(nproc)}
+case "$flavour" in
+  release) dir=build;      args=(-DCMAKE_BUILD_TYPE=Release) ;;
+  asan)    dir=build-asan; args=(-DCMAKE_BUILD_TYPE=Debug -DCN_SANITIZE=ON) ;;
+  tsan)    dir=build-tsan; args=(-DCMAKE_BUILD_TYPE=Debug -DCN_TSAN=ON) ;;
+  fuzz)    dir=build-fuzz; args=(-DCMAKE_BUILD_TYPE=Debug -DCN_BUILD_FUZZERS=ON
+                                 -DCMAKE_CXX_COMPILER=clang++ -DCN_BUILD_TESTS=ON) ;;
+  *) echo "usage: $0 [release|asan|tsan|fuzz]" >&2; exit 2 ;;
+esac
+
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+if [ ! -f "$dir/CMakeCache.txt" ]; then
+  cmake -S . -B "$dir" "${generator[@]}" "${args[@]}"
+fi
+cmake --build "$dir" -j "$jobs"
