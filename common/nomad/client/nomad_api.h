@@ -1,0 +1,62 @@
+#pragma once
+// What the labeler asks of Nomad. A pure interface: the curl implementation lives beside it,
+// unit tests use in-memory doubles, integration tests the fake Nomad over real sockets.
+//
+// Errors: Error::code is the HTTP status when Nomad answered (404 "alloc not found", 403
+// "Permission denied", ...), 0 for transport failures (refused, timeout, TLS). Messages never
+// contain the token.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+
+#include "common/nomad/model/allocation.h"
+#include "common/nomad/model/job.h"
+#include "common/util/clock.h"
+#include "common/util/result.h"
+
+namespace cn::nomad {
+
+template <class T>
+struct Indexed {
+  T value;
+  std::uint64_t index = 0;  // X-Nomad-Index of the answer
+};
+
+struct EventStreamQuery {
+  std::string topic = "Allocation";  // always explicit: no topic means all topics (netreap #4)
+  std::string nomad_namespace = "*";
+  std::uint64_t index = 0;  // first Raft index wanted (inclusive)
+};
+
+class NomadApi {
+ public:
+  virtual ~NomadApi() = default;
+
+  // GET /v1/agent/self -> stats.client.node_id
+  virtual Result<std::string> local_node_id(MonoTime deadline) = 0;
+
+  // GET /v1/allocation/:id (Job embedded).
+  virtual Result<Allocation> allocation(std::string_view alloc_id, MonoTime deadline) = 0;
+
+  // GET /v1/job/:id?namespace=
+  virtual Result<Job> job(std::string_view nomad_namespace, std::string_view job_id, MonoTime deadline) = 0;
+
+  // GET /v1/node/:id/allocations, full allocations with Job and NetworkStatus. With index > 0 it
+  // is a blocking query that returns when the node's allocations change past `index`, or after
+  // `wait` (capped at 300 s by Nomad).
+  virtual Result<Indexed<AllocationList>> node_allocations(std::string_view node_id, std::uint64_t index,
+                                                           std::chrono::seconds wait, MonoTime deadline) = 0;
+
+  // GET /v1/event/stream. Calls on_line for each complete NDJSON line (heartbeats included)
+  // until on_line returns false, the stream ends, no byte arrives for `idle_timeout`, or stop is
+  // requested. Returns ok on a clean end requested by on_line or stop; an error otherwise
+  // (including EOF, which for a stream is always abnormal).
+  virtual Status event_stream(const EventStreamQuery& query,
+                              const std::function<bool(std::string_view line)>& on_line,
+                              std::chrono::milliseconds idle_timeout, std::stop_token stop) = 0;
+};
+
+}  // namespace cn::nomad
