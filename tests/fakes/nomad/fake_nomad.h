@@ -135,6 +135,8 @@ class FakeNomad {
   // Job.Deregister without purge: JobDeregistered, then one PlanResult frame stopping every
   // live alloc of the job, then (after the publish delay) their terminal client updates.
   Status stop_job(const std::string& ns, const std::string& id);
+  // A status change by the server (eval/alloc driven): ModifyIndex moves, JobModifyIndex not.
+  Status set_job_status(const std::string& ns, const std::string& id, const std::string& status);
   std::optional<Job> job(const std::string& ns, const std::string& id) const;
 
   void add_node(NodeRecord node);
@@ -155,6 +157,8 @@ class FakeNomad {
   std::vector<std::string> alloc_ids() const;
 
   std::uint64_t current_index() const;
+  // Unrelated Raft traffic: the next mutation gets index `next` (ignored unless it moves forward).
+  void skip_to_index(std::uint64_t next);
   // Server restore from an older snapshot: the Raft index drops to `index`, every stored index
   // above it is clamped, the event buffer empties and open streams are closed.
   void reset_index(std::uint64_t index);

@@ -203,6 +203,20 @@ Status FakeNomad::stop_job(const std::string& ns, const std::string& id) {
   return {};
 }
 
+Status FakeNomad::set_job_status(const std::string& ns, const std::string& id,
+                                 const std::string& status) {
+  Lock lock(mu_);
+  auto it = jobs_.find(job_key(ns, id));
+  if (it == jobs_.end()) return fail("job not found", 404);
+  std::uint64_t idx = bump_locked();
+  auto job = std::make_shared<Job>(*it->second);
+  job->status = status;
+  job->modify_index = idx;
+  it->second = job;
+  commit_locked(idx, {});
+  return {};
+}
+
 std::optional<Job> FakeNomad::job(const std::string& ns, const std::string& id) const {
   Lock lock(mu_);
   auto it = jobs_.find(job_key(ns, id));
@@ -528,6 +542,11 @@ std::vector<std::string> FakeNomad::alloc_ids() const {
 std::uint64_t FakeNomad::current_index() const {
   Lock lock(mu_);
   return index_;
+}
+
+void FakeNomad::skip_to_index(std::uint64_t next) {
+  Lock lock(mu_);
+  if (next > index_ + 1) index_ = next - 1;
 }
 
 void FakeNomad::reset_index(std::uint64_t index) {
