@@ -1,0 +1,328 @@
+#include "tests/fakes/cilium/agent_endpoint_api.h"
+
+#include <algorithm>
+
+#include "tests/fakes/cilium/endpoint_model.h"
+
+namespace cn::fakes::cilium {
+
+using nlohmann::json;
+
+HttpResponse json_response(int status, const json& body) {
+  HttpResponse r;
+  r.status = status;
+  r.headers.emplace_back("Content-Type", "application/json");
+  r.body = go_json(body);
+  return r;
+}
+
+HttpResponse error_string_response(int status, const std::string& message) {
+  return json_response(status, json(message));
+}
+
+HttpResponse empty_response(int status) {
+  HttpResponse r;
+  r.status = status;
+  return r;
+}
+
+namespace {
+
+// cn::Error from validation/creation: message is already the JSON body text.
+HttpResponse from_error(const cn::Error& e) {
+  HttpResponse r;
+  r.status = e.code;
+  if (!e.message.empty()) {
+    r.headers.emplace_back("Content-Type", "application/json");
+    r.body = e.message + "\n";
+  }
+  return r;
+}
+
+HttpResponse lookup_failure(int status, const std::string& body) {
+  HttpResponse r;
+  r.status = status;
+  if (!body.empty()) {
+    r.headers.emplace_back("Content-Type", "application/json");
+    r.body = body + "\n";
+  }
+  return r;
+}
+
+// The handler prologue of the real agent: take a slot from the group's limiter (waiting on the
+// agent clock, or 429 when the wait would exceed the maximum), then refuse mutations while
+// the API is "not ready".
+std::optional<HttpResponse> gate(AgentState& st, const std::string& method, const std::string& route,
+                                 std::stop_token stop) {
+  std::shared_ptr<ApiRateLimiter> limiter;
+  const std::string group = rate_limit_group(method, route);
+  {
+    std::lock_guard lock(st.mu);
+    if (const auto it = st.limiters.find(group); it != st.limiters.end()) limiter = it->second;
+  }
+  if (limiter) {
+    if (auto refused = limiter->acquire(stop)) return error_string_response(429, *refused);
+  }
+  const bool mutating = method == "PUT" || method == "PATCH" || method == "DELETE";
+  std::lock_guard lock(st.mu);
+  if (mutating && !st.api_ready) return error_string_response(503, "api not ready");
+  return std::nullopt;
+}
+
+const std::string kCannotModify = "Endpoint cannot be modified by API call";
+
+std::vector<Label> parse_all(const std::vector<std::string>& texts) {
+  std::vector<Label> out;
+  for (const auto& t : texts) out.push_back(parse_label(t));
+  return out;
+}
+
+std::string join_labels(const LabelMap& m) {
+  std::string out;
+  for (const auto& [k, l] : m) {
+    if (!l.is_reserved()) continue;
+    out += (out.empty() ? "" : ",") + l.str();
+  }
+  return out;
+}
+
+HttpResponse list_endpoints(AgentState& st, const HttpRequest& req, std::stop_token stop) {
+  auto filter = parse_label_filter(req.body);
+  if (!filter) return from_error(filter.error());
+  if (auto g = gate(st, req.method, "/endpoint", stop)) return *g;
+  std::lock_guard lock(st.mu);
+  const std::vector<Label> wanted = filter->has_value() ? parse_all(**filter) : std::vector<Label>{};
+  std::vector<const FakeEndpoint*> hits;
+  for (const auto& [uid, ep] : st.endpoints) {
+    if (ep.labels.has_all(wanted)) hits.push_back(&ep);
+  }
+  if (filter->has_value() && hits.empty()) return empty_response(404);
+  std::sort(hits.begin(), hits.end(), [](auto* a, auto* b) { return a->id < b->id; });
+  json arr = json::array();
+  const ModelContext ctx = st.model_context();
+  for (const auto* ep : hits) arr.push_back(endpoint_json(*ep, ctx));
+  return json_response(200, arr);
+}
+
+HttpResponse batch_delete(AgentState& st, const HttpRequest& req, std::stop_token stop) {
+  auto container_id = parse_batch_delete(req.body);
+  if (!container_id) return from_error(container_id.error());
+  if (auto g = gate(st, req.method, "/endpoint", stop)) return *g;
+  if (container_id->empty()) return error_string_response(400, "invalid container id");
+  std::lock_guard lock(st.mu);
+  std::vector<std::uint64_t> doomed;
+  for (const auto& [uid, ep] : st.endpoints) {
+    if (ep.container_id == *container_id) doomed.push_back(uid);
+  }
+  if (doomed.empty()) return error_string_response(404, "endpoints not found");
+  for (const auto uid : doomed) st.remove(uid);
+  return empty_response(200);
+}
+
+HttpResponse put_endpoint(AgentState& st, const HttpRequest& req, std::stop_token stop) {
+  auto change = parse_change_request(req.body);
+  if (!change) return from_error(change.error());
+  if (auto g = gate(st, req.method, "/endpoint/{id}", stop)) return *g;
+  std::lock_guard lock(st.mu);
+  auto uid = st.create(*change);
+  if (!uid) return from_error(uid.error());
+  // The 201 carries the Endpoint from the 1.16-era spec on; older agents send nothing.
+  if (st.cfg.version == CiliumVersion::v1_15) return empty_response(201);
+  return json_response(201, endpoint_json(st.endpoints.at(*uid), st.model_context()));
+}
+
+HttpResponse patch_endpoint(AgentState& st, const RouteMatch& route, const HttpRequest& req,
+                            std::stop_token stop) {
+  auto change = parse_change_request(req.body);
+  if (!change) return from_error(change.error());
+  if (auto g = gate(st, req.method, route.route, stop)) return *g;
+  std::lock_guard lock(st.mu);
+  std::string err;
+  int status = 0;
+  FakeEndpoint* ep = st.lookup(route.id, err, status);
+  if (!ep) return lookup_failure(status, err);
+  if (ep->reserved_endpoint()) return error_string_response(400, kCannotModify);
+  const std::uint64_t uid = st.uid_of(*ep);
+
+  // ProcessChangeRequest: only non-empty identifiers/addresses overwrite.
+  if (!change->container_id.empty()) ep->container_id = change->container_id;
+  if (!change->container_name.empty()) ep->container_name = change->container_name;
+  if (!change->interface_name.empty()) ep->interface_name = change->interface_name;
+  if (change->interface_index != 0) ep->interface_index = change->interface_index;
+  if (!change->mac.empty()) ep->mac = change->mac;
+  if (!change->host_mac.empty()) ep->host_mac = change->host_mac;
+  if (change->addressing) {
+    if (!change->addressing->ipv4.empty()) ep->ipv4 = change->addressing->ipv4;
+    if (!change->addressing->ipv6.empty()) ep->ipv6 = change->addressing->ipv6;
+  }
+  // Replace semantics: an absent `labels` is an empty set and wipes the orchestration labels
+  // (only a nil set would be a no-op, and the decoder never produces one here).
+  const LabelMap all = labels_from_model(change->labels.value_or(std::vector<std::string>{}));
+  auto [identity, info] = st.filter.split(all);
+  const bool changed = ep->labels.replace_identity_labels(identity);
+  ep->labels.replace_information_labels(info);
+  if (changed) {
+    st.identity_labels_changed(*ep, uid);
+  } else if (change->state == "waiting-for-identity" || change->state == "ready") {
+    // validPatchTransitionState; with a known identity waiting-for-identity means "go ready".
+    if (ep->identity) {
+      st.add_log(*ep, "ready", "Successfully regenerated endpoint program (Reason: endpoint patched)");
+    } else {
+      st.add_log(*ep, change->state, "Endpoint patched");
+    }
+  }
+  return empty_response(200);
+}
+
+HttpResponse patch_labels(AgentState& st, const RouteMatch& route, const HttpRequest& req,
+                          std::stop_token stop) {
+  auto user = parse_label_spec(req.body);
+  if (!user) return from_error(user.error());
+  if (auto g = gate(st, req.method, route.route, stop)) return *g;
+  std::lock_guard lock(st.mu);
+  std::string err;
+  int status = 0;
+  FakeEndpoint* ep = st.lookup(route.id, err, status);
+  if (!ep) return lookup_failure(status, err);
+  const std::uint64_t uid = st.uid_of(*ep);
+
+  auto [add, del] = ep->labels.split_user_label_changes(labels_from_model(*user));
+  // Filtered-out labels are dropped silently (allow-list mode drops nomad:* unless allowed).
+  add = st.filter.split(add).first;
+  del = st.filter.split(del).first;
+  if (const auto r = join_labels(add); !r.empty()) {
+    return error_string_response(500, "Not allowed to add reserved labels: " + r);
+  }
+  if (const auto r = join_labels(del); !r.empty()) {
+    return error_string_response(500, "Not allowed to delete reserved labels: " + r);
+  }
+  if (ep->reserved_endpoint()) return error_string_response(400, kCannotModify);
+  if (ep->state == "disconnecting" || ep->state == "disconnected") return empty_response(200);
+
+  auto changed = ep->labels.modify_identity_labels(add, del);
+  if (!changed) return error_string_response(404, changed.error().message);
+  bool any_change = *changed;
+  // The cilium-docker workaround: an empty diff on an init endpoint strips reserved:init, and
+  // the remaining identity labels (user labels included) become the orchestration set.
+  if (add.empty() && del.empty() && ep->labels.is_init()) {
+    LabelMap ids = ep->labels.identity_labels();
+    ids.erase("init");
+    ep->labels.replace_identity_labels(ids);
+    any_change = true;
+  }
+  if (any_change) st.identity_labels_changed(*ep, uid);
+  return empty_response(200);
+}
+
+HttpResponse endpoint_read(AgentState& st, const RouteMatch& route, const HttpRequest& req,
+                           std::stop_token stop) {
+  if (auto g = gate(st, req.method, route.route, stop)) return *g;
+  std::lock_guard lock(st.mu);
+  std::string err;
+  int status = 0;
+  FakeEndpoint* ep = st.lookup(route.id, err, status);
+  if (!ep) return lookup_failure(status, err);
+  if (route.route == "/endpoint/{id}") return json_response(200, endpoint_json(*ep, st.model_context()));
+  if (route.route == "/endpoint/{id}/labels") return json_response(200, label_configuration_json(*ep));
+  if (route.route == "/endpoint/{id}/healthz") return json_response(200, endpoint_health_json(*ep));
+  if (route.route == "/endpoint/{id}/config") return json_response(200, endpoint_config_status_json(*ep));
+  return json_response(200, endpoint_log_json(*ep));
+}
+
+HttpResponse delete_endpoint(AgentState& st, const RouteMatch& route, const HttpRequest& req,
+                             std::stop_token stop) {
+  if (auto g = gate(st, req.method, route.route, stop)) return *g;
+  std::lock_guard lock(st.mu);
+  std::string err;
+  int status = 0;
+  FakeEndpoint* ep = st.lookup(route.id, err, status);
+  if (!ep) return lookup_failure(status, err);
+  st.remove(st.uid_of(*ep));
+  return empty_response(200);
+}
+
+HttpResponse patch_endpoint_config(AgentState& st, const RouteMatch& route, const HttpRequest& req,
+                                   std::stop_token stop) {
+  auto body = bind_body(req.body, "endpoint-configuration", true);
+  if (!body) return from_error(body.error());
+  if (auto g = gate(st, req.method, route.route, stop)) return *g;
+  std::lock_guard lock(st.mu);
+  std::string err;
+  int status = 0;
+  FakeEndpoint* ep = st.lookup(route.id, err, status);
+  if (!ep) return lookup_failure(status, err);
+  return empty_response(200);  // options are not modelled
+}
+
+HttpResponse identities(AgentState& st, const RouteMatch& route, const HttpRequest& req) {
+  std::lock_guard lock(st.mu);
+  std::map<std::uint32_t, Identity> all;
+  for (const auto& ident : st.identities.all()) all[ident.id] = ident;
+  for (const auto& [uid, ep] : st.endpoints) {
+    if (ep.identity) all[ep.identity->id] = *ep.identity;
+  }
+  if (route.route == "/identity/{id}") {
+    const auto n = parse_go_uint(route.id, 32);
+    if (!n) return error_string_response(400, "invalid identity ID " + route.id);
+    const auto it = all.find(static_cast<std::uint32_t>(*n));
+    if (it == all.end()) return empty_response(404);
+    return json_response(200, identity_json(it->second));
+  }
+  auto filter = parse_label_filter(req.body);
+  if (!filter) return from_error(filter.error());
+  json arr = json::array();
+  for (const auto& [id, ident] : all) {
+    if (filter->has_value()) {
+      const LabelMap have = labels_from_model(ident.labels);
+      bool ok = true;
+      for (const auto& w : parse_all(**filter)) {
+        const auto h = have.find(w.key);
+        ok = ok && h != have.end() && label_matches(w, h->second);
+      }
+      if (!ok) continue;
+    }
+    arr.push_back(identity_json(ident));
+  }
+  if (filter->has_value() && arr.empty()) return empty_response(404);
+  return json_response(200, arr);
+}
+
+}  // namespace
+
+Result<nlohmann::json> create_from_body(AgentState& st, std::string_view body) {
+  auto change = parse_change_request(body);
+  if (!change) return std::unexpected(change.error());
+  std::lock_guard lock(st.mu);
+  auto uid = st.create(*change);
+  if (!uid) return std::unexpected(uid.error());
+  return endpoint_json(st.endpoints.at(*uid), st.model_context());
+}
+
+HttpResponse serve_v1(AgentState& st, const RouteMatch& route, const HttpRequest& req,
+                      std::stop_token stop) {
+  const std::string& r = route.route;
+  const std::string& m = req.method;
+  if (r == "/config") {
+    if (m == "PATCH") return empty_response(200);
+    std::lock_guard lock(st.mu);
+    return json_response(200, daemon_config_json(st.daemon_view()));
+  }
+  if (r == "/healthz") {
+    const bool brief = req.header("brief").value_or("") == "true";
+    std::lock_guard lock(st.mu);
+    return json_response(200, healthz_json(st.daemon_view(), brief));
+  }
+  if (r == "/endpoint") return m == "GET" ? list_endpoints(st, req, stop) : batch_delete(st, req, stop);
+  if (r == "/identity" || r == "/identity/{id}") return identities(st, route, req);
+  if (r == "/endpoint/{id}") {
+    if (m == "PUT") return put_endpoint(st, req, stop);
+    if (m == "PATCH") return patch_endpoint(st, route, req, stop);
+    if (m == "DELETE") return delete_endpoint(st, route, req, stop);
+    return endpoint_read(st, route, req, stop);
+  }
+  if (r == "/endpoint/{id}/labels" && m == "PATCH") return patch_labels(st, route, req, stop);
+  if (r == "/endpoint/{id}/config" && m == "PATCH") return patch_endpoint_config(st, route, req, stop);
+  return endpoint_read(st, route, req, stop);
+}
+
+}  // namespace cn::fakes::cilium

@@ -1,0 +1,171 @@
+#pragma once
+// A fake Cilium agent: the endpoint REST API of /work/shared/reference/cilium-agent-api.md on a
+// unix socket, quirks included (reserved:init, key-only label diff, asynchronous identities,
+// grace period, JSON-string errors, 422 validation, 429 rate limits), plus fault injection and
+// scenario control through this C++ API or over HTTP under /_fake/ on the same socket.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "common/util/clock.h"
+#include "common/util/result.h"
+#include "tests/fakes/cilium/api_rate_limiter.h"
+#include "tests/fakes/http/http_server.h"
+
+namespace cn::fakes {
+
+namespace cilium {
+class AgentState;
+}
+
+// Emulated agent release; decides the PUT 201 body, container-id: addressing and limiter
+// defaults (fact sheet sections 2, 3 and 6).
+enum class CiliumVersion { v1_15, v1_16, v1_17, v1_20 };
+std::optional<CiliumVersion> parse_cilium_version(std::string_view text);
+std::string to_string(CiliumVersion v);
+// Cilium's default API rate limits per group for `v` (fact sheet section 6).
+std::map<std::string, cilium::RateLimitParams> cilium_default_rate_limits(CiliumVersion v);
+
+struct FakeCiliumAgentConfig {
+  std::string socket_path;
+  CiliumVersion version = CiliumVersion::v1_17;
+  Clock* clock = nullptr;  // nullptr: the system clock
+  // Label change -> identity applied (the resolver runs in the background).
+  std::chrono::milliseconds identity_delay{0};
+  // Each of the steps waiting-to-regenerate -> regenerating -> ready.
+  std::chrono::milliseconds regeneration_step{0};
+  // identity-change-grace-period: Cilium's default is 5 s; 0 keeps unit tests fast.
+  std::chrono::milliseconds identity_grace_period{0};
+  // false: no limiter (unit tests). true: Cilium's defaults for `version`, then overrides.
+  bool rate_limits = false;
+  std::map<std::string, cilium::RateLimitParams> rate_limit_overrides;
+  // Agent flag --labels, e.g. {"nomad:.*"}: any include pattern turns on allow-list mode.
+  std::vector<std::string> label_patterns;
+  // Seeds endpoint numbers and global identity numbers (reproducible runs).
+  std::uint64_t seed = 1;
+  std::string ipv4_alloc_range = "10.200.0.0/16";
+  std::string ipv4_router_ip = "10.200.0.1";  // cilium_host: the gateway cilium-cni reports
+  std::string health_ipv4 = "10.200.0.2";
+  std::string ipv6_alloc_range;  // empty: IPv6 disabled
+  std::string ipv6_router_ip;
+  bool host_endpoint = true;
+  bool health_endpoint = true;
+};
+
+struct AgentRequest {
+  MonoTime received{};  // on the agent's clock
+  MonoTime answered{};
+  std::chrono::steady_clock::time_point real_received{};
+  std::chrono::steady_clock::time_point real_answered{};
+  std::string method;
+  std::string path;   // percent-decoded, e.g. /v1/endpoint/cni-attachment-id:<alloc>:eth0
+  std::string route;  // path class without /v1, e.g. /endpoint/{id}/labels; "?" if unrouted
+  std::string body;
+  int status = 0;  // 0: dropped or stalled
+};
+
+struct FaultRule {
+  enum class Action { status, drop, stall };
+  std::string method;  // empty: any method
+  std::string route;   // path class as in AgentRequest::route; empty: any /v1 route
+  int count = 1;       // requests to hit; -1: until cleared
+  Action action = Action::status;
+  int status = 500;
+  std::optional<std::string> body;  // default: the JSON string "injected fault"
+  std::string content_type = "application/json";
+};
+
+struct RestartOptions {
+  bool renumber = true;  // new numeric endpoint IDs, endpoints and identities kept
+  // Socket absent for this long (real time: it models an outage, not a schedule).
+  std::chrono::milliseconds downtime{0};
+  // After coming back, PUT/PATCH/DELETE answer 503 "api not ready" this long (agent clock).
+  std::chrono::milliseconds api_not_ready_for{0};
+};
+
+class FakeCiliumAgent {
+ public:
+  explicit FakeCiliumAgent(FakeCiliumAgentConfig config);
+  ~FakeCiliumAgent();
+  FakeCiliumAgent(const FakeCiliumAgent&) = delete;
+  FakeCiliumAgent& operator=(const FakeCiliumAgent&) = delete;
+
+  void start();  // binds the socket (throws std::system_error) and serves
+  void stop();
+  const std::string& socket_path() const { return config_.socket_path; }
+  const FakeCiliumAgentConfig& config() const { return config_; }
+
+  // --- scenario control -------------------------------------------------------------------
+  void inject_fault(FaultRule rule);
+  void clear_faults();
+  // Added before routing; method/route empty: every /v1 request. Waits on the agent clock.
+  void set_latency(std::chrono::milliseconds delay, std::string method = {}, std::string route = {});
+  void set_stall(bool on);  // every /v1 request is accepted and never answered
+  void set_api_ready(bool ready);  // false: PUT/PATCH/DELETE -> 503 "api not ready"
+  // GET /healthz cilium.state (Ok, Warning, Failure, Disabled) and msg.
+  void set_daemon_health(std::string state, std::string msg = {});
+  // 403 plain text "administratively disabled" for method+route until cleared.
+  void disable_api(std::string method, std::string route);
+  void set_identity_delay(std::chrono::milliseconds d);
+  void set_grace_period(std::chrono::milliseconds d);
+  void set_regeneration_step(std::chrono::milliseconds d);
+  // Forces status.health of an endpoint (e.g. "Failure" for cilium-cni CHECK code 101).
+  bool set_endpoint_health(std::string_view endpoint_id, std::string health);
+  // Stops and restarts the listener. Must not be called from a request handler (use the
+  // control API, which restarts on a helper thread).
+  void restart(RestartOptions options = {});
+  // Back to the initial state: only host and health endpoints, no faults, empty log.
+  void reset();
+
+  // --- state --------------------------------------------------------------------------------
+  // Same code path as PUT /v1/endpoint/cilium-local:0 (rate limits and faults bypassed).
+  // Returns the Endpoint model, or error {JSON body, HTTP status}.
+  Result<nlohmann::json> create_endpoint(const nlohmann::json& change_request);
+  // `id` in any API form ("1234", "cni-attachment-id:<alloc>:eth0", "ipv4:10.0.0.5").
+  std::optional<nlohmann::json> endpoint(std::string_view id) const;
+  std::vector<nlohmann::json> endpoints() const;
+  nlohmann::json dump_state() const;
+  // Waits (real time) until no identity/regeneration work is due on the agent clock.
+  bool wait_settled(std::chrono::milliseconds real_timeout = std::chrono::seconds(5));
+  // Waits (real time) until `pred` holds for the endpoint model (nullopt: endpoint absent).
+  bool wait_endpoint(std::string_view id, const std::function<bool(const std::optional<nlohmann::json>&)>& pred,
+                     std::chrono::milliseconds real_timeout = std::chrono::seconds(5)) const;
+
+  // --- request log (only /v1 requests; /_fake/ calls are not logged) --------------------------
+  std::vector<AgentRequest> requests() const;
+  // Counts by method ("" = any) and route (e.g. "/endpoint/{id}/labels"; "" = any).
+  int count(std::string_view method, std::string_view route) const;
+  void clear_requests();
+
+ private:
+  HttpResponse handle(const HttpRequest& req);
+  HttpResponse handle_control(const HttpRequest& req);
+  void start_server();
+  std::stop_token serving_token();
+
+  FakeCiliumAgentConfig config_;
+  Clock& clock_;
+  std::unique_ptr<cilium::AgentState> state_;
+  std::mutex server_mu_;
+  std::unique_ptr<HttpServer> server_;
+  std::jthread restart_thread_;
+  std::atomic<bool> restarting_{false};
+  // One stop source per listener generation: stop() and restart() request it so handlers
+  // sleeping on latency or a rate limiter return and the server can join them.
+  std::mutex stop_mu_;
+  std::stop_source serving_stop_;
+  bool stopped_ = false;
+};
+
+}  // namespace cn::fakes
