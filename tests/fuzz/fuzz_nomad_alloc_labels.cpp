@@ -1,0 +1,64 @@
+// Nomad allocation JSON -> labels. Input: a `--meta-labels` line, '\n', then an allocation body
+// (object) or a node-allocations body (array). Checks the label contract on whatever parses:
+// only source `nomad`, valid keys and values, text round-trips, deterministic derivation.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "common/labels/derive_labels.h"
+#include "common/labels/label_policy.h"
+#include "common/labels/label_text.h"
+#include "common/labels/parent_job.h"
+#include "common/nomad/model/alloc_identity.h"
+#include "common/nomad/model/allocation.h"
+#include "common/util/alloc_id.h"
+
+namespace {
+
+void check(bool ok) {
+  if (!ok) __builtin_trap();
+}
+
+void check_labels(const cn::nomad::Allocation& alloc, const cn::labels::LabelPolicy& policy) {
+  check(cn::is_valid_alloc_id(alloc.id));
+  (void)alloc.is_terminal();
+  (void)alloc.address();
+  (void)cn::labels::parent_job_of(alloc.job_id);
+  auto identity = cn::nomad::identity_of(alloc);
+  if (!identity) return;
+  auto set = cn::labels::derive_labels(*identity, policy);
+  check(set == cn::labels::derive_labels(*identity, policy));
+  check(set.size() >= 3);
+  for (const auto& label : set) {
+    check(label.source == cn::labels::kSourceNomad);
+    check(cn::labels::is_valid_label_key(label.key));
+    check(cn::labels::is_valid_label_value(label.value));
+    check(cn::labels::parse_label(label.to_string()) == label);
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  std::string_view input(reinterpret_cast<const char*>(data), size);
+  auto nl = input.find('\n');
+  std::string_view policy_text = nl == std::string_view::npos ? "" : input.substr(0, nl);
+  std::string_view body = nl == std::string_view::npos ? input : input.substr(nl + 1);
+
+  cn::labels::LabelPolicy policy;
+  if (auto parsed = cn::labels::parse_label_policy(policy_text)) {
+    policy = std::move(*parsed);
+    for (const auto& key : policy.meta_keys) check(cn::labels::meta_key_problem(key).empty());
+  }
+  auto value = cn::labels::sanitize_label_value(policy_text);
+  check(cn::labels::is_valid_label_value(value) && value == cn::labels::sanitize_label_value(policy_text));
+
+  if (!body.empty() && body.front() == '[') {
+    if (auto list = cn::nomad::parse_allocation_list(body)) {
+      for (const auto& alloc : list->allocations) check_labels(alloc, policy);
+    }
+  } else if (auto alloc = cn::nomad::parse_allocation_text(body)) {
+    check_labels(*alloc, policy);
+  }
+  return 0;
+}
