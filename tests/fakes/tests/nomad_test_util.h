@@ -124,7 +124,7 @@ class StreamRun {
  public:
   StreamRun(FakeNomad& fake, const std::string& target,
             const std::vector<std::pair<std::string, std::string>>& headers = {})
-      : response_(get(fake, target, headers)) {
+      : fake_(fake), response_(get(fake, target, headers)) {
     if (response_.stream) {
       thread_ = std::thread([this] {
         response_.stream(writer_);
@@ -134,8 +134,10 @@ class StreamRun {
       });
     }
   }
+  // A stream waiting for its next heartbeat on a ManualClock would never notice a closed writer.
   ~StreamRun() {
     writer_.close();
+    if (thread_.joinable()) fake_.drop_streams();
     if (thread_.joinable()) thread_.join();
   }
   const HttpResponse& response() const { return response_; }
@@ -146,6 +148,7 @@ class StreamRun {
   }
 
  private:
+  FakeNomad& fake_;
   HttpResponse response_;
   RecordingWriter writer_;
   std::thread thread_;
