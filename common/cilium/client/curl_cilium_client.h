@@ -1,0 +1,44 @@
+#pragma once
+// CiliumApi over the agent's Unix socket (libcurl through cn::http). Thread-safe; each call
+// uses its own pooled connection. Requests carry "Host: localhost" like Cilium's Go client.
+#include <memory>
+
+#include <spdlog/fwd.h>
+
+#include "common/cilium/client/cilium_api.h"
+#include "common/cilium/client/cilium_client_config.h"
+#include "common/http/http_client.h"
+#include "common/http/retry.h"
+
+namespace cn::cilium {
+
+class CurlCiliumClient final : public CiliumApi {
+ public:
+  // `clock` paces retries and turns deadlines into timeouts; it must outlive the client.
+  explicit CurlCiliumClient(CiliumClientConfig config, Clock& clock = system_clock(),
+                            std::shared_ptr<spdlog::logger> log = nullptr);
+
+  Status ready(MonoTime deadline) override;
+  Result<Endpoint> endpoint(const EndpointRef& ref, MonoTime deadline) override;
+  Result<EndpointList> endpoints(MonoTime deadline) override;
+  Status replace_identity_labels(const EndpointRef& ref, const std::vector<std::string>& labels,
+                                 MonoTime deadline) override;
+  Status set_user_labels(const EndpointRef& ref, const std::vector<std::string>& labels, MonoTime deadline) override;
+  Status delete_endpoint(const EndpointRef& ref, MonoTime deadline) override;
+
+  const CiliumClientConfig& config() const { return config_; }
+
+ private:
+  // With retries (429 until the deadline). Transport failures -> code 0; any status is returned.
+  Result<http::Response> call(http::Request request, MonoTime deadline, bool retry);
+  // A non-2xx answer as an Error; `endpoint_op`: an empty 404 means "endpoint not found".
+  static Error error_from(const http::Response& response, bool endpoint_op);
+
+  CiliumClientConfig config_;
+  Clock& clock_;
+  std::shared_ptr<spdlog::logger> log_;
+  http::HttpClient http_;
+  http::Backoff backoff_;
+};
+
+}  // namespace cn::cilium

@@ -1,0 +1,70 @@
+#pragma once
+// Retrying an HTTP exchange: exponential backoff with FULL jitter (delay uniform in
+// [0, min(max_delay, base_delay * 2^(n-1))]: many workers hitting the same limiter spread out
+// instead of retrying in lock-step), sleeping on the injected Clock and never past the caller's
+// deadline. Retried: connection failures, 5xx (except 501, a permanent "not on this agent"),
+// and 429. Never retried: other statuses, TLS, timeouts (the attempt already used the time),
+// stops. The last answer or failure is what the caller gets.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <stop_token>
+
+#include <spdlog/fwd.h>
+
+#include "common/http/http_types.h"
+#include "common/util/clock.h"
+
+namespace cn::http {
+
+struct RetryPolicy {
+  int max_attempts = 4;  // tries in total, the first included; < 1 counts as 1
+  std::chrono::milliseconds base_delay{200};
+  std::chrono::milliseconds max_delay{5'000};
+  // 429 is retried until the deadline whatever max_attempts says: the server is healthy and
+  // only asks us to slow down (Cilium's endpoint-patch limiter is 0.5/s, burst 4).
+  bool rate_limited_until_deadline = false;
+};
+
+// Thread-safe: one per client, shared by its worker threads. The seed makes delays reproducible
+// in tests.
+class Backoff {
+ public:
+  explicit Backoff(RetryPolicy policy, std::uint64_t seed = std::random_device{}());
+  // Delay before retry number `retry` (1 = the first retry).
+  std::chrono::milliseconds delay(int retry);
+  const RetryPolicy& policy() const { return policy_; }
+
+ private:
+  RetryPolicy policy_;
+  std::mutex mu_;
+  std::mt19937_64 rng_;
+};
+
+bool is_retryable_status(int status);
+bool is_retryable(const HttpResult<Response>& result);
+
+// Given a retryable answer, a server-suggested wait (e.g. Cilium's "would have to wait 16s").
+using DelayHint = std::function<std::optional<std::chrono::milliseconds>(const Response&)>;
+
+struct RetryRun {
+  Backoff& backoff;
+  Clock& clock;
+  MonoTime deadline;
+  std::stop_token stop = {};
+  DelayHint hint = {};
+  spdlog::logger* log = nullptr;  // nullptr: spdlog's default logger
+  const char* what = "";          // e.g. "PATCH /v1/endpoint/{id}", for the log only
+};
+
+// `attempt` gets the time left before the deadline, to use as its timeout. Waits are
+// max(jittered backoff, min(hint, max_delay)); a wait that would end at or after the deadline
+// is not started.
+HttpResult<Response> with_retry(const RetryRun& run,
+                                const std::function<HttpResult<Response>(std::chrono::milliseconds)>& attempt,
+                                int* attempts_made = nullptr);
+
+}  // namespace cn::http

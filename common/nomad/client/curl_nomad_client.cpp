@@ -1,0 +1,223 @@
+#include "common/nomad/client/curl_nomad_client.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "common/http/error_text.h"
+#include "common/nomad/model/ndjson_framer.h"
+
+namespace cn::nomad {
+
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// Nomad caps a blocking query's wait at 300 s and treats 0 as 300 s (nomad-api.md section 3).
+constexpr seconds kMaxBlockingWait{300};
+
+std::optional<std::uint64_t> parse_index(std::optional<std::string_view> header) {
+  if (!header || header->empty()) return std::nullopt;
+  std::uint64_t v = 0;
+  auto [ptr, ec] = std::from_chars(header->data(), header->data() + header->size(), v);
+  if (ec != std::errc{} || ptr != header->data() + header->size()) return std::nullopt;
+  return v;
+}
+
+http::HttpClientConfig http_config(const NomadClientConfig& c, http::HttpTarget target,
+                                   const std::shared_ptr<spdlog::logger>& log) {
+  http::HttpClientConfig h;
+  h.target = std::move(target);
+  h.tls.ca_file = c.ca_cert;
+  h.tls.ca_path = c.ca_path;
+  h.tls.client_cert = c.client_cert;
+  h.tls.client_key = c.client_key;
+  h.tls.server_name = c.tls_server_name;
+  h.tls.skip_verify = c.skip_verify;
+  if (!c.token.empty()) h.default_headers.add("X-Nomad-Token", c.token);
+  h.connect_timeout = c.connect_timeout;
+  h.default_timeout = c.request_timeout;
+  h.user_agent = "cilium-nomad-labeler/" CN_VERSION;
+  h.log = log;
+  return h;
+}
+
+}  // namespace
+
+Result<http::HttpTarget> nomad_target(std::string_view address) {
+  if (address.starts_with("unix://")) {
+    std::string path(address.substr(7));
+    if (path.empty() || path.front() != '/') return fail("NOMAD_ADDR unix:// needs an absolute socket path");
+    return http::HttpTarget::unix_socket(std::move(path), "127.0.0.1");
+  }
+  auto t = http::HttpTarget::url(address);
+  if (!t) return fail("NOMAD_ADDR: " + t.error().message);
+  return t;
+}
+
+Result<std::unique_ptr<CurlNomadClient>> CurlNomadClient::create(NomadClientConfig config, Clock& clock,
+                                                                  std::shared_ptr<spdlog::logger> log) {
+  auto target = nomad_target(config.address);
+  if (!target) return std::unexpected(target.error());
+  if (!log) log = spdlog::default_logger();
+  return std::unique_ptr<CurlNomadClient>(new CurlNomadClient(std::move(config), std::move(*target), clock, std::move(log)));
+}
+
+CurlNomadClient::CurlNomadClient(NomadClientConfig config, http::HttpTarget target, Clock& clock,
+                                 std::shared_ptr<spdlog::logger> log)
+    : config_(std::move(config)),
+      clock_(clock),
+      log_(std::move(log)),
+      http_(http_config(config_, std::move(target), log_)),
+      backoff_(config_.retry, config_.retry_seed != 0 ? config_.retry_seed : std::random_device{}()) {}
+
+std::string CurlNomadClient::finish(http::Target target) const {
+  if (!config_.region.empty()) target.query("region", config_.region);
+  return target.str();
+}
+
+Error CurlNomadClient::error_from(const http::Response& response) const {
+  std::string text = http::body_excerpt(response.body);
+  if (text.empty()) text = "HTTP " + std::to_string(response.status);
+  return Error{http::redact(std::move(text), config_.token), response.status};
+}
+
+Error CurlNomadClient::error_from(const http::HttpFailure& failure) const {
+  return Error{http::redact("nomad: " + failure.message, config_.token), 0};
+}
+
+Result<http::Response> CurlNomadClient::get(const std::string& target, MonoTime deadline, milliseconds cap) {
+  http::Request req;
+  req.method = http::Method::get;
+  req.target = target;
+  const std::string what = "GET " + target.substr(0, target.find('?'));
+  auto res = http::with_retry(
+      http::RetryRun{backoff_, clock_, deadline, {}, {}, log_.get(), what.c_str()},
+      [&](milliseconds left) {
+        req.timeout = std::min(left, cap);
+        return http_.send(req);
+      });
+  if (!res) return std::unexpected(error_from(res.error()));
+  if (res->status != 200) {
+    Error e = error_from(*res);
+    log_->debug("nomad error request=\"{}\" status={} message=\"{}\"", what, e.code, e.message);
+    return std::unexpected(std::move(e));
+  }
+  return std::move(*res);
+}
+
+Result<std::string> CurlNomadClient::local_node_id(MonoTime deadline) {
+  auto res = get(finish(http::Target("/v1/agent/self")), deadline, config_.request_timeout);
+  if (!res) return std::unexpected(res.error());
+  auto doc = nlohmann::json::parse(res->body, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) return fail("nomad: /v1/agent/self: body is not a JSON object");
+  const auto* node_id = doc.contains("stats") && doc["stats"].is_object() && doc["stats"].contains("client") &&
+                                doc["stats"]["client"].is_object() && doc["stats"]["client"].contains("node_id")
+                            ? &doc["stats"]["client"]["node_id"]
+                            : nullptr;
+  if (node_id == nullptr || !node_id->is_string() || node_id->get_ref<const std::string&>().empty()) {
+    return fail("nomad: /v1/agent/self has no stats.client.node_id (is the agent a client?)");
+  }
+  return node_id->get<std::string>();
+}
+
+Result<Allocation> CurlNomadClient::allocation(std::string_view alloc_id, MonoTime deadline) {
+  auto res = get(finish(http::Target("/v1/allocation/" + http::percent_encode(alloc_id))), deadline,
+                 config_.request_timeout);
+  if (!res) return std::unexpected(res.error());
+  return parse_allocation_text(res->body);
+}
+
+Result<Job> CurlNomadClient::job(std::string_view nomad_namespace, std::string_view job_id, MonoTime deadline) {
+  http::Target target("/v1/job/" + http::percent_encode(job_id));
+  target.query("namespace", nomad_namespace);
+  auto res = get(finish(std::move(target)), deadline, config_.request_timeout);
+  if (!res) return std::unexpected(res.error());
+  return parse_job_text(res->body);
+}
+
+Result<Indexed<AllocationList>> CurlNomadClient::node_allocations(std::string_view node_id, std::uint64_t index,
+                                                                  seconds wait, MonoTime deadline) {
+  http::Target target("/v1/node/" + http::percent_encode(node_id) + "/allocations");
+  milliseconds cap = config_.request_timeout;
+  if (index > 0) {
+    // Nomad holds the answer up to wait + wait/16 of jitter; past that plus a margin the
+    // connection is dead, not slow.
+    const seconds effective = (wait.count() <= 0 || wait > kMaxBlockingWait) ? kMaxBlockingWait : wait;
+    target.query("index", std::to_string(index));
+    if (wait.count() > 0) target.query("wait", std::to_string(std::min(wait, kMaxBlockingWait).count()) + "s");
+    cap = std::chrono::duration_cast<milliseconds>(effective) + std::chrono::duration_cast<milliseconds>(effective) / 16 +
+          config_.blocking_margin;
+  }
+  auto res = get(finish(std::move(target)), deadline, cap);
+  if (!res) return std::unexpected(res.error());
+  auto new_index = parse_index(res->headers.get("X-Nomad-Index"));
+  if (!new_index) return fail("nomad: node allocations answer without a valid X-Nomad-Index header");
+  auto list = parse_allocation_list(res->body);
+  if (!list) return std::unexpected(list.error());
+  return Indexed<AllocationList>{std::move(*list), *new_index};
+}
+
+Status CurlNomadClient::event_stream(const EventStreamQuery& query,
+                                     const std::function<bool(std::string_view line)>& on_line,
+                                     milliseconds idle_timeout, std::stop_token stop) {
+  // No topic means every topic (and a management token): never ask for that by accident.
+  if (query.topic.empty()) return fail("nomad: event stream needs an explicit topic");
+  http::Target target("/v1/event/stream");
+  target.query("topic", query.topic);
+  target.query("namespace", query.nomad_namespace);
+  target.query("index", std::to_string(query.index));
+  http::Request req;
+  req.target = finish(std::move(target));
+
+  NdjsonFramer framer;
+  std::optional<Error> framing_error;
+  std::uint64_t lines = 0;
+  auto on_data = [&](std::string_view chunk) {
+    auto got = framer.feed(chunk);
+    if (!got) {
+      framing_error = Error{"nomad: event stream: " + got.error().message, 0};
+      return false;
+    }
+    for (const std::string& line : *got) {
+      ++lines;
+      if (!on_line(line)) return false;
+    }
+    return true;
+  };
+  http::StreamOptions options;
+  options.idle_timeout = idle_timeout;
+  log_->debug("nomad event stream opening topic={} namespace={} index={}", query.topic, query.nomad_namespace,
+              query.index);
+  auto res = http_.stream(req, on_data, options, std::move(stop));
+  if (!res) {
+    if (res.error().kind == http::FailureKind::timeout && idle_timeout.count() > 0) {
+      return fail("nomad: event stream idle for " + std::to_string(idle_timeout.count()) + " ms (no heartbeat)");
+    }
+    return std::unexpected(error_from(res.error()));
+  }
+  if (res->status != 200) {
+    http::Response as_response{res->status, {}, res->error_body};
+    return std::unexpected(error_from(as_response));
+  }
+  if (framing_error) return std::unexpected(*framing_error);
+  switch (res->end) {
+    case http::StreamEnd::callback:
+    case http::StreamEnd::stopped:
+      return {};
+    case http::StreamEnd::eof:
+      break;
+  }
+  // A stream never ends on its own: EOF is a server restart, a dropped subscriber, a revoked
+  // token or (Nomad >= 1.11.2) a denied subscription before the first heartbeat.
+  if (auto tail = framer.finish(); !tail) {
+    return fail(http::redact("nomad: event stream ended: " + tail.error().message, config_.token));
+  }
+  if (lines == 0) return fail("nomad: event stream ended before the first heartbeat (denied subscription?)");
+  return fail("nomad: event stream ended");
+}
+
+}  // namespace cn::nomad

@@ -1,0 +1,54 @@
+#pragma once
+// NomadApi over HTTP (libcurl through cn::http). Thread-safe: the labeler's workers may call
+// any method concurrently; a blocking query or an event stream holds only its own connection.
+#include <memory>
+
+#include <spdlog/fwd.h>
+
+#include "common/http/http_client.h"
+#include "common/http/retry.h"
+#include "common/http/url.h"
+#include "common/nomad/client/nomad_api.h"
+#include "common/nomad/client/nomad_client_config.h"
+
+namespace cn::nomad {
+
+// unix:///path -> that socket, requests addressed to http://127.0.0.1 as Nomad's Go client does;
+// http(s)://host[:port] as is.
+Result<http::HttpTarget> nomad_target(std::string_view address);
+
+class CurlNomadClient final : public NomadApi {
+ public:
+  // Fails on an unusable address. `clock` paces retries and turns deadlines into timeouts; it
+  // must outlive the client.
+  static Result<std::unique_ptr<CurlNomadClient>> create(NomadClientConfig config, Clock& clock = system_clock(),
+                                                         std::shared_ptr<spdlog::logger> log = nullptr);
+
+  Result<std::string> local_node_id(MonoTime deadline) override;
+  Result<Allocation> allocation(std::string_view alloc_id, MonoTime deadline) override;
+  Result<Job> job(std::string_view nomad_namespace, std::string_view job_id, MonoTime deadline) override;
+  Result<Indexed<AllocationList>> node_allocations(std::string_view node_id, std::uint64_t index,
+                                                   std::chrono::seconds wait, MonoTime deadline) override;
+  Status event_stream(const EventStreamQuery& query, const std::function<bool(std::string_view line)>& on_line,
+                      std::chrono::milliseconds idle_timeout, std::stop_token stop) override;
+
+  const NomadClientConfig& config() const { return config_; }
+
+ private:
+  CurlNomadClient(NomadClientConfig config, http::HttpTarget target, Clock& clock, std::shared_ptr<spdlog::logger> log);
+
+  // GET with retries; any status but 200 becomes an Error with Nomad's text.
+  Result<http::Response> get(const std::string& target, MonoTime deadline, std::chrono::milliseconds cap);
+  Error error_from(const http::Response& response) const;
+  Error error_from(const http::HttpFailure& failure) const;
+  // Appends ?region= when configured.
+  std::string finish(http::Target target) const;
+
+  NomadClientConfig config_;
+  Clock& clock_;
+  std::shared_ptr<spdlog::logger> log_;
+  http::HttpClient http_;
+  http::Backoff backoff_;
+};
+
+}  // namespace cn::nomad
