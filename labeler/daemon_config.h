@@ -1,0 +1,29 @@
+#pragma once
+// Everything `cilium-nomad-labeler run` is told on its command line (see README, "Configuration").
+#include <chrono>
+#include <string>
+
+#include "common/labels/label_policy.h"
+
+namespace cn::labeler {
+
+enum class WatchMode { kNode, kEvents, kNone };
+
+struct DaemonConfig {
+  std::string socket_path = "/run/cilium-nomad/labeler.sock";
+  std::string state_file = "/run/cilium-nomad/state.json";
+  std::string node_id;  // empty: ask /v1/agent/self
+  labels::LabelPolicy policy;
+  int workers = 4;
+  std::size_t max_queued = 4096;
+  std::chrono::milliseconds call_timeout{5000};
+  std::chrono::milliseconds item_budget{15000};
+  std::chrono::seconds resync_interval{300};  // 0: startup reconcile only
+  WatchMode watch = WatchMode::kNode;
+  std::string metrics_addr = "127.0.0.1:9810";  // empty: no metrics/health server
+  bool gc_endpoints = false;
+  std::chrono::seconds gc_grace{600};
+  std::vector<unsigned> allowed_uids = {0};
+};
+
+}  // namespace cn::labeler

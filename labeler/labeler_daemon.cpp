@@ -1,0 +1,173 @@
+#include "labeler/labeler_daemon.h"
+
+#include <spdlog/spdlog.h>
+
+namespace cn::labeler {
+namespace {
+
+constexpr int kMaxAttempts = 10;
+
+}  // namespace
+
+LabelerDaemon::LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium::CiliumApi& cilium, Clock& clock,
+                             std::shared_ptr<spdlog::logger> log)
+    : config_(std::move(config)), nomad_(nomad), cilium_(cilium), clock_(clock),
+      log_(log ? std::move(log) : spdlog::default_logger()),
+      state_({config_.state_file}, clock_, log_) {
+  LabelSettings settings{config_.policy, config_.call_timeout, config_.item_budget};
+  labeler_ = std::make_unique<AllocLabeler>(nomad_, cilium_, state_, clock_, metrics_, settings, log_);
+  reconciler_ = std::make_unique<Reconciler>(nomad_, cilium_, state_, clock_, metrics_, settings, log_);
+  server_ = std::make_unique<NotifyServer>(NotifyServer::Options{config_.socket_path, config_.allowed_uids}, clock_,
+                                           metrics_, log_);
+  queue_ = std::make_unique<WorkQueue>(clock_, config_.workers, config_.max_queued,
+                                       [this](WorkItem item) { process(std::move(item)); });
+}
+
+LabelerDaemon::~LabelerDaemon() { stop(); }
+
+void LabelerDaemon::set_reason(std::string reason) {
+  std::lock_guard lock(reason_mu_);
+  not_ready_reason_ = std::move(reason);
+}
+
+std::string LabelerDaemon::not_ready_reason() const {
+  std::lock_guard lock(reason_mu_);
+  return not_ready_reason_;
+}
+
+std::chrono::milliseconds LabelerDaemon::retry_delay(int attempt) {
+  // Full jitter over an exponential ceiling: 0.5 s, 1 s, 2 s ... capped at 60 s.
+  auto ceiling = std::min<long long>(60'000, 500LL << std::min(attempt, 7));
+  std::lock_guard lock(rng_mu_);
+  return std::chrono::milliseconds{std::uniform_int_distribution<long long>(ceiling / 2, ceiling)(rng_)};
+}
+
+Status LabelerDaemon::start(std::stop_token stop) {
+  if (auto ok = server_->listen(); !ok) return ok;
+  queue_->start();
+  server_->start([this](const notify::Request& r) { on_notification(r); });
+  log_->info("listening: socket={} state={} workers={} watch={} resync_s={}", config_.socket_path, config_.state_file,
+             config_.workers, static_cast<int>(config_.watch), config_.resync_interval.count());
+
+  for (int attempt = 0; !stop.stop_requested(); ++attempt) {
+    auto ready = cilium_.ready(clock_.now() + config_.call_timeout);
+    if (ready) break;
+    set_reason("Cilium agent not answering: " + ready.error().message);
+    log_->warn("waiting for the Cilium agent: error=\"{}\"", ready.error().message);
+    clock_.sleep_for(retry_delay(attempt), stop);
+  }
+  node_id_ = config_.node_id;
+  for (int attempt = 0; node_id_.empty() && !stop.stop_requested(); ++attempt) {
+    auto id = nomad_.local_node_id(clock_.now() + config_.call_timeout);
+    if (id) {
+      node_id_ = *id;
+      break;
+    }
+    set_reason("Nomad agent not answering: " + id.error().message);
+    log_->warn("waiting for Nomad to tell this node's ID: error=\"{}\"", id.error().message);
+    clock_.sleep_for(retry_delay(attempt), stop);
+  }
+  for (int attempt = 0; !stop.stop_requested(); ++attempt) {
+    auto report = reconcile_now();
+    if (report) break;
+    set_reason("first reconcile failed: " + report.error().message);
+    log_->warn("startup reconcile failed, retrying: error=\"{}\"", report.error().message);
+    clock_.sleep_for(retry_delay(attempt), stop);
+  }
+  if (stop.stop_requested()) return {};
+  ready_ = true;
+  metrics_.set("cilium_nomad_ready", 1);
+  set_reason("");
+  log_->info("ready: node={}", node_id_);
+  if (config_.resync_interval.count() > 0) {
+    resync_thread_ = std::jthread([this](std::stop_token st) { resync_loop(st); });
+  }
+  return {};
+}
+
+void LabelerDaemon::stop() {
+  if (resync_thread_.joinable()) {
+    resync_thread_.request_stop();
+    resync_thread_ = {};
+  }
+  if (server_) server_->stop();
+  if (queue_) queue_->stop();
+}
+
+Result<ReconcileReport> LabelerDaemon::reconcile_now() {
+  return reconciler_->run(node_id_, [this](WorkItem item) { return queue_->enqueue(std::move(item)); });
+}
+
+void LabelerDaemon::resync_loop(std::stop_token stop) {
+  while (!stop.stop_requested()) {
+    // +-10% jitter so that the nodes of a cluster do not all ask Nomad at the same second.
+    auto interval = std::chrono::duration_cast<std::chrono::milliseconds>(config_.resync_interval);
+    long long spread = interval.count() / 10;
+    std::chrono::milliseconds wait;
+    {
+      std::lock_guard lock(rng_mu_);
+      wait = interval + std::chrono::milliseconds{std::uniform_int_distribution<long long>(-spread, spread)(rng_)};
+    }
+    if (!clock_.sleep_for(wait, stop)) return;
+    if (auto report = reconcile_now(); !report) {
+      metrics_.inc("cilium_nomad_errors_total", "kind=\"reconcile\"");
+      log_->warn("resync failed: error=\"{}\"", report.error().message);
+    }
+  }
+}
+
+void LabelerDaemon::on_notification(const notify::Request& request) {
+  if (request.op == notify::Op::kDel) {
+    // cilium-cni deletes the endpoint; the plugin already dropped the entry. Nothing to label.
+    server_->reply(request.alloc_id, notify::Reply{notify::ReplyStatus::kFailed, 0, 0, {}, "deleted"});
+    return;
+  }
+  WorkItem item;
+  item.alloc_id = request.alloc_id;
+  item.ifname = request.ifname;
+  item.ips = request.ips;
+  item.hint = request.nomad;
+  item.added_unix_ms = unix_millis(clock_.wall_now());
+  item.source = WorkSource::kNotify;
+  if (!queue_->enqueue(std::move(item))) {
+    metrics_.inc("cilium_nomad_errors_total", "kind=\"queue_full\"");
+    log_->warn("queue full, leaving the allocation to the next reconcile: alloc={}", request.alloc_id);
+    server_->reply(request.alloc_id, notify::Reply{notify::ReplyStatus::kPending, 0, 0, {}, "labeler queue full"});
+  }
+  metrics_.set("cilium_nomad_queue_depth", static_cast<double>(queue_->depth()));
+}
+
+void LabelerDaemon::process(WorkItem item) {
+  auto started = clock_.now();
+  LabelOutcome out = labeler_->label(item);
+  // A waiting plugin hears "labeled" only with a resolved identity. Work that did not confirm
+  // (reconcile) leaves it waiting: its own notification runs right after and confirms.
+  bool unconfirmed = out.status == notify::ReplyStatus::kLabeled && out.identity == 0;
+  if (!unconfirmed) {
+    server_->reply(item.alloc_id, notify::Reply{out.status, out.endpoint_id, out.identity, out.labels, out.message});
+  }
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - started).count();
+  if (out.status == notify::ReplyStatus::kLabeled) {
+    if (item.added_unix_ms && out.wrote) {
+      double seconds = static_cast<double>(unix_millis(clock_.wall_now()) - *item.added_unix_ms) / 1000.0;
+      metrics_.add_to_labels_seconds().observe(std::max(0.0, seconds));
+    }
+    log_->info("labeled: alloc={} source={} endpoint={} identity={} wrote={} degraded={} ms={}", item.alloc_id,
+               to_string(item.source), out.endpoint_id, out.identity, out.wrote, out.degraded, ms);
+  } else {
+    log_->log(out.retry ? spdlog::level::info : spdlog::level::warn,
+              "not labeled: alloc={} source={} status={} reason=\"{}\" attempt={} retry={}", item.alloc_id,
+              to_string(item.source), notify::to_string(out.status), out.message, item.attempt, out.retry);
+  }
+  if (out.retry && item.attempt + 1 < kMaxAttempts) {
+    WorkItem again = std::move(item);
+    again.attempt += 1;
+    again.source = out.degraded ? WorkSource::kRetry : again.source;
+    again.endpoint.reset();  // re-read: it may have changed or appeared
+    if (out.degraded) again.hint = {};  // the re-check must come from Nomad, not the hint again
+    queue_->enqueue_after(std::move(again), retry_delay(item.attempt));
+  }
+  metrics_.set("cilium_nomad_queue_depth", static_cast<double>(queue_->depth()));
+}
+
+}  // namespace cn::labeler

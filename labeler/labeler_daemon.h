@@ -1,0 +1,69 @@
+#pragma once
+// Wires the labeler together: notification server -> work queue -> AllocLabeler, the
+// reconciler at startup and on every resync, and the readiness the health endpoint reports.
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <stop_token>
+#include <string>
+#include <thread>
+
+#include <spdlog/fwd.h>
+
+#include "labeler/alloc_labeler.h"
+#include "labeler/daemon_config.h"
+#include "labeler/notify_server.h"
+#include "labeler/reconciler.h"
+#include "labeler/work_queue.h"
+
+namespace cn::labeler {
+
+class LabelerDaemon {
+ public:
+  LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium::CiliumApi& cilium, Clock& clock,
+                std::shared_ptr<spdlog::logger> log);
+  ~LabelerDaemon();
+
+  // Listens on the notification socket and starts the workers at once (so no plugin waits on a
+  // missing socket), then waits for the agent and Nomad and runs the first reconcile, retrying
+  // with backoff until `stop`. Returns an error only for what retrying cannot fix.
+  Status start(std::stop_token stop);
+  void stop();
+
+  // For tests and the health endpoint.
+  bool ready() const { return ready_; }
+  std::string not_ready_reason() const;
+  Metrics& metrics() { return metrics_; }
+  WorkQueue& queue() { return *queue_; }
+  const std::string& node_id() const { return node_id_; }
+  Result<ReconcileReport> reconcile_now();
+
+ private:
+  void on_notification(const notify::Request& request);
+  void process(WorkItem item);
+  void resync_loop(std::stop_token stop);
+  std::chrono::milliseconds retry_delay(int attempt);
+  void set_reason(std::string reason);
+
+  DaemonConfig config_;
+  nomad::NomadApi& nomad_;
+  cilium::CiliumApi& cilium_;
+  Clock& clock_;
+  std::shared_ptr<spdlog::logger> log_;
+  Metrics metrics_;
+  state::StateStore state_;
+  std::unique_ptr<AllocLabeler> labeler_;
+  std::unique_ptr<Reconciler> reconciler_;
+  std::unique_ptr<NotifyServer> server_;
+  std::unique_ptr<WorkQueue> queue_;
+  std::string node_id_;
+  std::atomic<bool> ready_{false};
+  mutable std::mutex reason_mu_;
+  std::string not_ready_reason_ = "starting";
+  std::mutex rng_mu_;
+  std::mt19937_64 rng_{std::random_device{}()};
+  std::jthread resync_thread_;
+};
+
+}  // namespace cn::labeler

@@ -1,0 +1,168 @@
+#include "labeler/reconciler.h"
+
+#include <map>
+#include <set>
+
+#include <spdlog/spdlog.h>
+
+#include "common/cilium/model/label_write_plan.h"
+#include "common/labels/derive_labels.h"
+#include "common/nomad/model/alloc_identity.h"
+
+namespace cn::labeler {
+
+Reconciler::Reconciler(nomad::NomadApi& nomad, cilium::CiliumApi& cilium, state::StateStore& state, Clock& clock,
+                       Metrics& metrics, LabelSettings settings, std::shared_ptr<spdlog::logger> log)
+    : nomad_(nomad), cilium_(cilium), state_(state), clock_(clock), metrics_(metrics),
+      settings_(std::move(settings)), log_(log ? std::move(log) : spdlog::default_logger()) {}
+
+Result<ReconcileReport> Reconciler::run(const std::string& node_id, const std::function<bool(WorkItem)>& enqueue) {
+  const MonoTime started = clock_.now();
+  const MonoTime deadline = started + settings_.call_timeout * 4;
+  ReconcileReport report;
+
+  auto doc = state_.load();
+  if (!doc) return fail("state: " + doc.error().message);
+
+  auto endpoints = cilium_.endpoints(deadline);
+  metrics_.inc("cilium_nomad_api_calls_total",
+               std::string("target=\"cilium\",status=\"") + (endpoints ? "ok" : std::to_string(endpoints.error().code)) + "\"");
+  if (!endpoints) return fail("Cilium endpoint list: " + endpoints.error().message, endpoints.error().code);
+
+  auto allocs = nomad_.node_allocations(node_id, 0, std::chrono::seconds{0}, deadline);
+  metrics_.inc("cilium_nomad_api_calls_total",
+               std::string("target=\"nomad\",status=\"") + (allocs ? "ok" : std::to_string(allocs.error().code)) + "\"");
+  if (!allocs) return fail("Nomad node allocations: " + allocs.error().message, allocs.error().code);
+  report.nomad_index = allocs->index;
+  for (const auto& rejected : allocs->value.rejected) {
+    log_->warn("reconcile: Nomad allocation skipped: error=\"{}\"", rejected.message);
+  }
+
+  std::map<std::string, const nomad::Allocation*> by_id;
+  for (const auto& a : allocs->value.allocations) {
+    by_id[a.id] = &a;
+    if (!a.is_terminal()) ++report.live_allocations;
+  }
+
+  // Learned without extra calls: endpoints already right, to note in the state file.
+  std::map<std::string, state::LabeledInfo> confirmed;
+  std::map<std::string, std::pair<const cilium::Endpoint*, const nomad::Allocation*>> seen;
+  std::set<std::string> handled;
+
+  for (const auto& ep : endpoints->endpoints) {
+    if (cilium::is_reserved_only(ep)) continue;
+    auto owner = cilium::attachment_of(ep);
+    if (!owner) continue;  // not a CNI endpoint of a Nomad allocation
+    ++report.endpoints;
+    auto it = by_id.find(owner->alloc_id);
+    if (it == by_id.end() || it->second->is_terminal()) {
+      ++report.orphans;
+      report.orphan_endpoints.emplace_back(owner->alloc_id, ep.id);
+      continue;
+    }
+    const nomad::Allocation& alloc = *it->second;
+    seen[alloc.id] = {&ep, &alloc};
+    handled.insert(alloc.id);
+    auto identity = nomad::identity_of(alloc);
+    if (!identity || !labels::is_complete(*identity)) {
+      log_->warn("reconcile: cannot derive labels: alloc={} error=\"{}\"", alloc.id,
+                 identity ? "incomplete identity" : identity.error().message);
+      continue;
+    }
+    auto desired = labels::derive_labels(*identity, settings_.policy);
+    auto plan = cilium::plan_label_write(ep, desired);
+    if (plan.action == cilium::LabelWriteAction::none) {
+      ++report.correct;
+      confirmed[alloc.id] = state::LabeledInfo{ep.id, ep.identity_id, desired.to_strings(), rfc3339(clock_.wall_now())};
+      continue;
+    }
+    if (plan.action != cilium::LabelWriteAction::write) {
+      log_->warn("reconcile: not writable: alloc={} endpoint={} reason=\"{}\"", alloc.id, ep.id, plan.reason);
+      continue;
+    }
+    WorkItem item;
+    item.alloc_id = alloc.id;
+    item.ifname = owner->ifname.empty() ? "eth0" : owner->ifname;
+    item.alloc = alloc;
+    item.endpoint = ep;
+    item.source = WorkSource::kReconcile;
+    item.confirm = false;  // nobody waits; the next reconcile sees the resolved identity
+    if (enqueue(std::move(item))) ++report.enqueued;
+  }
+
+  // Entries the plugin recorded whose endpoint the list did not show under their attachment
+  // (an agent without cni-attachment-id, or one not yet created): the worker looks them up.
+  std::set<std::string> drop;
+  for (const auto& [id, entry] : doc->allocations) {
+    if (handled.contains(id)) continue;
+    auto it = by_id.find(id);
+    if (it != by_id.end()) {
+      if (it->second->is_client_terminal() || it->second->desired_status != "run") {
+        drop.insert(id);
+        continue;
+      }
+      if (entry.labeled && entry.labeled->identity != 0) continue;
+      WorkItem item;
+      item.alloc_id = id;
+      item.ifname = entry.ifname.empty() ? "eth0" : entry.ifname;
+      item.ips = entry.ips;
+      item.alloc = *it->second;
+      item.source = WorkSource::kReconcile;
+      item.confirm = false;
+      if (enqueue(std::move(item))) ++report.enqueued;
+      continue;
+    }
+    // Not on this node's list: gone, or never this node's. Ask once before forgetting it.
+    auto one = nomad_.allocation(id, deadline);
+    metrics_.inc("cilium_nomad_api_calls_total",
+                 std::string("target=\"nomad\",status=\"") + (one ? "ok" : std::to_string(one.error().code)) + "\"");
+    if ((!one && one.error().code == 404) || (one && one->is_terminal())) drop.insert(id);
+  }
+
+  // One state write for everything learned.
+  auto ok = state_.update([&](state::StateDoc& d) {
+    bool changed = false;
+    for (const auto& id : drop) changed = d.allocations.erase(id) > 0 || changed;
+    for (const auto& [id, info] : confirmed) {
+      auto [it, inserted] = d.allocations.try_emplace(id);
+      state::StateEntry& e = it->second;
+      if (inserted) {
+        const auto& [ep, alloc] = seen[id];
+        e.ifname = "eth0";
+        if (auto owner = cilium::attachment_of(*ep); owner && !owner->ifname.empty()) e.ifname = owner->ifname;
+        for (const auto& a : ep->addressing) {
+          if (!a.ipv4.empty()) e.ips.push_back(a.ipv4);
+          if (!a.ipv6.empty()) e.ips.push_back(a.ipv6);
+        }
+        e.nomad = {"", alloc->nomad_namespace, alloc->job_id, alloc->task_group};
+        e.added_at = rfc3339(clock_.wall_now());
+        e.added_unix_ms = unix_millis(clock_.wall_now());
+      }
+      bool same = e.labeled && e.labeled->endpoint_id == info.endpoint_id && e.labeled->identity == info.identity &&
+                  e.labeled->labels == info.labels;
+      if (!same) {
+        e.labeled = info;
+        changed = true;
+      }
+      changed = changed || inserted;
+    }
+    metrics_.set("cilium_nomad_state_entries", static_cast<double>(d.allocations.size()));
+    return changed;
+  });
+  if (!ok) log_->error("reconcile: state write failed: error=\"{}\"", ok.error().message);
+  report.dropped_entries = drop.size();
+
+  metrics_.set("cilium_nomad_orphan_endpoints", static_cast<double>(report.orphans));
+  double seconds = std::chrono::duration<double>(clock_.now() - started).count();
+  metrics_.reconcile_seconds().observe(seconds);
+  log_->info("reconcile done: endpoints={} live_allocs={} correct={} enqueued={} dropped_entries={} orphans={} "
+             "index={} ms={:.1f}",
+             report.endpoints, report.live_allocations, report.correct, report.enqueued, report.dropped_entries,
+             report.orphans, report.nomad_index, seconds * 1000);
+  for (const auto& [alloc, ep] : report.orphan_endpoints) {
+    log_->info("orphan endpoint: endpoint={} alloc={} (no live allocation of this node)", ep, alloc);
+  }
+  return report;
+}
+
+}  // namespace cn::labeler

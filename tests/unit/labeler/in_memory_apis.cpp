@@ -1,0 +1,278 @@
+#include "tests/unit/labeler/in_memory_apis.h"
+
+#include <algorithm>
+
+namespace cn::testing {
+
+nomad::Allocation make_alloc(const std::string& id, const std::string& job, const std::string& group,
+                             const std::string& client_status) {
+  nomad::Allocation a;
+  a.id = id;
+  a.nomad_namespace = "default";
+  a.job_id = job;
+  a.task_group = group;
+  a.name = job + "." + group + "[0]";
+  a.node_id = "f2c1e0b9-3a4d-5e6f-7a8b-9c0d1e2f3a4b";
+  a.client_status = client_status;
+  a.desired_status = "run";
+  a.modify_index = 1240;
+  nomad::Job j;
+  j.id = job;
+  j.nomad_namespace = "default";
+  j.type = "service";
+  j.meta = {{"team", "payments"}};
+  nomad::TaskGroup tg;
+  tg.name = group;
+  tg.meta = {{"tier", "frontend"}};
+  j.task_groups.push_back(tg);
+  a.job = j;
+  return a;
+}
+
+// ---- Nomad
+
+void InMemoryNomad::put(nomad::Allocation alloc) {
+  std::lock_guard lock(mu_);
+  allocs_[alloc.id] = std::move(alloc);
+}
+
+void InMemoryNomad::fail_next(int n, int code) {
+  std::lock_guard lock(mu_);
+  fail_left_ = n;
+  fail_code_ = code;
+}
+
+int InMemoryNomad::calls(const std::string& kind) const {
+  std::lock_guard lock(mu_);
+  auto it = calls_.find(kind);
+  return it == calls_.end() ? 0 : it->second;
+}
+
+std::optional<Error> InMemoryNomad::injected(const std::string& kind) {
+  ++calls_[kind];
+  if (fail_left_ == 0) return std::nullopt;
+  --fail_left_;
+  return Error{fail_code_ == 0 ? "connection refused" : "No cluster leader", fail_code_};
+}
+
+Result<std::string> InMemoryNomad::local_node_id(MonoTime) {
+  std::lock_guard lock(mu_);
+  if (auto e = injected("agent_self")) return std::unexpected(*e);
+  return node_id;
+}
+
+Result<nomad::Allocation> InMemoryNomad::allocation(std::string_view id, MonoTime) {
+  std::lock_guard lock(mu_);
+  if (auto e = injected("allocation")) return std::unexpected(*e);
+  auto it = allocs_.find(std::string(id));
+  if (it == allocs_.end()) return fail("alloc not found", 404);
+  return it->second;
+}
+
+Result<nomad::Job> InMemoryNomad::job(std::string_view, std::string_view, MonoTime) {
+  std::lock_guard lock(mu_);
+  if (auto e = injected("job")) return std::unexpected(*e);
+  return fail("job not found", 404);
+}
+
+Result<nomad::Indexed<nomad::AllocationList>> InMemoryNomad::node_allocations(std::string_view node, std::uint64_t,
+                                                                              std::chrono::seconds, MonoTime) {
+  std::lock_guard lock(mu_);
+  if (auto e = injected("node_allocations")) return std::unexpected(*e);
+  nomad::Indexed<nomad::AllocationList> out;
+  for (const auto& [id, a] : allocs_) {
+    if (a.node_id == node) {
+      out.value.allocations.push_back(a);
+      out.index = std::max(out.index, a.modify_index);
+    }
+  }
+  return out;
+}
+
+Status InMemoryNomad::event_stream(const nomad::EventStreamQuery&, const std::function<bool(std::string_view)>&,
+                                   std::chrono::milliseconds, std::stop_token) {
+  return fail("not supported by the in-memory double");
+}
+
+// ---- Cilium
+
+long long InMemoryCilium::add_init_endpoint(const std::string& alloc_id, const std::string& ip,
+                                            const std::string& ifname) {
+  std::lock_guard lock(mu_);
+  cilium::Endpoint ep;
+  ep.id = next_endpoint_++;
+  ep.state = "ready";
+  ep.identity_id = 5;
+  ep.identity_labels = {"reserved:init"};
+  ep.security_relevant_labels = {"reserved:init"};
+  ep.cni_attachment_id = alloc_id + ":" + ifname;
+  ep.container_id = alloc_id;
+  ep.addressing.push_back({ip, ""});
+  eps_[ep.id] = ep;
+  return ep.id;
+}
+
+void InMemoryCilium::add_reserved_endpoints() {
+  std::lock_guard lock(mu_);
+  cilium::Endpoint host;
+  host.id = 1;
+  host.state = "ready";
+  host.identity_id = 1;
+  host.identity_labels = {"reserved:host"};
+  eps_[1] = host;
+  cilium::Endpoint health;
+  health.id = 2;
+  health.state = "ready";
+  health.identity_id = 4;
+  health.identity_labels = {"reserved:health"};
+  health.addressing.push_back({"10.200.0.9", ""});
+  eps_[2] = health;
+}
+
+cilium::Endpoint InMemoryCilium::get(long long id) const {
+  std::lock_guard lock(mu_);
+  return eps_.at(id);
+}
+
+void InMemoryCilium::set_identity_labels(long long id, std::vector<std::string> labels) {
+  std::lock_guard lock(mu_);
+  std::sort(labels.begin(), labels.end());
+  auto& ep = eps_.at(id);
+  ep.identity_labels = labels;
+  ep.security_relevant_labels = labels;
+  ep.identity_id = identity_for(labels);
+}
+
+int InMemoryCilium::calls(const std::string& kind) const {
+  std::lock_guard lock(mu_);
+  auto it = calls_.find(kind);
+  return it == calls_.end() ? 0 : it->second;
+}
+
+void InMemoryCilium::fail_next(const std::string& kind, int n, int code) {
+  std::lock_guard lock(mu_);
+  failures_[kind] = {n, code};
+}
+
+std::optional<Error> InMemoryCilium::injected(const std::string& kind) {
+  ++calls_[kind];
+  auto it = failures_.find(kind);
+  if (it == failures_.end() || it->second.first == 0) return std::nullopt;
+  --it->second.first;
+  return Error{it->second.second == 429 ? "request would have to wait" : "injected", it->second.second};
+}
+
+long long InMemoryCilium::identity_for(const std::vector<std::string>& labels) {
+  auto [it, inserted] = identities_.try_emplace(labels, 256 + static_cast<long long>(identities_.size()));
+  return it->second;
+}
+
+std::optional<long long> InMemoryCilium::lookup(const cilium::EndpointRef& ref) const {
+  for (const auto& [id, ep] : eps_) {
+    switch (ref.kind()) {
+      case cilium::EndpointIdKind::local:
+        if (std::to_string(id) == ref.value()) return id;
+        break;
+      case cilium::EndpointIdKind::cni_attachment:
+        if (ep.cni_attachment_id == ref.value()) return id;
+        break;
+      case cilium::EndpointIdKind::container_id:
+        if (ep.container_id == ref.value()) return id;
+        break;
+      case cilium::EndpointIdKind::ipv4:
+      case cilium::EndpointIdKind::ipv6:
+        for (const auto& a : ep.addressing) {
+          if (a.ipv4 == ref.value() || a.ipv6 == ref.value()) return id;
+        }
+        break;
+    }
+  }
+  return std::nullopt;
+}
+
+void InMemoryCilium::resolve_pending() {
+  if (pending_.empty() || gets_since_write_ < gets_until_resolved) return;
+  for (auto& [id, labels] : pending_) {
+    auto& ep = eps_.at(id);
+    ep.identity_labels = labels;
+    ep.security_relevant_labels = labels;
+    ep.identity_id = identity_for(labels);
+  }
+  pending_.clear();
+}
+
+Status InMemoryCilium::ready(MonoTime) {
+  std::lock_guard lock(mu_);
+  if (auto e = injected("config")) return std::unexpected(*e);
+  return {};
+}
+
+Result<cilium::Endpoint> InMemoryCilium::endpoint(const cilium::EndpointRef& ref, MonoTime) {
+  std::lock_guard lock(mu_);
+  if (auto e = injected("get")) return std::unexpected(*e);
+  if (ref.kind() == cilium::EndpointIdKind::cni_attachment && !knows_attachment_prefix) {
+    return fail("unknown endpoint ID prefix \"cni-attachment-id\"", 400);
+  }
+  ++gets_since_write_;
+  resolve_pending();
+  auto id = lookup(ref);
+  if (!id) return fail("endpoint not found", 404);
+  return eps_.at(*id);
+}
+
+Result<cilium::EndpointList> InMemoryCilium::endpoints(MonoTime) {
+  std::lock_guard lock(mu_);
+  if (auto e = injected("list")) return std::unexpected(*e);
+  cilium::EndpointList out;
+  for (const auto& [id, ep] : eps_) out.endpoints.push_back(ep);
+  return out;
+}
+
+Status InMemoryCilium::replace_identity_labels(const cilium::EndpointRef& ref, const std::vector<std::string>& labels,
+                                               MonoTime) {
+  std::lock_guard lock(mu_);
+  if (auto e = injected("patch_endpoint")) return std::unexpected(*e);
+  if (!endpoint_patch_supported) return fail("method not allowed", 405);
+  auto id = lookup(ref);
+  if (!id) return fail("endpoint not found", 404);
+  auto sorted = labels;
+  std::sort(sorted.begin(), sorted.end());
+  // Like the agent: the orchestration labels change at once, the identity after resolution.
+  eps_.at(*id).security_relevant_labels = sorted;
+  pending_[*id] = sorted;
+  gets_since_write_ = 0;
+  resolve_pending();
+  return {};
+}
+
+Status InMemoryCilium::set_user_labels(const cilium::EndpointRef& ref, const std::vector<std::string>& labels,
+                                       MonoTime) {
+  std::lock_guard lock(mu_);
+  if (auto e = injected("patch_labels")) return std::unexpected(*e);
+  auto id = lookup(ref);
+  if (!id) return fail("endpoint not found", 404);
+  auto& ep = eps_.at(*id);
+  auto sorted = labels;
+  std::sort(sorted.begin(), sorted.end());
+  // The agent's quirk: init goes only when the request changes nothing.
+  bool no_change = ep.realized_user_labels == sorted;
+  ep.realized_user_labels = sorted;
+  std::vector<std::string> identity = sorted;
+  bool init = std::find(ep.identity_labels.begin(), ep.identity_labels.end(), "reserved:init") != ep.identity_labels.end();
+  if (init && !no_change) identity.push_back("reserved:init");
+  std::sort(identity.begin(), identity.end());
+  ep.identity_labels = identity;
+  ep.identity_id = identity_for(identity);
+  return {};
+}
+
+Status InMemoryCilium::delete_endpoint(const cilium::EndpointRef& ref, MonoTime) {
+  std::lock_guard lock(mu_);
+  if (auto e = injected("delete")) return std::unexpected(*e);
+  auto id = lookup(ref);
+  if (!id) return fail("endpoint not found", 404);
+  eps_.erase(*id);
+  return {};
+}
+
+}  // namespace cn::testing

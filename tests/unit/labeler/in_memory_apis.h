@@ -1,0 +1,82 @@
+#pragma once
+// In-memory doubles of NomadApi and CiliumApi for the labeler's unit tests: exact control and
+// call counts, no sockets. The wire-level behaviour (JSON, status codes, quirks) is covered by
+// the integration tests against the fakes.
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "common/cilium/client/cilium_api.h"
+#include "common/nomad/client/nomad_api.h"
+
+namespace cn::testing {
+
+class InMemoryNomad : public nomad::NomadApi {
+ public:
+  void put(nomad::Allocation alloc);
+  void fail_next(int n, int code);  // code 0: transport error
+  int calls(const std::string& kind) const;
+
+  Result<std::string> local_node_id(MonoTime) override;
+  Result<nomad::Allocation> allocation(std::string_view id, MonoTime) override;
+  Result<nomad::Job> job(std::string_view ns, std::string_view id, MonoTime) override;
+  Result<nomad::Indexed<nomad::AllocationList>> node_allocations(std::string_view node, std::uint64_t index,
+                                                                 std::chrono::seconds wait, MonoTime) override;
+  Status event_stream(const nomad::EventStreamQuery&, const std::function<bool(std::string_view)>&,
+                      std::chrono::milliseconds, std::stop_token) override;
+
+  std::string node_id = "f2c1e0b9-3a4d-5e6f-7a8b-9c0d1e2f3a4b";
+
+ private:
+  std::optional<Error> injected(const std::string& kind);
+  mutable std::mutex mu_;
+  std::map<std::string, nomad::Allocation> allocs_;
+  std::map<std::string, int> calls_;
+  int fail_left_ = 0;
+  int fail_code_ = 0;
+};
+
+class InMemoryCilium : public cilium::CiliumApi {
+ public:
+  // A fresh endpoint as cilium-cni leaves it: reserved:init, identity 5.
+  long long add_init_endpoint(const std::string& alloc_id, const std::string& ip, const std::string& ifname = "eth0");
+  void add_reserved_endpoints();  // host (1) and health (4)
+  cilium::Endpoint get(long long id) const;
+  void set_identity_labels(long long id, std::vector<std::string> labels);
+  int calls(const std::string& kind) const;
+  void fail_next(const std::string& kind, int n, int code);
+  // Emulate agents: before 1.15 the cni-attachment-id prefix is unknown (400).
+  bool knows_attachment_prefix = true;
+  // Identity resolution is asynchronous: a write shows up after this many GETs.
+  int gets_until_resolved = 0;
+  bool endpoint_patch_supported = true;
+
+  Status ready(MonoTime) override;
+  Result<cilium::Endpoint> endpoint(const cilium::EndpointRef& ref, MonoTime) override;
+  Result<cilium::EndpointList> endpoints(MonoTime) override;
+  Status replace_identity_labels(const cilium::EndpointRef& ref, const std::vector<std::string>& labels,
+                                 MonoTime) override;
+  Status set_user_labels(const cilium::EndpointRef& ref, const std::vector<std::string>& labels, MonoTime) override;
+  Status delete_endpoint(const cilium::EndpointRef& ref, MonoTime) override;
+
+ private:
+  std::optional<Error> injected(const std::string& kind);
+  std::optional<long long> lookup(const cilium::EndpointRef& ref) const;
+  long long identity_for(const std::vector<std::string>& labels);
+  void resolve_pending();
+
+  mutable std::mutex mu_;
+  std::map<long long, cilium::Endpoint> eps_;
+  std::map<long long, std::vector<std::string>> pending_;  // written, not yet resolved
+  int gets_since_write_ = 0;
+  std::map<std::vector<std::string>, long long> identities_;
+  long long next_endpoint_ = 100;
+  std::map<std::string, int> calls_;
+  std::map<std::string, std::pair<int, int>> failures_;
+};
+
+// An allocation shaped like nomad/alloc_get.json (job web, group app, meta team/tier).
+nomad::Allocation make_alloc(const std::string& id, const std::string& job = "web", const std::string& group = "app",
+                             const std::string& client_status = "running");
+
+}  // namespace cn::testing

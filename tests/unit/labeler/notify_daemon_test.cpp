@@ -1,0 +1,129 @@
+// The plugin's wait, end to end inside one process: the real notify client talks to the
+// daemon's socket, the daemon labels through the in-memory APIs and answers.
+#include <gtest/gtest.h>
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/notify/notify_client.h"
+#include "labeler/labeler_daemon.h"
+#include "tests/support/temp_dir.h"
+#include "tests/unit/labeler/in_memory_apis.h"
+
+namespace cn::labeler {
+namespace {
+
+using cn::testing::InMemoryCilium;
+using cn::testing::InMemoryNomad;
+using cn::testing::make_alloc;
+
+constexpr const char* kAlloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
+
+class DaemonTest : public ::testing::Test {
+ protected:
+  void start(DaemonConfig config = {}) {
+    config.socket_path = dir_.file("run/labeler.sock");
+    config.state_file = dir_.file("run/state.json");
+    config.resync_interval = std::chrono::seconds{0};
+    config.metrics_addr = "";
+    if (config.allowed_uids == std::vector<unsigned>{0}) config.allowed_uids = {0, static_cast<unsigned>(::getuid())};
+    daemon_ = std::make_unique<LabelerDaemon>(config, nomad_, cilium_, system_clock(), nullptr);
+    std::stop_source never;
+    ASSERT_TRUE(daemon_->start(never.get_token()));
+    ASSERT_TRUE(daemon_->ready());
+  }
+
+  Result<std::optional<notify::Reply>> notify_add(int wait_ms) {
+    notify::Request r;
+    r.op = notify::Op::kAdd;
+    r.alloc_id = kAlloc;
+    r.ifname = "eth0";
+    r.ips = {"10.200.3.17"};
+    r.wait_ms = wait_ms;
+    auto& clock = system_clock();
+    return notify::send_request(dir_.file("run/labeler.sock"), r, clock,
+                                clock.now() + std::chrono::milliseconds{std::max(wait_ms, 1000)});
+  }
+
+  cn::testing::TempDir dir_;
+  InMemoryNomad nomad_;
+  InMemoryCilium cilium_;
+  std::unique_ptr<LabelerDaemon> daemon_;
+};
+
+TEST_F(DaemonTest, WaitingPluginHearsLabeledOnlyOnceTheIdentityResolved) {
+  nomad_.put(make_alloc(kAlloc));
+  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  cilium_.gets_until_resolved = 3;
+  start();
+  auto reply = notify_add(5000);
+  ASSERT_TRUE(reply) << reply.error().message;
+  ASSERT_TRUE(reply->has_value());
+  EXPECT_EQ((*reply)->status, notify::ReplyStatus::kLabeled) << (*reply)->message;
+  EXPECT_EQ((*reply)->endpoint_id, ep);
+  EXPECT_GE((*reply)->identity, 256);
+  EXPECT_FALSE(cilium::is_init(cilium_.get(ep)));
+}
+
+TEST_F(DaemonTest, PluginIsToldPendingBeforeItsDeadlineWhenLabelingCannotFinish) {
+  nomad_.put(make_alloc(kAlloc));
+  start();  // no endpoint at all: the labeler keeps looking until the plugin's deadline nears
+  auto reply = notify_add(300);
+  ASSERT_TRUE(reply) << reply.error().message;
+  ASSERT_TRUE(reply->has_value());
+  EXPECT_EQ((*reply)->status, notify::ReplyStatus::kPending);
+  EXPECT_FALSE((*reply)->message.empty());
+}
+
+TEST_F(DaemonTest, StartupReconcileLabelsWhatExistedBefore) {
+  nomad_.put(make_alloc(kAlloc));
+  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  start();
+  ASSERT_TRUE(daemon_->queue().wait_idle(std::chrono::seconds{10}));
+  EXPECT_FALSE(cilium::is_init(cilium_.get(ep)));
+}
+
+TEST_F(DaemonTest, NonRootPeersAreRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to act as another user";
+  nomad_.put(make_alloc(kAlloc));
+  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  DaemonConfig config;
+  config.allowed_uids = {0};
+  config.socket_path = dir_.file("run/labeler.sock");
+  // The directory is root-only on purpose; open it up here so the refusal is SO_PEERCRED's.
+  start(config);
+  ::chmod(dir_.path().c_str(), 0755);
+  ::chmod(dir_.file("run").c_str(), 0755);
+  ::chmod(dir_.file("run/labeler.sock").c_str(), 0666);
+  ASSERT_TRUE(daemon_->queue().wait_idle(std::chrono::seconds{10}));
+  int writes_before = cilium_.calls("patch_endpoint");
+
+  pid_t child = ::fork();
+  if (child == 0) {
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(3);
+    auto reply = notify_add(2000);
+    // Refused: the connection closes without a reply.
+    ::_exit(reply ? 1 : 0);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(daemon_->metrics().get("cilium_nomad_notifications_total", "op=\"unknown\",outcome=\"refused_peer\""), 1);
+  EXPECT_EQ(cilium_.calls("patch_endpoint"), writes_before);
+  (void)ep;
+}
+
+TEST_F(DaemonTest, SocketDirectoryIsRootOnlyAndSocketRemovedOnStop) {
+  start();
+  struct stat st{};
+  ASSERT_EQ(::stat(dir_.file("run").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  daemon_->stop();
+  EXPECT_NE(::access(dir_.file("run/labeler.sock").c_str(), F_OK), 0);
+}
+
+}  // namespace
+}  // namespace cn::labeler

@@ -1,0 +1,119 @@
+#include <gtest/gtest.h>
+
+#include "labeler/reconciler.h"
+#include "labeler/work_queue.h"
+#include "tests/support/netns.h"
+#include "tests/support/temp_dir.h"
+#include "tests/unit/labeler/in_memory_apis.h"
+
+namespace cn::labeler {
+namespace {
+
+using cn::testing::InMemoryCilium;
+using cn::testing::InMemoryNomad;
+using cn::testing::make_alloc;
+using cn::testing::random_alloc_id;
+
+class ReconcilerTest : public ::testing::Test {
+ protected:
+  ReconcilerTest()
+      : state_({dir_.file("state.json")}, system_clock(), nullptr),
+        labeler_(nomad_, cilium_, state_, system_clock(), metrics_, LabelSettings{}, nullptr),
+        reconciler_(nomad_, cilium_, state_, system_clock(), metrics_, LabelSettings{}, nullptr),
+        queue_(system_clock(), 4, 10000, [this](WorkItem w) { labeler_.label(w); }) {
+    queue_.start();
+  }
+
+  Result<ReconcileReport> run() {
+    auto r = reconciler_.run(nomad_.node_id, [this](WorkItem w) { return queue_.enqueue(std::move(w)); });
+    EXPECT_TRUE(queue_.wait_idle(std::chrono::seconds{30}));
+    return r;
+  }
+
+  cn::testing::TempDir dir_;
+  InMemoryNomad nomad_;
+  InMemoryCilium cilium_;
+  Metrics metrics_;
+  state::StateStore state_;
+  AllocLabeler labeler_;
+  Reconciler reconciler_;
+  WorkQueue queue_;
+};
+
+TEST_F(ReconcilerTest, TwoHundredEndpointsCostOneListOneNodeCallNoJobCallsAndOneWriteEach) {
+  cilium_.add_reserved_endpoints();
+  std::vector<long long> eps;
+  for (int i = 0; i < 200; ++i) {
+    std::string id = random_alloc_id();
+    nomad_.put(make_alloc(id, "job" + std::to_string(i % 7)));
+    eps.push_back(cilium_.add_init_endpoint(id, "10.200." + std::to_string(i / 250) + "." + std::to_string(i % 250)));
+  }
+  auto report = run();
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->endpoints, 200u);
+  EXPECT_EQ(report->enqueued, 200u);
+  EXPECT_EQ(cilium_.calls("list"), 1);
+  EXPECT_EQ(nomad_.calls("node_allocations"), 1);
+  EXPECT_EQ(nomad_.calls("allocation"), 0);
+  EXPECT_EQ(nomad_.calls("job"), 0);
+  EXPECT_EQ(cilium_.calls("patch_endpoint"), 200);
+  for (auto ep : eps) EXPECT_FALSE(cilium::is_init(cilium_.get(ep)));
+  EXPECT_EQ(cilium_.get(1).identity_labels, std::vector<std::string>{"reserved:host"}) << "host untouched";
+
+  // A second pass finds everything right: no write at all, and the state learns the identities.
+  auto second = run();
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->correct, 200u);
+  EXPECT_EQ(second->enqueued, 0u);
+  EXPECT_EQ(cilium_.calls("patch_endpoint"), 200);
+  auto doc = state_.load();
+  ASSERT_TRUE(doc);
+  EXPECT_EQ(doc->allocations.size(), 200u) << "state rebuilt from Cilium and Nomad";
+  for (const auto& [id, e] : doc->allocations) {
+    ASSERT_TRUE(e.labeled) << id;
+    EXPECT_GE(e.labeled->identity, 256);
+  }
+}
+
+TEST_F(ReconcilerTest, DropsEntriesOfTerminalAndUnknownAllocationsOnly) {
+  std::string live = random_alloc_id(), done = random_alloc_id(), gone = random_alloc_id(), elsewhere = random_alloc_id();
+  nomad_.put(make_alloc(live));
+  nomad_.put(make_alloc(done, "web", "app", "complete"));
+  auto other_node = make_alloc(elsewhere);
+  other_node.node_id = "11111111-2222-3333-4444-555555555555";
+  nomad_.put(other_node);  // Nomad knows it, but not on this node: kept after the confirming GET
+  cilium_.add_init_endpoint(live, "10.200.3.1");
+  ASSERT_TRUE(state_.update([&](state::StateDoc& d) {
+    for (const auto& id : {live, done, gone, elsewhere}) d.allocations[id].ifname = "eth0";
+    return true;
+  }));
+  auto report = run();
+  ASSERT_TRUE(report);
+  EXPECT_EQ(report->dropped_entries, 2u);
+  EXPECT_EQ(nomad_.calls("allocation"), 2) << "one confirming GET per entry the node list lacks";
+  auto doc = state_.load();
+  ASSERT_TRUE(doc);
+  EXPECT_TRUE(doc->allocations.contains(live));
+  EXPECT_TRUE(doc->allocations.contains(elsewhere));
+  EXPECT_FALSE(doc->allocations.contains(done));
+  EXPECT_FALSE(doc->allocations.contains(gone));
+}
+
+TEST_F(ReconcilerTest, OrphanEndpointsAreReportedNeverDeleted) {
+  cilium_.add_init_endpoint(random_alloc_id(), "10.200.3.9");
+  auto report = run();
+  ASSERT_TRUE(report);
+  EXPECT_EQ(report->orphans, 1u);
+  EXPECT_EQ(cilium_.calls("delete"), 0);
+  EXPECT_EQ(metrics_.get("cilium_nomad_orphan_endpoints"), 1);
+}
+
+TEST_F(ReconcilerTest, FailsCleanlyWhenNomadIsDown) {
+  nomad_.fail_next(1, 500);
+  auto report = run();
+  ASSERT_FALSE(report);
+  EXPECT_EQ(cilium_.calls("patch_endpoint"), 0);
+}
+
+}  // namespace
+}  // namespace cn::labeler
