@@ -139,13 +139,22 @@ HttpResponse FakeCiliumAgent::handle_control(const HttpRequest& req) {
       if (!restarting_.compare_exchange_strong(expected, true)) {
         return cilium::json_response(409, json{{"error", "a restart is already in progress"}});
       }
-      if (restart_thread_.joinable()) restart_thread_.join();
-      // The listener cannot be stopped from one of its own connection threads.
-      restart_thread_ = std::jthread([this, opts] {
-        restart(opts);
-        restarting_ = false;
-      });
-      return cilium::json_response(202, json{{"ok", true}});
+      // The listener cannot be stopped from one of its own connection threads, and must not be
+      // stopped before this answer is out: the restart starts from the stream callback, after
+      // the body has been written.
+      HttpResponse resp;
+      resp.status = 202;
+      resp.headers.emplace_back("Content-Type", "application/json");
+      resp.stream = [this, opts](StreamWriter& w) {
+        w.write(cilium::go_json(json{{"ok", true}}));
+        std::lock_guard lock(restart_mu_);
+        if (restart_thread_.joinable()) restart_thread_.join();  // finished: restarting_ was false
+        restart_thread_ = std::jthread([this, opts] {
+          restart(opts);
+          restarting_ = false;
+        });
+      };
+      return resp;
     }
     if (p == "/_fake/requests") {
       if (m == "DELETE") {

@@ -68,7 +68,12 @@ void FakeCiliumAgent::stop() {
     stopped_ = true;
     serving_stop_.request_stop();
   }
-  if (restart_thread_.joinable()) restart_thread_.join();
+  std::jthread pending_restart;
+  {
+    std::lock_guard lock(restart_mu_);
+    pending_restart = std::move(restart_thread_);
+  }
+  if (pending_restart.joinable()) pending_restart.join();
   std::lock_guard lock(server_mu_);
   if (server_) {
     server_->stop();
@@ -192,6 +197,29 @@ HttpResponse FakeCiliumAgent::handle(const HttpRequest& req) {
 }
 
 // --- scenario control ----------------------------------------------------------------------
+
+FaultRule FaultRule::fail(std::string method, std::string route, int status, int count,
+                          std::optional<std::string> body) {
+  FaultRule f;
+  f.method = std::move(method);
+  f.route = std::move(route);
+  f.status = status;
+  f.count = count;
+  f.body = std::move(body);
+  return f;
+}
+
+FaultRule FaultRule::drop(std::string method, std::string route, int count) {
+  FaultRule f = fail(std::move(method), std::move(route), 0, count);
+  f.action = Action::drop;
+  return f;
+}
+
+FaultRule FaultRule::stall(std::string method, std::string route, int count) {
+  FaultRule f = fail(std::move(method), std::move(route), 0, count);
+  f.action = Action::stall;
+  return f;
+}
 
 void FakeCiliumAgent::inject_fault(FaultRule rule) {
   std::lock_guard lock(state_->mu);

@@ -84,9 +84,22 @@ struct FaultRule {
   int status = 500;
   std::optional<std::string> body;  // default: the JSON string "injected fault"
   std::string content_type = "application/json";
+
+  // Convenience constructors (designated initializers trip -Wmissing-field-initializers on
+  // g++ 12).
+  static FaultRule fail(std::string method, std::string route, int status, int count = 1,
+                        std::optional<std::string> body = std::nullopt);
+  static FaultRule drop(std::string method, std::string route, int count = 1);
+  static FaultRule stall(std::string method, std::string route, int count = 1);
 };
 
 struct RestartOptions {
+  static RestartOptions renumbered() { return {}; }
+  static RestartOptions same_ids() {
+    RestartOptions o;
+    o.renumber = false;
+    return o;
+  }
   bool renumber = true;  // new numeric endpoint IDs, endpoints and identities kept
   // Socket absent for this long (real time: it models an outage, not a schedule).
   std::chrono::milliseconds downtime{0};
@@ -159,6 +172,7 @@ class FakeCiliumAgent {
   std::unique_ptr<cilium::AgentState> state_;
   std::mutex server_mu_;
   std::unique_ptr<HttpServer> server_;
+  std::mutex restart_mu_;  // guards restart_thread_ (set from a connection thread)
   std::jthread restart_thread_;
   std::atomic<bool> restarting_{false};
   // One stop source per listener generation: stop() and restart() request it so handlers
