@@ -34,8 +34,8 @@ LabelSet derive_labels(const AllocationIdentity& identity, const LabelPolicy& po
   // Inserted last so that they win any collision, although meta_key_problem() already rules
   // one out.
   set.insert(nomad_label(kKeyNamespace, identity.nomad_namespace));
-  set.insert(nomad_label(kKeyJob,
-                         identity.parent_id.empty() ? identity.job_id : identity.parent_id));
+  set.insert(
+      nomad_label(kKeyJob, identity.parent_id.empty() ? identity.job_id : identity.parent_id));
   set.insert(nomad_label(kKeyGroup, identity.task_group));
   return set;
 }

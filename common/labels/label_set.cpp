@@ -14,8 +14,21 @@ auto lower_bound_key(const std::vector<Label>& labels, std::string_view key) {
 }  // namespace
 
 LabelSet LabelSet::from_strings(std::span<const std::string> texts) {
+  // Sort once rather than insert one by one: agent lists are outside input and may be long.
+  std::vector<Label> parsed;
+  parsed.reserve(texts.size());
+  for (const auto& text : texts) parsed.push_back(parse_label(text));
+  std::stable_sort(parsed.begin(), parsed.end(),
+                   [](const Label& a, const Label& b) { return a.key < b.key; });
   LabelSet set;
-  for (const auto& text : texts) set.insert(parse_label(text));
+  set.labels_.reserve(parsed.size());
+  for (auto& label : parsed) {
+    if (!set.labels_.empty() && set.labels_.back().key == label.key) {
+      set.labels_.back() = std::move(label);  // stable order: the later text wins
+    } else {
+      set.labels_.push_back(std::move(label));
+    }
+  }
   return set;
 }
 

@@ -21,8 +21,8 @@ void check_segment(const cn::Result<cn::cilium::EndpointRef>& ref) {
 }
 
 void exercise(const cn::cilium::Endpoint& ep) {
-  static const std::vector<std::string> kDesired{
-      "nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"};
+  static const std::vector<std::string> kDesired{"nomad:nomad.group=app", "nomad:nomad.job=web",
+                                                 "nomad:nomad.namespace=default"};
   const auto desired = cn::labels::LabelSet::from_strings(kDesired);
 
   bool init = cn::cilium::is_init(ep);

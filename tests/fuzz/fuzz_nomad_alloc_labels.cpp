@@ -51,7 +51,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& key : policy.meta_keys) check(cn::labels::meta_key_problem(key).empty());
   }
   auto value = cn::labels::sanitize_label_value(policy_text);
-  check(cn::labels::is_valid_label_value(value) && value == cn::labels::sanitize_label_value(policy_text));
+  check(cn::labels::is_valid_label_value(value) &&
+        value == cn::labels::sanitize_label_value(policy_text));
 
   if (!body.empty() && body.front() == '[') {
     if (auto list = cn::nomad::parse_allocation_list(body)) {

@@ -1,7 +1,6 @@
 #include "common/cilium/model/endpoint.h"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "common/cilium/model/json_read.h"
@@ -43,9 +42,8 @@ void read_status(JsonReader& status, Endpoint& ep) {
     r.read("labels", ep.identity_labels);
   });
   with_object(status, "labels", [&](JsonReader& r) {
-    with_object(r, "realized", [&](JsonReader& realized) {
-      realized.read("user", ep.realized_user_labels);
-    });
+    with_object(r, "realized",
+                [&](JsonReader& realized) { realized.read("user", ep.realized_user_labels); });
     r.read("security-relevant", ep.security_relevant_labels);
     r.read("derived", ep.derived_labels);
     r.read("disabled", ep.disabled_labels);
@@ -110,7 +108,8 @@ bool is_reserved_only(const Endpoint& ep) {
   if (ep.identity_id == kIdentityHost || ep.identity_id == kIdentityHealth) return true;
   auto set = identity_labels(ep);
   if (set.empty() || is_init(ep)) return false;
-  return std::all_of(set.begin(), set.end(), [](const labels::Label& l) { return l.is_reserved(); });
+  return std::all_of(set.begin(), set.end(),
+                     [](const labels::Label& l) { return l.is_reserved(); });
 }
 
 labels::LabelSet user_labels(const Endpoint& ep) {

@@ -1,12 +1,11 @@
 #pragma once
 // The part of a Cilium agent Endpoint (GET /v1/endpoint[/{id}]) the labeler reads.
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "common/labels/label_set.h"
 #include "common/util/result.h"
@@ -25,18 +24,18 @@ struct Addressing {
 
 struct Endpoint {
   std::int64_t id = 0;
-  std::string state;                                   // status.state
-  std::int64_t identity_id = 0;                        // status.identity.id; 0 = none reported
-  std::vector<std::string> identity_labels;            // status.identity.labels
-  std::vector<std::string> realized_user_labels;       // status.labels.realized.user (Custom)
-  std::vector<std::string> security_relevant_labels;   // status.labels.security-relevant
-  std::vector<std::string> derived_labels;             // status.labels.derived
-  std::vector<std::string> disabled_labels;            // status.labels.disabled
-  std::vector<std::string> spec_user_labels;           // spec.label-configuration.user
-  std::string cni_attachment_id;                       // "<containerID>:<ifname>", no prefix
-  std::string container_id;                            // empty on newer agents/flags
-  std::vector<Addressing> addressing;                  // status.networking.addressing
-  std::string health;                                  // status.health.overallHealth
+  std::string state;                                  // status.state
+  std::int64_t identity_id = 0;                       // status.identity.id; 0 = none reported
+  std::vector<std::string> identity_labels;           // status.identity.labels
+  std::vector<std::string> realized_user_labels;      // status.labels.realized.user (Custom)
+  std::vector<std::string> security_relevant_labels;  // status.labels.security-relevant
+  std::vector<std::string> derived_labels;            // status.labels.derived
+  std::vector<std::string> disabled_labels;           // status.labels.disabled
+  std::vector<std::string> spec_user_labels;          // spec.label-configuration.user
+  std::string cni_attachment_id;                      // "<containerID>:<ifname>", no prefix
+  std::string container_id;                           // empty on newer agents/flags
+  std::vector<Addressing> addressing;                 // status.networking.addressing
+  std::string health;                                 // status.health.overallHealth
 };
 
 // Only wrong types fail; every missing or null field is its zero value. Endpoints of other

@@ -13,11 +13,16 @@ constexpr std::size_t kMaxIfname = 15;  // IFNAMSIZ - 1
 
 std::string_view prefix_of(EndpointIdKind kind) {
   switch (kind) {
-    case EndpointIdKind::local: return "";
-    case EndpointIdKind::cni_attachment: return "cni-attachment-id:";
-    case EndpointIdKind::container_id: return "container-id:";
-    case EndpointIdKind::ipv4: return "ipv4:";
-    case EndpointIdKind::ipv6: return "ipv6:";
+    case EndpointIdKind::local:
+      return "";
+    case EndpointIdKind::cni_attachment:
+      return "cni-attachment-id:";
+    case EndpointIdKind::container_id:
+      return "container-id:";
+    case EndpointIdKind::ipv4:
+      return "ipv4:";
+    case EndpointIdKind::ipv6:
+      return "ipv6:";
   }
   return "";
 }

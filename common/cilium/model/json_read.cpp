@@ -10,8 +10,7 @@ struct TooDeep {};
 
 }  // namespace
 
-JsonReader::JsonReader(const nlohmann::json& value, std::string where)
-    : where_(std::move(where)) {
+JsonReader::JsonReader(const nlohmann::json& value, std::string where) : where_(std::move(where)) {
   if (value.is_object()) {
     value_ = &value;
   } else {
@@ -105,8 +104,8 @@ void JsonReader::read(std::string_view key, std::vector<std::string>& out) {
   result.reserve(v->size());
   for (const auto& item : *v) {
     if (!item.is_string()) {
-      return fail(path(key) + "[" + std::to_string(result.size()) +
-                  "]: expected a string, got " + item.type_name());
+      return fail(path(key) + "[" + std::to_string(result.size()) + "]: expected a string, got " +
+                  item.type_name());
     }
     result.push_back(item.get_ref<const std::string&>());
   }

@@ -4,8 +4,8 @@ namespace cn::nomad {
 
 Result<labels::AllocationIdentity> identity_of(const Allocation& alloc, const Job& job) {
   if (!job.id.empty() && job.id != alloc.job_id) {
-    return fail("allocation " + alloc.id + " belongs to job \"" + alloc.job_id +
-                "\", not \"" + job.id + "\"");
+    return fail("allocation " + alloc.id + " belongs to job \"" + alloc.job_id + "\", not \"" +
+                job.id + "\"");
   }
   if (!job.nomad_namespace.empty() && job.nomad_namespace != alloc.nomad_namespace) {
     return fail("allocation " + alloc.id + " is in namespace \"" + alloc.nomad_namespace +

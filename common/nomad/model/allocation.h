@@ -2,12 +2,11 @@
 // The part of Nomad's Allocation the labeler reads. Every field may be absent on the wire (the
 // top-level Allocation is encoded omitempty), so each has a usable zero value.
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "common/nomad/model/job.h"
 #include "common/util/result.h"

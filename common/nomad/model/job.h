@@ -2,11 +2,10 @@
 // The part of Nomad's Job the labeler reads: names, parentage and meta.
 #include <cstdint>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "common/util/result.h"
 

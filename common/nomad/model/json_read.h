@@ -4,11 +4,10 @@
 // The reader keeps the first error, so a parser can read every field and check once at the end.
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/util/result.h"
 

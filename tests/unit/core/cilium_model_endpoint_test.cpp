@@ -125,13 +125,13 @@ TEST_P(AttachmentIdTest, NeedsAllocAndInterface) {
   EXPECT_EQ(parse_attachment_id(GetParam().text).has_value(), GetParam().ok) << GetParam().text;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Table, AttachmentIdTest,
-    ::testing::Values(AttachmentCase{std::string(kAllocId) + ":eth0", true},
-                      AttachmentCase{std::string(kAllocId) + ":", false},
-                      AttachmentCase{kAllocId, false},
-                      AttachmentCase{"0123abcd:eth0", false},
-                      AttachmentCase{"health:eth0", false}, AttachmentCase{"", false}));
+INSTANTIATE_TEST_SUITE_P(Table, AttachmentIdTest,
+                         ::testing::Values(AttachmentCase{std::string(kAllocId) + ":eth0", true},
+                                           AttachmentCase{std::string(kAllocId) + ":", false},
+                                           AttachmentCase{kAllocId, false},
+                                           AttachmentCase{"0123abcd:eth0", false},
+                                           AttachmentCase{"health:eth0", false},
+                                           AttachmentCase{"", false}));
 
 TEST(EndpointRefTest, Forms) {
   auto cni = EndpointRef::cni_attachment(kAllocId, "eth0");

@@ -38,10 +38,9 @@ TEST(LabelWritePlanTest, ExactMatchNeedsNoWrite) {
 }
 
 TEST(LabelWritePlanTest, OrderOfAgentLabelsDoesNotMatter) {
-  auto plan = plan_label_write(
-      labeled_with({"nomad:nomad.namespace=default", "nomad:nomad.group=app",
-                    "nomad:nomad.job=web"}),
-      desired());
+  auto plan = plan_label_write(labeled_with({"nomad:nomad.namespace=default",
+                                             "nomad:nomad.group=app", "nomad:nomad.job=web"}),
+                               desired());
   EXPECT_EQ(plan.action, LabelWriteAction::none);
 }
 
@@ -55,9 +54,8 @@ TEST(LabelWritePlanTest, OurLabelsWithInitStillNeedWrite) {
 
 TEST(LabelWritePlanTest, ReferenceEndpointWithOtherKeysIsStale) {
   // The section-7 example uses nomad:job etc.; under our contract those are stale.
-  auto plan = plan_label_write(labeled_with({"nomad:group=app", "nomad:job=web",
-                                             "nomad:namespace=default"}),
-                               desired());
+  auto plan = plan_label_write(
+      labeled_with({"nomad:group=app", "nomad:job=web", "nomad:namespace=default"}), desired());
   EXPECT_EQ(plan.action, LabelWriteAction::write);
   EXPECT_EQ(plan.missing.size(), 3U);
   EXPECT_EQ(plan.stale, (Strings{"nomad:group=app", "nomad:job=web", "nomad:namespace=default"}));

@@ -31,16 +31,16 @@ LabelPolicy policy(std::string_view text) {
 }
 
 TEST(DeriveLabelsTest, CoreLabelsOnlyWithoutPolicy) {
-  EXPECT_EQ(derive_labels(web(), {}).to_strings(),
-            (Strings{"nomad:nomad.group=app", "nomad:nomad.job=web",
-                     "nomad:nomad.namespace=default"}));
+  EXPECT_EQ(
+      derive_labels(web(), {}).to_strings(),
+      (Strings{"nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"}));
 }
 
 TEST(DeriveLabelsTest, AllowListedMetaGroupWins) {
-  EXPECT_EQ(derive_labels(web(), policy("team,tier,absent")).to_strings(),
-            (Strings{"nomad:nomad.group=app", "nomad:nomad.job=web",
-                     "nomad:nomad.namespace=default", "nomad:team=payments",
-                     "nomad:tier=frontend"}));
+  EXPECT_EQ(
+      derive_labels(web(), policy("team,tier,absent")).to_strings(),
+      (Strings{"nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default",
+               "nomad:team=payments", "nomad:tier=frontend"}));
 }
 
 TEST(DeriveLabelsTest, MetaNotAllowListedNeverAppears) {
@@ -192,7 +192,9 @@ struct ParentJobCase {
 
 class ParentJobTest : public ::testing::TestWithParam<ParentJobCase> {};
 
-TEST_P(ParentJobTest, MapsChildIdsByPattern) { EXPECT_EQ(parent_job_of(GetParam().in), GetParam().out); }
+TEST_P(ParentJobTest, MapsChildIdsByPattern) {
+  EXPECT_EQ(parent_job_of(GetParam().in), GetParam().out);
+}
 
 INSTANTIATE_TEST_SUITE_P(
     Table, ParentJobTest,
@@ -230,14 +232,13 @@ TEST_P(LabelPolicyTest, ParsesCliList) {
 
 INSTANTIATE_TEST_SUITE_P(
     Table, LabelPolicyTest,
-    ::testing::Values(PolicyCase{"", true, {}}, PolicyCase{" , ,", true, {}},
-                      PolicyCase{"team", true, {"team"}},
-                      PolicyCase{" tier ,team,tier,\tteam ", true, {"team", "tier"}},
-                      PolicyCase{"nomad.job", false, {}}, PolicyCase{"team,nomad.x", false, {}},
-                      PolicyCase{"a=b", false, {}}, PolicyCase{"a:b", false, {}},
-                      PolicyCase{"a/b", false, {}}, PolicyCase{"-a", false, {}},
-                      PolicyCase{std::string(64, 'k'), false, {}},
-                      PolicyCase{"nomad", true, {"nomad"}}, PolicyCase{"x.nomad.y", true, {"x.nomad.y"}}));
+    ::testing::Values(
+        PolicyCase{"", true, {}}, PolicyCase{" , ,", true, {}}, PolicyCase{"team", true, {"team"}},
+        PolicyCase{" tier ,team,tier,\tteam ", true, {"team", "tier"}},
+        PolicyCase{"nomad.job", false, {}}, PolicyCase{"team,nomad.x", false, {}},
+        PolicyCase{"a=b", false, {}}, PolicyCase{"a:b", false, {}}, PolicyCase{"a/b", false, {}},
+        PolicyCase{"-a", false, {}}, PolicyCase{std::string(64, 'k'), false, {}},
+        PolicyCase{"nomad", true, {"nomad"}}, PolicyCase{"x.nomad.y", true, {"x.nomad.y"}}));
 
 }  // namespace
 }  // namespace cn::labels

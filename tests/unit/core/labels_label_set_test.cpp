@@ -30,8 +30,7 @@ INSTANTIATE_TEST_SUITE_P(
                       ParseCase{"reserved:init", {"reserved", "init", ""}},
                       ParseCase{"$host", {"reserved", "host", ""}},
                       ParseCase{"reserved.health", {"reserved", "health", ""}},
-                      ParseCase{":x=y", {"unspec", "x", "y"}},
-                      ParseCase{"", {"unspec", "", ""}}));
+                      ParseCase{":x=y", {"unspec", "x", "y"}}, ParseCase{"", {"unspec", "", ""}}));
 
 TEST(LabelTest, PrintsEmptyValueWithoutEquals) {
   EXPECT_EQ((Label{"nomad", "k", ""}).to_string(), "nomad:k");
@@ -39,8 +38,8 @@ TEST(LabelTest, PrintsEmptyValueWithoutEquals) {
 }
 
 TEST(LabelTest, RoundTripsThroughText) {
-  for (const Label& l : {Label{"nomad", "nomad.job", "web"}, Label{"nomad", "team", ""},
-                         Label{"k8s", "a", "b=c"}}) {
+  for (const Label& l :
+       {Label{"nomad", "nomad.job", "web"}, Label{"nomad", "team", ""}, Label{"k8s", "a", "b=c"}}) {
     EXPECT_EQ(parse_label(l.to_string()), l);
   }
 }
@@ -57,6 +56,16 @@ TEST(LabelSetTest, FromStringsCollidesByKeyLikeTheAgent) {
   std::vector<std::string> texts{"nomad:job=a", "k8s:job=b", "nomad:group=g"};
   auto set = LabelSet::from_strings(texts);
   EXPECT_EQ(set.to_strings(), (std::vector<std::string>{"k8s:job=b", "nomad:group=g"}));
+}
+
+TEST(LabelSetTest, FromStringsHandlesLongListsWithDuplicates) {
+  std::vector<std::string> texts;
+  for (int i = 0; i < 100000; ++i)
+    texts.push_back("a:k" + std::to_string(i % 5000) + "=" + std::to_string(i));
+  auto set = LabelSet::from_strings(texts);
+  ASSERT_EQ(set.size(), 5000U);
+  EXPECT_EQ(set.find("k0")->value, "95000");
+  EXPECT_EQ(set.find("k4999")->value, "99999");
 }
 
 TEST(LabelSetTest, SortsAndComparesIndependentOfInsertOrder) {

@@ -1,7 +1,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-
 #include <nlohmann/json.hpp>
 
 #include "common/labels/derive_labels.h"
@@ -69,10 +68,9 @@ TEST(NomadAllocationTest, ReferenceAllocationDerivesExpectedLabels) {
 TEST(NomadAllocationTest, SharedReferenceCopiesAreCurrent) {
   auto shared = testdata::source_dir().parent_path() / "shared" / "reference" / "nomad";
   if (!std::filesystem::exists(shared)) GTEST_SKIP() << "no shared/ next to the repo";
-  for (const char* name : {"alloc_get.json", "allocations_list.json",
-                           "event_alloc_updated.ndjson", "event_plan_result.ndjson"}) {
-    EXPECT_EQ(testdata::read_file(shared / name),
-              testdata::read_data(std::string("nomad/") + name))
+  for (const char* name : {"alloc_get.json", "allocations_list.json", "event_alloc_updated.ndjson",
+                           "event_plan_result.ndjson"}) {
+    EXPECT_EQ(testdata::read_file(shared / name), testdata::read_data(std::string("nomad/") + name))
         << name;
   }
 }
@@ -130,17 +128,16 @@ TEST_P(NomadTerminalTest, MatchesNomadTerminalStatus) {
   EXPECT_EQ(a.is_client_terminal(), GetParam().client_terminal);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Table, NomadTerminalTest,
-    ::testing::Values(TerminalCase{"pending", "run", false, false},
-                      TerminalCase{"running", "run", false, false},
-                      TerminalCase{"unknown", "run", false, false},
-                      TerminalCase{"running", "stop", true, false},
-                      TerminalCase{"running", "evict", true, false},
-                      TerminalCase{"complete", "run", true, true},
-                      TerminalCase{"failed", "run", true, true},
-                      TerminalCase{"lost", "stop", true, true},
-                      TerminalCase{"", "", false, false}));
+INSTANTIATE_TEST_SUITE_P(Table, NomadTerminalTest,
+                         ::testing::Values(TerminalCase{"pending", "run", false, false},
+                                           TerminalCase{"running", "run", false, false},
+                                           TerminalCase{"unknown", "run", false, false},
+                                           TerminalCase{"running", "stop", true, false},
+                                           TerminalCase{"running", "evict", true, false},
+                                           TerminalCase{"complete", "run", true, true},
+                                           TerminalCase{"failed", "run", true, true},
+                                           TerminalCase{"lost", "stop", true, true},
+                                           TerminalCase{"", "", false, false}));
 
 TEST(NomadAllocationTest, AddressFallsBackToIpv6) {
   Allocation a;

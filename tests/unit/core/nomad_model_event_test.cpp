@@ -109,7 +109,8 @@ TEST_P(NomadEventBadLineTest, IsAnErrorNotACrash) {
 INSTANTIATE_TEST_SUITE_P(
     Table, NomadEventBadLineTest,
     ::testing::Values(
-        BadLine{"empty", ""}, BadLine{"plain_text", "subscription closed by server, client should resubscribe"},
+        BadLine{"empty", ""},
+        BadLine{"plain_text", "subscription closed by server, client should resubscribe"},
         BadLine{"truncated", R"({"Events":[{"Topic":"Alloc)"}, BadLine{"array", "[]"},
         BadLine{"null", "null"}, BadLine{"number", "42"},
         BadLine{"events_object", R"({"Events":{},"Index":1})"},
@@ -128,8 +129,9 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(NomadEventTest, UnicodeAndHugeMetaSurvive) {
   std::string big(1 << 20, 'm');
-  std::string line = R"({"Index":1,"Events":[{"Topic":"Allocation","Key":"k","Payload":{"Allocation":{"ID":"4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11","Namespace":"caf\u00e9 ✓","Job":{"Meta":{"big":")" +
-                     big + R"("}}}}}]})";
+  std::string line =
+      R"({"Index":1,"Events":[{"Topic":"Allocation","Key":"k","Payload":{"Allocation":{"ID":"4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11","Namespace":"caf\u00e9 ✓","Job":{"Meta":{"big":")" +
+      big + R"("}}}}}]})";
   EventFrame frame = frame_of(line);
   ASSERT_EQ(frame.events.size(), 1U);
   ASSERT_TRUE(frame.events[0].allocation.has_value());
@@ -166,8 +168,8 @@ TEST(NdjsonFramerTest, KeepsPartialLineUntilNewline) {
 
 TEST(NdjsonFramerTest, FinalLineWithoutNewlineIsTruncated) {
   NdjsonFramer framer;
-  ASSERT_TRUE(framer.feed("{}\nsubscription closed by server, client should resubscribe")
-                  .has_value());
+  ASSERT_TRUE(
+      framer.feed("{}\nsubscription closed by server, client should resubscribe").has_value());
   auto end = framer.finish();
   ASSERT_FALSE(end.has_value());
   EXPECT_NE(end.error().message.find("subscription closed by server"), std::string::npos);
