@@ -68,7 +68,7 @@ TEST_F(StateStoreTest, NoWriteWhenNothingChanged) {
 
 TEST_F(StateStoreTest, CorruptFileIsKeptAsideAndAFreshOneStarted) {
   std::filesystem::create_directories(dir_.file("run"));
-  for (std::string garbage : {"{not json", "[]", "{\"schema\":99}", "{\"schema\":1,\"allocations\":{\"../x\":{}}}",
+  for (const std::string& garbage : std::vector<std::string>{"{not json", "[]", "{\"schema\":99}", "{\"schema\":1,\"allocations\":{\"../x\":{}}}",
                               "{\"schema\":1,\"allocations\":{\"" + alloc_id(1) + "\":{\"ips\":5}}}", ""}) {
     SCOPED_TRACE(garbage);
     cn::testing::write_file(dir_.file("run/state.json"), garbage);

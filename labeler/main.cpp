@@ -1,0 +1,174 @@
+// cilium-nomad-labeler: thin CLI over the labeler library.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include "common/cilium/client/curl_cilium_client.h"
+#include "common/labels/label_policy.h"
+#include "common/nomad/client/curl_nomad_client.h"
+#include "labeler/labeler_daemon.h"
+#include "labeler/logging.h"
+#include "labeler/state_command.h"
+#include "labeler/status_server.h"
+
+namespace {
+
+using namespace cn;
+
+struct RunFlags {
+  std::string cilium_socket;
+  std::string nomad_addr;
+  std::string meta_labels;
+  std::string log_level = "info";
+  std::string log_format = "text";
+  std::string watch = "node";
+  long long resync_seconds = 300;
+  long long gc_grace_seconds = 600;
+};
+
+const char* env_or_null(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+// SIGTERM/SIGINT are taken by one thread with sigwait; every other thread has them blocked, so
+// shutdown is an ordinary stop request, never code running in a signal handler.
+std::jthread signal_thread(std::stop_source& stop) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return std::jthread([&stop, set] {
+    int sig = 0;
+    sigwait(&set, &sig);
+    spdlog::info("signal received, shutting down: signal={}", sig);
+    stop.request_stop();
+  });
+}
+
+int run(labeler::DaemonConfig config, const RunFlags& flags) {
+  if (auto ok = labeler::setup_logging(flags.log_level, flags.log_format); !ok) {
+    std::cerr << ok.error().message << "\n";
+    return 2;
+  }
+  auto policy = labels::parse_label_policy(flags.meta_labels);
+  if (!policy) {
+    spdlog::error("invalid --meta-labels: {}", policy.error().message);
+    return 2;
+  }
+  config.policy = *policy;
+  if (flags.watch == "node") config.watch = labeler::WatchMode::kNode;
+  else if (flags.watch == "events") config.watch = labeler::WatchMode::kEvents;
+  else if (flags.watch == "none") config.watch = labeler::WatchMode::kNone;
+  config.resync_interval = std::chrono::seconds{flags.resync_seconds};
+  config.gc_grace = std::chrono::seconds{flags.gc_grace_seconds};
+
+  auto nomad_config = nomad::NomadClientConfig::from_env(env_or_null);
+  if (!nomad_config) {
+    spdlog::error("Nomad settings: {}", nomad_config.error().message);
+    return 2;
+  }
+  if (!flags.nomad_addr.empty()) nomad_config->address = flags.nomad_addr;
+  auto nomad_client = nomad::CurlNomadClient::create(*nomad_config);
+  if (!nomad_client) {
+    spdlog::error("Nomad client: {}", nomad_client.error().message);
+    return 2;
+  }
+  cilium::CurlCiliumClient cilium_client(cilium::CiliumClientConfig::resolve(flags.cilium_socket, env_or_null));
+  spdlog::info("starting cilium-nomad-labeler v{}: nomad={{{}}} cilium={{{}}} meta_labels={}", CN_VERSION,
+               nomad_config->redacted(), cilium_client.config().describe(), flags.meta_labels.empty() ? "-" : flags.meta_labels);
+
+  std::stop_source stop;
+  auto signals = signal_thread(stop);
+  labeler::LabelerDaemon daemon(config, **nomad_client, cilium_client, system_clock(), spdlog::default_logger());
+
+  std::unique_ptr<labeler::StatusServer> status;
+  if (!config.metrics_addr.empty()) {
+    status = std::make_unique<labeler::StatusServer>(daemon.metrics(), [&daemon] {
+      return std::pair<bool, std::string>{daemon.ready(), daemon.not_ready_reason()};
+    });
+    if (auto ok = status->start(config.metrics_addr); !ok) {
+      spdlog::error("metrics server: {}", ok.error().message);
+      return 1;
+    }
+  }
+  if (auto ok = daemon.start(stop.get_token()); !ok) {
+    spdlog::error("cannot start: {}", ok.error().message);
+    return 1;
+  }
+  std::mutex mu;
+  std::condition_variable_any cv;
+  std::unique_lock lock(mu);
+  cv.wait(lock, stop.get_token(), [] { return false; });
+  daemon.stop();
+  if (status) status->stop();
+  spdlog::info("stopped");
+  // Unblock the signal thread if we stopped for another reason.
+  if (!signals.get_stop_token().stop_requested()) ::kill(::getpid(), SIGTERM);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"cilium-nomad-labeler: gives Nomad allocations their Cilium identity"};
+  app.require_subcommand(1);
+
+  labeler::DaemonConfig config;
+  RunFlags flags;
+  auto* run_cmd = app.add_subcommand("run", "Run the node-local labeler daemon");
+  run_cmd->add_option("--cilium-socket", flags.cilium_socket,
+                      "Cilium agent API socket (env CILIUM_SOCK; default /var/run/cilium/cilium.sock)");
+  run_cmd->add_option("--nomad-addr", flags.nomad_addr,
+                      "Nomad address: http://, https:// or unix:// (env NOMAD_ADDR; default http://127.0.0.1:4646)");
+  run_cmd->add_option("--node-id", config.node_id, "This node's Nomad node ID (default: ask /v1/agent/self)");
+  run_cmd->add_option("--socket", config.socket_path, "Notification socket for the CNI plugin")->capture_default_str();
+  run_cmd->add_option("--state-file", config.state_file, "Node state file shared with the plugin")->capture_default_str();
+  run_cmd->add_option("--meta-labels", flags.meta_labels, "Comma-separated job/group meta keys that become labels");
+  run_cmd->add_option("--log-level", flags.log_level, "trace, debug, info, warn, error")->capture_default_str();
+  run_cmd->add_option("--log-format", flags.log_format, "text or json")->capture_default_str()
+      ->check(CLI::IsMember({"text", "json"}));
+  run_cmd->add_option("--workers", config.workers, "Concurrent label workers")->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  run_cmd->add_option("--resync-interval", flags.resync_seconds, "Seconds between full reconciles (0: never)")
+      ->capture_default_str()->check(CLI::Range(0LL, 86400LL));
+  run_cmd->add_option("--watch", flags.watch, "node (blocking query), events (event stream) or none")
+      ->capture_default_str()->check(CLI::IsMember({"node", "events", "none"}));
+  run_cmd->add_option("--metrics-addr", config.metrics_addr, "HOST:PORT for /metrics and /healthz (empty: off)")
+      ->capture_default_str();
+  run_cmd->add_flag("--gc-endpoints", config.gc_endpoints, "Delete orphaned endpoints after the grace period");
+  run_cmd->add_option("--gc-grace", flags.gc_grace_seconds, "Seconds an endpoint stays orphaned before deletion")
+      ->capture_default_str();
+
+  std::string state_file = config.state_file;
+  bool as_json = false;
+  auto* state_cmd = app.add_subcommand("state", "Show the node state file");
+  state_cmd->add_option("--state-file", state_file, "State file to read")->capture_default_str();
+  state_cmd->add_flag("--json", as_json, "JSON keyed by allocation ID");
+
+  auto* version_cmd = app.add_subcommand("version", "Print the version");
+
+  CLI11_PARSE(app, argc, argv);
+
+  if (*version_cmd) {
+    std::cout << "cilium-nomad-labeler v" << CN_VERSION << "\n";
+    return 0;
+  }
+  if (*state_cmd) {
+    auto text = labeler::render_state(state_file, as_json, system_clock());
+    if (!text) {
+      std::cerr << "cannot read " << state_file << ": " << text.error().message << "\n";
+      return 1;
+    }
+    std::cout << *text;
+    return 0;
+  }
+  return run(config, flags);
+}
