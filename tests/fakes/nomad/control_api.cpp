@@ -75,7 +75,8 @@ HttpResponse FakeNomad::route_control(const HttpRequest& request,
         id = launch_periodic(ns, body.at("parent").get<std::string>(), at);
       } else if (s[2] == "dispatch") {
         StringMap meta;
-        for (const auto& [k, v] : body.value("meta", json::object()).items()) {
+        const json meta_json = body.value("meta", json::object());  // items() needs a live object
+        for (const auto& [k, v] : meta_json.items()) {
           meta[k] = v.get<std::string>();
         }
         id = dispatch_job(ns, body.at("parent").get<std::string>(), meta,

@@ -240,7 +240,8 @@ class FakeNomad {
   HttpResponse route_v1(const HttpRequest& request, const std::vector<std::string>& segments);
   struct QueryOut {
     std::uint64_t index = 0;
-    nlohmann::json body;
+    // Built once, when the query answers: a parked query re-checks only the index on each change.
+    std::function<nlohmann::json()> body;
     std::optional<HttpResponse> error;    // answered at once (ACL, bad input)
     std::optional<HttpResponse> missing;  // answered when the wait ends (object not found)
   };

@@ -96,10 +96,11 @@ HttpResponse FakeNomad::blocking_query(const HttpRequest& request,
     out = query();
     if (!woken) break;
   }
-  lock.unlock();
   if (out.error) return *out.error;
   if (out.missing) return *out.missing;
-  return json_reply(request, out.body, out.index);
+  nlohmann::json body = out.body ? out.body() : nlohmann::json(nullptr);
+  lock.unlock();
+  return json_reply(request, body, out.index);
 }
 
 HttpResponse FakeNomad::agent_self(const HttpRequest& request) {
@@ -147,7 +148,8 @@ HttpResponse FakeNomad::node_get(const HttpRequest& request, const std::string& 
     }
     auto it = nodes_.find(id);
     if (it == nodes_.end()) return {index_, {}, std::nullopt, text_error(404, "node not found")};
-    return {it->second.modify_index, encode_node(it->second), std::nullopt, std::nullopt};
+    const NodeRecord& node = it->second;
+    return {node.modify_index, [&node] { return encode_node(node); }, std::nullopt, std::nullopt};
   });
 }
 
@@ -158,18 +160,24 @@ HttpResponse FakeNomad::node_allocations(const HttpRequest& request, const std::
     if (denied || (token && !token->management && !token->node_read)) {
       return {0, {}, permission_denied(), std::nullopt};
     }
-    json list = json::array();
     std::uint64_t max_index = 0;
     bool any = false;
     for (const auto& [aid, a] : allocs_) {
       if (a.node_id != id) continue;
       any = true;
       max_index = std::max(max_index, a.modify_index);
-      // Allocs in namespaces the token cannot read are dropped silently.
-      if (!can_read_ns_locked(token, a.namespace_)) continue;
-      list.push_back(encode_alloc(a, /*include_job=*/true));
     }
-    return {any ? max_index : allocs_index_, list, std::nullopt, std::nullopt};
+    auto build = [this, token, id] {
+      json list = json::array();
+      for (const auto& [aid, a] : allocs_) {
+        // Allocs in namespaces the token cannot read are dropped silently.
+        if (a.node_id == id && can_read_ns_locked(token, a.namespace_)) {
+          list.push_back(encode_alloc(a, /*include_job=*/true));
+        }
+      }
+      return list;
+    };
+    return {any ? max_index : allocs_index_, build, std::nullopt, std::nullopt};
   });
 }
 
@@ -181,13 +189,14 @@ HttpResponse FakeNomad::allocation_get(const HttpRequest& request, const std::st
     auto it = allocs_.find(id);
     if (it == allocs_.end()) {
       // Like Nomad: blocks on the allocs table, then answers 404.
-      return {allocs_index_, nullptr, std::nullopt, text_error(404, "alloc not found")};
+      return {allocs_index_, {}, std::nullopt, text_error(404, "alloc not found")};
     }
     if (!can_read_ns_locked(token, it->second.namespace_)) {
       return {0, {}, text_error(500, "Unknown allocation \"" + id + "\""), std::nullopt};
     }
-    return {it->second.modify_index, encode_alloc(it->second, /*include_job=*/true),
-            std::nullopt, std::nullopt};
+    const Alloc& a = it->second;
+    return {a.modify_index, [&a] { return encode_alloc(a, /*include_job=*/true); }, std::nullopt,
+            std::nullopt};
   });
 }
 
@@ -223,30 +232,33 @@ HttpResponse FakeNomad::allocations_list(const HttpRequest& request) {
     if (ns != "*" && !can_read_ns_locked(token, ns)) {
       return {0, {}, permission_denied(), std::nullopt};
     }
-    std::vector<const Alloc*> rows;
-    for (const auto& [id, a] : allocs_) {
-      if (!id.starts_with(prefix)) continue;
-      if (ns == "*" ? !can_read_ns_locked(token, a.namespace_) : a.namespace_ != ns) continue;
-      // go-bexpr runs on the full Allocation, not on the stub.
-      if (filter && !filter->matches(encode_alloc(a, true))) continue;
-      rows.push_back(&a);
-    }
-    if (reverse) std::reverse(rows.begin(), rows.end());
-    json list = json::array();
-    next_out.clear();
-    bool started = next_token.empty();
-    for (const Alloc* a : rows) {
-      if (!started) {
-        started = reverse ? a->id <= next_token : a->id >= next_token;
-        if (!started) continue;
+    auto build = [&, token]() -> json {
+      std::vector<const Alloc*> rows;
+      for (const auto& [id, a] : allocs_) {
+        if (!id.starts_with(prefix)) continue;
+        if (ns == "*" ? !can_read_ns_locked(token, a.namespace_) : a.namespace_ != ns) continue;
+        // go-bexpr runs on the full Allocation, not on the stub.
+        if (filter && !filter->matches(encode_alloc(a, true))) continue;
+        rows.push_back(&a);
       }
-      if (per_page > 0 && list.size() == per_page) {
-        next_out = a->id;
-        break;
+      if (reverse) std::reverse(rows.begin(), rows.end());
+      json list = json::array();
+      next_out.clear();
+      bool started = next_token.empty();
+      for (const Alloc* a : rows) {
+        if (!started) {
+          started = reverse ? a->id <= next_token : a->id >= next_token;
+          if (!started) continue;
+        }
+        if (per_page > 0 && list.size() == per_page) {
+          next_out = a->id;
+          break;
+        }
+        list.push_back(encode_alloc_stub(*a, resources, task_states));
       }
-      list.push_back(encode_alloc_stub(*a, resources, task_states));
-    }
-    return {allocs_index_, list, std::nullopt, std::nullopt};
+      return list;
+    };
+    return {allocs_index_, build, std::nullopt, std::nullopt};
   });
   if (!next_out.empty()) response.headers.emplace_back("X-Nomad-Nexttoken", next_out);
   return response;
@@ -263,9 +275,10 @@ HttpResponse FakeNomad::job_get(const HttpRequest& request, const std::string& i
     }
     auto it = jobs_.find(job_key(ns, id));
     if (it == jobs_.end()) {
-      return {index_, nullptr, std::nullopt, text_error(404, "job not found")};
+      return {index_, {}, std::nullopt, text_error(404, "job not found")};
     }
-    return {it->second->modify_index, encode_job(*it->second), std::nullopt, std::nullopt};
+    auto job = it->second;
+    return {job->modify_index, [job] { return encode_job(*job); }, std::nullopt, std::nullopt};
   });
 }
 
