@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "labeler/event_watcher.h"
+#include "labeler/node_watcher.h"
+
 namespace cn::labeler {
 namespace {
 
@@ -67,9 +70,13 @@ Status LabelerDaemon::start(std::stop_token stop) {
     log_->warn("waiting for Nomad to tell this node's ID: error=\"{}\"", id.error().message);
     clock_.sleep_for(retry_delay(attempt), stop);
   }
+  std::uint64_t first_index = 0;
   for (int attempt = 0; !stop.stop_requested(); ++attempt) {
     auto report = reconcile_now();
-    if (report) break;
+    if (report) {
+      first_index = report->nomad_index;
+      break;
+    }
     set_reason("first reconcile failed: " + report.error().message);
     log_->warn("startup reconcile failed, retrying: error=\"{}\"", report.error().message);
     clock_.sleep_for(retry_delay(attempt), stop);
@@ -82,19 +89,56 @@ Status LabelerDaemon::start(std::stop_token stop) {
   if (config_.resync_interval.count() > 0) {
     resync_thread_ = std::jthread([this](std::stop_token st) { resync_loop(st); });
   }
+  start_watcher(first_index);
   return {};
 }
 
+void LabelerDaemon::start_watcher(std::uint64_t index) {
+  auto enqueue = [this](WorkItem item) {
+    bool ok = queue_->enqueue(std::move(item));
+    metrics_.set("cilium_nomad_queue_depth", static_cast<double>(queue_->depth()));
+    return ok;
+  };
+  auto resync = [this] {
+    if (auto report = reconcile_now(); !report) {
+      metrics_.inc("cilium_nomad_errors_total", "kind=\"reconcile\"");
+      log_->warn("watch resync failed: error=\"{}\"", report.error().message);
+    }
+  };
+  switch (config_.watch) {
+    case WatchMode::kNode: {
+      NodeWatchOptions options;
+      options.initial_index = index;  // the first reconcile covered everything up to here
+      watcher_ = std::make_unique<NodeWatcher>(nomad_, clock_, metrics_, node_id_, enqueue, resync, log_, options);
+      break;
+    }
+    case WatchMode::kEvents: {
+      EventWatchOptions options;
+      options.initial_index = index;  // the stream resumes right after the first reconcile
+      watcher_ = std::make_unique<EventWatcher>(nomad_, clock_, metrics_, node_id_, enqueue, resync, log_, options);
+      break;
+    }
+    case WatchMode::kNone:
+      return;  // plugin notifications and the periodic resync only
+  }
+  watch_thread_ = std::jthread([this](std::stop_token st) { watcher_->run(st); });
+}
+
 void LabelerDaemon::stop() {
+  // Asked first, joined last: a node-mode blocking query in flight holds the watcher until it
+  // returns, and nothing else should wait behind it.
+  if (watch_thread_.joinable()) watch_thread_.request_stop();
   if (resync_thread_.joinable()) {
     resync_thread_.request_stop();
     resync_thread_ = {};
   }
   if (server_) server_->stop();
   if (queue_) queue_->stop();
+  if (watch_thread_.joinable()) watch_thread_ = {};
 }
 
 Result<ReconcileReport> LabelerDaemon::reconcile_now() {
+  std::lock_guard lock(reconcile_mu_);
   return reconciler_->run(node_id_, [this](WorkItem item) { return queue_->enqueue(std::move(item)); });
 }
 

@@ -15,6 +15,7 @@
 #include "labeler/daemon_config.h"
 #include "labeler/notify_server.h"
 #include "labeler/reconciler.h"
+#include "labeler/watcher.h"
 #include "labeler/work_queue.h"
 
 namespace cn::labeler {
@@ -45,6 +46,8 @@ class LabelerDaemon {
   void resync_loop(std::stop_token stop);
   std::chrono::milliseconds retry_delay(int attempt);
   void set_reason(std::string reason);
+  // --watch: runs the configured watcher on its own thread; `index` is the first reconcile's.
+  void start_watcher(std::uint64_t index);
 
   DaemonConfig config_;
   nomad::NomadApi& nomad_;
@@ -64,6 +67,9 @@ class LabelerDaemon {
   std::mutex rng_mu_;
   std::mt19937_64 rng_{std::random_device{}()};
   std::jthread resync_thread_;
+  std::mutex reconcile_mu_;  // the resync loop and the watcher may both ask for a reconcile
+  std::unique_ptr<Watcher> watcher_;
+  std::jthread watch_thread_;
 };
 
 }  // namespace cn::labeler

@@ -1,0 +1,166 @@
+#include "labeler/event_watcher.h"
+
+#include <algorithm>
+#include <variant>
+
+#include <spdlog/spdlog.h>
+
+namespace cn::labeler {
+
+namespace {
+
+constexpr std::string_view kAllocationTopic = "Allocation";
+
+}  // namespace
+
+EventWatcher::EventWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics, std::string node_id,
+                           EnqueueFn enqueue, ResyncFn resync, std::shared_ptr<spdlog::logger> log,
+                           EventWatchOptions options)
+    : nomad_(nomad), clock_(clock), metrics_(metrics), node_id_(std::move(node_id)), enqueue_(std::move(enqueue)),
+      resync_(std::move(resync)), log_(log ? std::move(log) : spdlog::default_logger()), options_(std::move(options)),
+      rng_(options_.seed != 0 ? options_.seed : std::random_device{}()), last_index_(options_.initial_index) {}
+
+void EventWatcher::run(std::stop_token stop) {
+  log_->info("event watch started: node={} namespace={} index={}", node_id_, options_.nomad_namespace, last_index_);
+  int attempt = 0;
+  while (!stop.stop_requested()) {
+    Session s;
+    s.opened_at = clock_.now();
+    nomad::EventStreamQuery query;
+    query.topic = std::string(kAllocationTopic);
+    query.nomad_namespace = options_.nomad_namespace;
+    // Nomad's index is inclusive: ask for the first one we have not seen.
+    query.index = last_index_ + 1;
+    s.min_index = query.index;
+    auto status = nomad_.event_stream(
+        query, [&](std::string_view line) { return !stop.stop_requested() && on_line(s, line); },
+        options_.idle_timeout, stop);
+    if (stop.stop_requested()) break;
+
+    // Whatever ended this stream, the next one must be followed by a resync: events may have
+    // fallen out of Nomad's buffer in between, and a resubscribe may add namespaces.
+    resync_pending_ = true;
+    metrics_.inc("cilium_nomad_watch_reconnects_total", "mode=\"events\"");
+    if (s.resubscribe) {
+      attempt = 0;
+      log_->info("event stream resubscribing on schedule: node={} resume_index={}", node_id_, last_index_ + 1);
+      continue;
+    }
+
+    Error error = s.error ? *s.error
+                          : (!status ? status.error() : Error{"event stream ended without being asked to", 0});
+    std::string_view kind = s.error ? "nomad_stream_bad_line" : (s.got_line ? "nomad_stream" : "nomad_stream_open");
+    const bool healthy =
+        s.got_line && !s.error && (s.frames > 0 || clock_.now() - s.opened_at >= options_.healthy_after);
+    if (healthy) attempt = 0;
+    metrics_.inc("cilium_nomad_errors_total", "kind=\"" + std::string(kind) + "\"");
+    auto delay = backoff_delay(options_.backoff, attempt, rng_);
+    ++attempt;
+    if (!s.got_line) {
+      // A denied subscription on Nomad >= 1.11.2 looks exactly like this (200, then EOF).
+      log_->warn("event stream ended before its first heartbeat (denied?), retrying: node={} code={} error=\"{}\" "
+                 "attempt={} retry_ms={}",
+                 node_id_, error.code, error.message, attempt, delay.count());
+    } else {
+      log_->warn("event stream broken, reconnecting: node={} code={} error=\"{}\" frames={} resume_index={} "
+                 "attempt={} retry_ms={}",
+                 node_id_, error.code, error.message, s.frames, last_index_ + 1, attempt, delay.count());
+    }
+    if (!clock_.sleep_for(delay, stop)) break;
+  }
+  log_->info("event watch stopped: node={} index={}", node_id_, last_index_);
+}
+
+bool EventWatcher::on_line(Session& s, std::string_view line) {
+  auto message = nomad::parse_event_frame(line);
+  if (!message) {
+    // A decoder cannot resynchronise inside a broken stream (netreap weakness 3): end it here
+    // and reconnect at the last good index.
+    s.error = Error{"unusable event stream line: " + message.error().message, 0};
+    return false;
+  }
+  if (!s.got_line) {
+    // Nomad sends "{}" first; any well-formed line proves the subscription is live, though, and
+    // refusing a frame that came first would only turn a harmless ordering into a reconnect loop.
+    s.got_line = true;
+    if (resync_pending_) {
+      resync_pending_ = false;
+      log_->info("event stream reopened, resyncing: node={} index={}", node_id_, s.min_index);
+      resync_();
+    }
+  }
+  if (auto* frame = std::get_if<nomad::EventFrame>(&*message)) on_frame(s, *frame);
+  // Heartbeats arrive every 30 s, so this check runs at least that often.
+  if (clock_.now() - s.opened_at >= options_.resubscribe_every) {
+    s.resubscribe = true;
+    return false;
+  }
+  return true;
+}
+
+void EventWatcher::on_frame(Session& s, const nomad::EventFrame& frame) {
+  ++s.frames;
+  // Asked for an index newer than the newest, Nomad replays its last batch: already covered.
+  if (frame.index < s.min_index) return;
+  for (const auto& event : frame.events) on_event(event);
+  last_index_ = std::max(last_index_, frame.index);
+}
+
+void EventWatcher::on_event(const nomad::Event& event) {
+  if (event.topic != kAllocationTopic) return;
+  if (event.type != "AllocationUpdated" && event.type != "PlanResult") return;
+  if (event.payload_error) {
+    metrics_.inc("cilium_nomad_errors_total", "kind=\"nomad_event_payload\"");
+    log_->warn("event stream: unusable allocation payload: key={} index={} error=\"{}\"", event.key, event.index,
+               event.payload_error->message);
+    return;
+  }
+  if (!event.allocation) return;
+  const nomad::Allocation& alloc = *event.allocation;
+  if (alloc.node_id != node_id_) return;
+
+  const std::uint64_t modify_index = alloc.modify_index != 0 ? alloc.modify_index : event.index;
+  auto it = seen_.find(alloc.id);
+  if (it != seen_.end() && modify_index <= it->second.modify_index) {
+    log_->debug("event stream: already seen: alloc={} modify_index={} seen={}", alloc.id, modify_index,
+                it->second.modify_index);
+    return;
+  }
+  if (alloc.is_terminal()) {
+    // Never needs labels again; forgetting it keeps the map to this node's live allocations.
+    if (it != seen_.end()) seen_.erase(it);
+    return;
+  }
+  remember(alloc.id, modify_index);
+  if (!wants_labels(alloc)) return;
+
+  WorkItem item = watch_work_item(alloc, false);
+  std::string key = item.ifname;
+  for (const auto& ip : item.ips) key += "," + ip;
+  Seen& seen = seen_[alloc.id];
+  if (seen.enqueued == key) return;  // same endpoint, same labels: nothing to do
+  if (enqueue_(std::move(item))) {
+    seen.enqueued = std::move(key);
+    log_->debug("event stream: enqueued alloc={} type={} modify_index={}", alloc.id, event.type, modify_index);
+  } else {
+    // Not remembered as enqueued, so the allocation's next event tries again.
+    metrics_.inc("cilium_nomad_errors_total", "kind=\"queue_full\"");
+    log_->warn("queue full, leaving the allocation to the next resync: alloc={} source=watch", alloc.id);
+  }
+}
+
+void EventWatcher::remember(const std::string& alloc_id, std::uint64_t modify_index) {
+  auto [it, inserted] = seen_.try_emplace(alloc_id);
+  it->second.modify_index = modify_index;
+  if (!inserted || seen_.size() <= options_.max_tracked) return;
+  // Over the bound (far more live allocations than a node runs): drop the least recently
+  // modified other entry. At worst that allocation is enqueued once more later.
+  auto oldest = seen_.end();
+  for (auto e = seen_.begin(); e != seen_.end(); ++e) {
+    if (e == it) continue;
+    if (oldest == seen_.end() || e->second.modify_index < oldest->second.modify_index) oldest = e;
+  }
+  if (oldest != seen_.end()) seen_.erase(oldest);
+}
+
+}  // namespace cn::labeler

@@ -1,0 +1,108 @@
+#pragma once
+// --watch events: GET /v1/event/stream?topic=Allocation&namespace=*&index=<last+1>
+// (nomad-api.md 4 and 7.3b), the fix for netreap weaknesses 2, 3, 4 and 6.
+//
+//  - Explicit topic=Allocation (never "all topics", which needs a management token).
+//  - Every node receives every allocation event of the cluster (NodeID is not a filter key), so
+//    events are filtered here: AllocationUpdated and PlanResult of THIS node whose allocation has
+//    an address and is not terminal.
+//  - Dedup: an event whose ModifyIndex is <= the one already seen for that allocation is
+//    skipped; frames below the subscription's start index (Nomad replays its last batch when
+//    asked for an index newer than the newest) are skipped too. Labels come from the job,
+//    group and namespace, which cannot change during an allocation's life (meta changes are
+//    destructive updates), so an allocation is enqueued once per address it reports, not once
+//    per client update: a health update or restart costs nothing (netreap weakness 18).
+//  - Job cache: none. Event payloads carry no Job and no JobModifyIndex, so a cache keyed by
+//    (namespace, job, JobModifyIndex) could never be looked up from an event; WorkItems go out
+//    without `alloc` and the worker makes one GET /v1/allocation/:id (which embeds the exact job
+//    version the allocation runs). That is one call per allocation start on this node.
+//  - The stream is dead on EOF, on an error, on a line that is not JSON (netreap weakness 3:
+//    close and reconnect, never skip in place), and after idle_timeout without a byte (Nomad
+//    heartbeats every 30 s). A stream that ends before any line (Nomad >= 1.11.2 answers a
+//    denied subscription with 200 + EOF) is an error like any other. Reconnects back off with
+//    full jitter on the injected clock; the backoff resets only after a healthy stream.
+//  - Resume at last index + 1, then a full resync once the new stream's first line arrived:
+//    Nomad's buffer is small and skips silently when the index fell out of it.
+//  - Periodic resubscribe (namespace=* is expanded once at subscribe time, so namespaces
+//    created later would never be delivered), followed by the same resync.
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+
+#include <spdlog/fwd.h>
+
+#include "common/nomad/client/nomad_api.h"
+#include "common/nomad/model/event_frame.h"
+#include "common/util/clock.h"
+#include "labeler/metrics.h"
+#include "labeler/watcher.h"
+
+namespace cn::labeler {
+
+struct EventWatchOptions {
+  std::string nomad_namespace = "*";
+  // Nomad heartbeats every 30 s: 45 s of silence is a dead stream (nomad-api.md 4.2).
+  std::chrono::milliseconds idle_timeout{45'000};
+  std::chrono::milliseconds resubscribe_every{std::chrono::minutes{10}};
+  BackoffPolicy backoff;
+  // A stream that lived this long (or delivered a frame) was healthy: the next reconnect starts
+  // the backoff from the beginning.
+  std::chrono::milliseconds healthy_after{30'000};
+  // Last Raft index already reconciled (the daemon's first reconcile); the stream starts after it.
+  std::uint64_t initial_index = 0;
+  // Bound on the per-allocation dedup map (this node's allocations only; terminal ones leave it).
+  std::size_t max_tracked = 4096;
+  std::uint64_t seed = 0;  // jitter; 0: random
+};
+
+class EventWatcher final : public Watcher {
+ public:
+  EventWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics, std::string node_id, EnqueueFn enqueue,
+               ResyncFn resync, std::shared_ptr<spdlog::logger> log, EventWatchOptions options = {});
+
+  void run(std::stop_token stop) override;
+  std::string_view mode() const override { return "events"; }
+
+  std::uint64_t last_index() const { return last_index_; }
+  std::size_t tracked() const { return seen_.size(); }
+
+ private:
+  struct Session {
+    MonoTime opened_at{};
+    std::uint64_t min_index = 0;  // the index asked for
+    bool got_line = false;        // any well-formed line: the subscription is live
+    int frames = 0;
+    bool resubscribe = false;     // ended by us, on schedule
+    std::optional<Error> error;   // ended by us, on a bad line
+  };
+  struct Seen {
+    std::uint64_t modify_index = 0;
+    std::string enqueued;  // address (and interface) last handed to the queue
+  };
+
+  bool on_line(Session& s, std::string_view line);
+  void on_frame(Session& s, const nomad::EventFrame& frame);
+  void on_event(const nomad::Event& event);
+  void remember(const std::string& alloc_id, std::uint64_t modify_index);
+
+  nomad::NomadApi& nomad_;
+  Clock& clock_;
+  Metrics& metrics_;
+  std::string node_id_;
+  EnqueueFn enqueue_;
+  ResyncFn resync_;
+  std::shared_ptr<spdlog::logger> log_;
+  EventWatchOptions options_;
+  std::mt19937_64 rng_;
+
+  // Touched only by run()'s thread (the stream calls on_line on it).
+  std::uint64_t last_index_ = 0;
+  bool resync_pending_ = false;
+  std::map<std::string, Seen> seen_;
+};
+
+}  // namespace cn::labeler

@@ -1,0 +1,85 @@
+#pragma once
+// --watch node: a blocking-query loop on GET /v1/node/<node>/allocations (nomad-api.md 3 and
+// 7.3a). Node-scoped, so Nomad wakes us only for this node's allocations, and the answer embeds
+// each Job, so the workers need no further Nomad call (netreap weakness 18).
+//
+// Each answer is diffed by ModifyIndex: an allocation is new or changed when its ModifyIndex is
+// above what we last knew of it (or, for one we do not track, above the index we asked with:
+// X-Nomad-Index is the max ModifyIndex of the node's allocations, so anything changed since
+// has a larger one). Changed allocations that want labels become WorkItems with the allocation
+// attached.
+//
+// If Nomad's index goes backwards (servers restored from an older snapshot) every remembered
+// index is meaningless: the watcher forgets them, asks again from index 0 (a non-blocking full
+// listing that becomes the new baseline) and then requests a full resync. Errors back off
+// exponentially with full jitter on the injected clock.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+
+#include <spdlog/fwd.h>
+
+#include "common/nomad/client/nomad_api.h"
+#include "common/util/clock.h"
+#include "labeler/metrics.h"
+#include "labeler/watcher.h"
+
+namespace cn::labeler {
+
+struct NodeWatchOptions {
+  // Blocking wait sent to Nomad. 300 s is Nomad's maximum (longer values are capped silently).
+  std::chrono::seconds wait{300};
+  // Up to wait/jitter_divisor is taken off each wait so the nodes of a cluster drift apart
+  // instead of re-asking in lockstep (Nomad adds its own wait/16 on top). 0: no jitter.
+  int jitter_divisor = 8;
+  // Deadline of a non-blocking call; added to wait + wait/16 for a blocking one.
+  std::chrono::milliseconds call_timeout{10'000};
+  // An answer that changed nothing and came back sooner than this (a proxy dropping ?index=, a
+  // test double) is followed by a pause, so such a server cannot make the loop spin.
+  std::chrono::milliseconds min_quiet_interval{1'000};
+  BackoffPolicy backoff;
+  // Index of a listing already reconciled (the daemon's first reconcile): allocations up to it
+  // are not re-enqueued. 0: the first answer enqueues every allocation that wants labels.
+  std::uint64_t initial_index = 0;
+  // Bound on the per-allocation ModifyIndex map (live allocations of one node, so normally a
+  // few dozen); beyond it the oldest entries fall back to the asked-index rule.
+  std::size_t max_tracked = 8192;
+  std::uint64_t seed = 0;  // jitter; 0: random
+};
+
+class NodeWatcher final : public Watcher {
+ public:
+  NodeWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics, std::string node_id, EnqueueFn enqueue,
+              ResyncFn resync, std::shared_ptr<spdlog::logger> log, NodeWatchOptions options = {});
+
+  void run(std::stop_token stop) override;
+  std::string_view mode() const override { return "node"; }
+
+  // The index the next query asks with (for tests and logs).
+  std::uint64_t index() const { return index_.load(); }
+
+ private:
+  std::chrono::seconds next_wait();
+  // Diffs one answer against what we knew. `baseline`: remember only, enqueue nothing.
+  void apply(const nomad::AllocationList& list, std::uint64_t asked, bool baseline);
+
+  nomad::NomadApi& nomad_;
+  Clock& clock_;
+  Metrics& metrics_;
+  std::string node_id_;
+  EnqueueFn enqueue_;
+  ResyncFn resync_;
+  std::shared_ptr<spdlog::logger> log_;
+  NodeWatchOptions options_;
+  std::mt19937_64 rng_;
+
+  std::atomic<std::uint64_t> index_;
+  std::map<std::string, std::uint64_t> known_;  // live alloc ID -> ModifyIndex last seen
+  bool rebaseline_ = false;  // after an index reset: the next (index 0) answer is a baseline
+};
+
+}  // namespace cn::labeler
