@@ -99,8 +99,9 @@ json identity_json(const Identity& ident) {
 
 json endpoint_health_json(const FakeEndpoint& ep) {
   const std::string h = ep.health;
-  return json{{"bpf", h}, {"connected", h != "Failure" && h != "Disabled"}, {"overallHealth", h},
-              {"policy", h}};
+  json j{{"bpf", h}, {"overallHealth", h}, {"policy", h}};
+  if (h != "Failure" && h != "Disabled") j["connected"] = true;  // false is omitted
+  return j;
 }
 
 json label_configuration_json(const FakeEndpoint& ep) {
@@ -121,9 +122,9 @@ json endpoint_log_json(const FakeEndpoint& ep) {
 }
 
 json endpoint_config_status_json(const FakeEndpoint& ep) {
+  // `immutable` is a map: Go omits it when empty, and the fake has no immutable options.
   return json{{"realized", {{"label-configuration", label_spec(ep.labels.custom)},
-                            {"options", mutable_options()}}},
-              {"immutable", json::object()}};
+                            {"options", mutable_options()}}}};
 }
 
 json endpoint_json(const FakeEndpoint& ep, const ModelContext& ctx) {
@@ -207,7 +208,6 @@ json daemon_config_json(const DaemonView& view) {
         {"ipam-mode", "cluster-pool"},
         {"masquerade", true},
         {"masqueradeProtocols", {{"ipv4", true}}},
-        {"immutable", json::object()},
         {"realized", realized},
         {"kvstoreConfiguration", json::object()},
         {"nodeMonitor", {{"cpus", 2}, {"npages", 64}, {"pagesize", 4096}}}}}};
@@ -227,7 +227,6 @@ json healthz_json(const DaemonView& view, bool brief) {
       {"ipam", {{"ipv4", view.allocated_ipv4}, {"status", "ok"}}},
       {"nodeMonitor", {{"cpus", 2}, {"npages", 64}, {"pagesize", 4096}}},
       {"cluster", {{"ciliumHealth", {{"state", "Ok"}}}, {"self", "fake-node"}}},
-      {"controllers", json::array()},
       {"masquerading", {{"enabled", true}, {"mode", "BPF"}}},
       {"cni-chaining", {{"mode", "none"}}},
   };
