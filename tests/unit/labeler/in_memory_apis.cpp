@@ -34,6 +34,88 @@ nomad::Allocation make_alloc(const std::string& id, const std::string& job, cons
 void InMemoryNomad::put(nomad::Allocation alloc) {
   std::lock_guard lock(mu_);
   allocs_[alloc.id] = std::move(alloc);
+  cv_.notify_all();
+}
+
+void InMemoryNomad::remove(const std::string& alloc_id) {
+  std::lock_guard lock(mu_);
+  allocs_.erase(alloc_id);
+  cv_.notify_all();
+}
+
+void InMemoryNomad::set_blocking(bool blocking) {
+  std::lock_guard lock(mu_);
+  blocking_ = blocking;
+  cv_.notify_all();
+}
+
+void InMemoryNomad::expire_blocking() {
+  std::lock_guard lock(mu_);
+  ++expire_generation_;
+  cv_.notify_all();
+}
+
+void InMemoryNomad::set_index(std::optional<std::uint64_t> index) {
+  std::lock_guard lock(mu_);
+  index_override_ = index;
+  cv_.notify_all();
+}
+
+std::vector<std::uint64_t> InMemoryNomad::node_allocation_indexes() const {
+  std::lock_guard lock(mu_);
+  return node_indexes_;
+}
+
+int InMemoryNomad::blocked() const {
+  std::lock_guard lock(mu_);
+  return blocked_;
+}
+
+bool InMemoryNomad::wait_for_blocked(int n, std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] { return blocked_ >= n; });
+}
+
+std::uint64_t InMemoryNomad::node_index_locked(std::string_view node) const {
+  if (index_override_) return *index_override_;
+  std::uint64_t index = 0;
+  for (const auto& [id, a] : allocs_) {
+    if (a.node_id == node) index = std::max(index, a.modify_index);
+  }
+  return index;
+}
+
+void InMemoryNomad::script_stream(StreamScript script) {
+  std::lock_guard lock(mu_);
+  scripts_.push_back(std::move(script));
+}
+
+void InMemoryNomad::push_stream_line(std::string line) {
+  std::lock_guard lock(mu_);
+  live_lines_.push_back(std::move(line));
+  cv_.notify_all();
+}
+
+void InMemoryNomad::close_stream(std::optional<Error> end) {
+  std::lock_guard lock(mu_);
+  live_open_ = false;
+  live_end_ = std::move(end);
+  cv_.notify_all();
+}
+
+std::vector<nomad::EventStreamQuery> InMemoryNomad::stream_queries() const {
+  std::lock_guard lock(mu_);
+  return stream_queries_;
+}
+
+bool InMemoryNomad::wait_for_streams(std::size_t n, std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] { return stream_queries_.size() >= n; });
+}
+
+bool InMemoryNomad::stream_open() const {
+  std::lock_guard lock(mu_);
+  return live_open_;
 }
 
 void InMemoryNomad::fail_next(int n, int code) {
@@ -75,23 +157,80 @@ Result<nomad::Job> InMemoryNomad::job(std::string_view, std::string_view, MonoTi
   return fail("job not found", 404);
 }
 
-Result<nomad::Indexed<nomad::AllocationList>> InMemoryNomad::node_allocations(std::string_view node, std::uint64_t,
+Result<nomad::Indexed<nomad::AllocationList>> InMemoryNomad::node_allocations(std::string_view node, std::uint64_t index,
                                                                               std::chrono::seconds, MonoTime) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
+  node_indexes_.push_back(index);
   if (auto e = injected("node_allocations")) return std::unexpected(*e);
+  if (blocking_ && index > 0) {
+    // Like Nomad: wake when the node's index passes the asked one, or when the wait "expires".
+    // The real-time bound only keeps a broken test from hanging.
+    const std::uint64_t generation = expire_generation_;
+    ++blocked_;
+    cv_.notify_all();
+    cv_.wait_for(lock, std::chrono::seconds{30}, [&] {
+      return !blocking_ || expire_generation_ != generation || node_index_locked(node) > index;
+    });
+    --blocked_;
+    cv_.notify_all();
+  }
   nomad::Indexed<nomad::AllocationList> out;
   for (const auto& [id, a] : allocs_) {
-    if (a.node_id == node) {
-      out.value.allocations.push_back(a);
-      out.index = std::max(out.index, a.modify_index);
-    }
+    if (a.node_id == node) out.value.allocations.push_back(a);
   }
+  out.index = node_index_locked(node);
   return out;
 }
 
-Status InMemoryNomad::event_stream(const nomad::EventStreamQuery&, const std::function<bool(std::string_view)>&,
-                                   std::chrono::milliseconds, std::stop_token) {
-  return fail("not supported by the in-memory double");
+Status InMemoryNomad::event_stream(const nomad::EventStreamQuery& query,
+                                   const std::function<bool(std::string_view)>& on_line, std::chrono::milliseconds,
+                                   std::stop_token stop) {
+  std::unique_lock lock(mu_);
+  stream_queries_.push_back(query);
+  cv_.notify_all();
+  if (auto e = injected("event_stream")) return std::unexpected(*e);
+  if (scripts_.empty()) return fail("connection refused (no scripted stream)");
+  StreamScript script = std::move(scripts_.front());
+  scripts_.pop_front();
+  live_lines_.clear();
+  live_end_.reset();
+  live_open_ = script.hold_open;
+  cv_.notify_all();
+  for (const auto& line : script.lines) {
+    lock.unlock();
+    bool go = on_line(line);
+    lock.lock();
+    if (!go) {
+      live_open_ = false;
+      return {};
+    }
+  }
+  if (!script.hold_open) {
+    if (script.end) return std::unexpected(*script.end);
+    return {};
+  }
+  while (true) {
+    cv_.wait(lock, stop, [&] { return !live_lines_.empty() || !live_open_; });
+    if (stop.stop_requested()) {
+      live_open_ = false;
+      return {};
+    }
+    if (!live_lines_.empty()) {
+      std::string line = std::move(live_lines_.front());
+      live_lines_.pop_front();
+      lock.unlock();
+      bool go = on_line(line);
+      lock.lock();
+      if (!go) {
+        live_open_ = false;
+        cv_.notify_all();
+        return {};
+      }
+      continue;
+    }
+    if (live_end_) return std::unexpected(*live_end_);
+    return {};
+  }
 }
 
 // ---- Cilium

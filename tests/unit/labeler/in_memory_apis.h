@@ -2,9 +2,13 @@
 // In-memory doubles of NomadApi and CiliumApi for the labeler's unit tests: exact control and
 // call counts, no sockets. The wire-level behaviour (JSON, status codes, quirks) is covered by
 // the integration tests against the fakes.
+#include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "common/cilium/client/cilium_api.h"
 #include "common/nomad/client/nomad_api.h"
@@ -27,9 +31,51 @@ class InMemoryNomad : public nomad::NomadApi {
 
   std::string node_id = "f2c1e0b9-3a4d-5e6f-7a8b-9c0d1e2f3a4b";
 
+  // ---- Watch support (node and events watchers) ----
+  // Blocking node_allocations: with index > 0 the call waits (real time, bounded) until the
+  // node's index passes it or expire_blocking() ends the wait like Nomad's `wait` running out.
+  void set_blocking(bool blocking);
+  void expire_blocking();
+  // X-Nomad-Index answered for node_allocations instead of the max ModifyIndex (index resets).
+  void set_index(std::optional<std::uint64_t> index);
+  void remove(const std::string& alloc_id);
+  std::vector<std::uint64_t> node_allocation_indexes() const;  // ?index= of each call
+  int blocked() const;
+  bool wait_for_blocked(int n, std::chrono::milliseconds timeout = std::chrono::seconds{10}) const;
+
+  // Scripted event streams: each event_stream() call takes the next script, delivers its lines,
+  // then ends with `end` (nullopt: a clean end), or, when `hold_open`, waits for
+  // push_stream_line() / close_stream() / stop. No script left: the call fails at once.
+  struct StreamScript {
+    StreamScript(std::vector<std::string> l = {},
+                 std::optional<Error> e = Error{"nomad: event stream ended", 0}, bool hold = false)
+        : lines(std::move(l)), end(std::move(e)), hold_open(hold) {}
+    std::vector<std::string> lines;
+    std::optional<Error> end;
+    bool hold_open;
+  };
+  void script_stream(StreamScript script);
+  void push_stream_line(std::string line);
+  void close_stream(std::optional<Error> end = Error{"nomad: event stream ended", 0});
+  std::vector<nomad::EventStreamQuery> stream_queries() const;
+  bool wait_for_streams(std::size_t n, std::chrono::milliseconds timeout = std::chrono::seconds{10}) const;
+  bool stream_open() const;
+
  private:
   std::optional<Error> injected(const std::string& kind);
+  std::uint64_t node_index_locked(std::string_view node) const;
   mutable std::mutex mu_;
+  mutable std::condition_variable_any cv_;
+  bool blocking_ = false;
+  std::uint64_t expire_generation_ = 0;
+  std::optional<std::uint64_t> index_override_;
+  std::vector<std::uint64_t> node_indexes_;
+  int blocked_ = 0;
+  std::deque<StreamScript> scripts_;
+  std::vector<nomad::EventStreamQuery> stream_queries_;
+  std::deque<std::string> live_lines_;
+  bool live_open_ = false;
+  std::optional<Error> live_end_;
   std::map<std::string, nomad::Allocation> allocs_;
   std::map<std::string, int> calls_;
   int fail_left_ = 0;

@@ -1,0 +1,261 @@
+// --watch node against the in-memory Nomad: blocking queries driven by a condition variable,
+// time (backoff, pauses) driven by a ManualClock. No test sleeps to let something happen.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "labeler/node_watcher.h"
+#include "tests/unit/labeler/in_memory_apis.h"
+
+namespace cn::labeler {
+namespace {
+
+using namespace std::chrono_literals;
+using cn::testing::InMemoryNomad;
+using cn::testing::make_alloc;
+
+// Bounded real-time wait for a condition another thread makes true.
+template <class Pred>
+bool eventually(Pred pred, std::chrono::milliseconds timeout = 10s) {
+  auto until = std::chrono::steady_clock::now() + timeout;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+// What the watcher handed to the queue, in order.
+class Recorder {
+ public:
+  EnqueueFn fn() {
+    return [this](WorkItem item) {
+      std::lock_guard lock(mu_);
+      items_.push_back(std::move(item));
+      cv_.notify_all();
+      return true;
+    };
+  }
+  bool wait_for(std::size_t n) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, 10s, [&] { return items_.size() >= n; });
+  }
+  std::vector<WorkItem> items() const {
+    std::lock_guard lock(mu_);
+    return items_;
+  }
+  std::vector<std::string> ids() const {
+    std::vector<std::string> out;
+    for (const auto& i : items()) out.push_back(i.alloc_id);
+    return out;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<WorkItem> items_;
+};
+
+std::string uuid(int n) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "0b5e2a71-3b9d-4f21-8e6a-%012d", n);
+  return buf;
+}
+
+class NodeWatch : public ::testing::Test {
+ protected:
+  NodeWatch() { nomad.set_blocking(true); }
+  ~NodeWatch() override { stop(); }
+
+  nomad::Allocation alloc(int n, std::uint64_t modify_index, const std::string& address = "10.200.3.17",
+                          const std::string& client_status = "running") {
+    auto a = make_alloc(uuid(n), "web", "app", client_status);
+    a.modify_index = modify_index;
+    if (!address.empty()) a.network_status = nomad::NetworkStatus{"eth0", address, ""};
+    return a;
+  }
+
+  static NodeWatchOptions seeded(std::uint64_t index) {
+    NodeWatchOptions o;
+    o.initial_index = index;
+    return o;
+  }
+
+  void start(NodeWatchOptions options) {
+    options.seed = 7;
+    watcher = std::make_unique<NodeWatcher>(nomad, clock, metrics, nomad.node_id, recorder.fn(),
+                                            [this] { resyncs.fetch_add(1); }, nullptr, options);
+    thread = std::jthread([this](std::stop_token st) { watcher->run(st); });
+  }
+  void stop() {
+    if (!thread.joinable()) return;
+    thread.request_stop();
+    nomad.set_blocking(false);  // a query parked in the double returns; later ones do not park
+    thread.join();
+  }
+  // The watcher made `calls` node calls and now sleeps on the clock (backoff or pause).
+  bool sleeping_after(int calls) {
+    return eventually([&] { return nomad.calls("node_allocations") == calls && clock.sleepers() == 1; });
+  }
+
+  InMemoryNomad nomad;
+  ManualClock clock;
+  Metrics metrics;
+  Recorder recorder;
+  std::atomic<int> resyncs{0};
+  std::unique_ptr<NodeWatcher> watcher;
+  std::jthread thread;
+};
+
+TEST_F(NodeWatch, WakesOnChangeAndEnqueuesExactlyTheChangedAlloc) {
+  nomad.put(alloc(1, 100));
+  nomad.put(alloc(2, 110));
+  start(seeded(110));
+  ASSERT_TRUE(nomad.wait_for_blocked(1));
+  EXPECT_TRUE(recorder.items().empty()) << "the seed index covers what the first reconcile saw";
+
+  nomad.put(alloc(2, 120, "10.200.3.18"));
+  ASSERT_TRUE(recorder.wait_for(1));
+  ASSERT_TRUE(eventually([&] { return nomad.blocked() == 1 && nomad.node_allocation_indexes().size() == 2; }));
+  EXPECT_EQ(nomad.node_allocation_indexes(), (std::vector<std::uint64_t>{110, 120}));
+
+  auto items = recorder.items();
+  ASSERT_EQ(items.size(), 1u);
+  const WorkItem& item = items[0];
+  EXPECT_EQ(item.alloc_id, uuid(2));
+  EXPECT_EQ(item.source, WorkSource::kWatch);
+  EXPECT_FALSE(item.confirm);
+  EXPECT_EQ(item.ifname, "eth0");
+  EXPECT_EQ(item.ips, (std::vector<std::string>{"10.200.3.18"}));
+  ASSERT_TRUE(item.alloc.has_value()) << "node allocations embed the Job: the worker needs no Nomad call";
+  EXPECT_TRUE(item.alloc->job.has_value());
+  EXPECT_EQ(resyncs.load(), 0);
+  EXPECT_EQ(watcher->index(), 120u);
+}
+
+TEST_F(NodeWatch, SkipsAllocsWithoutAddressAndTerminalOnes) {
+  nomad.put(alloc(1, 100));
+  start(seeded(100));
+  ASSERT_TRUE(nomad.wait_for_blocked(1));
+  nomad.put(alloc(2, 101, ""));  // placed, the client has not reported NetworkStatus yet
+  ASSERT_TRUE(eventually([&] { return watcher->index() == 101 && nomad.blocked() == 1; }));
+  nomad.put(alloc(3, 102, "10.200.3.20", "complete"));
+  ASSERT_TRUE(eventually([&] { return watcher->index() == 102 && nomad.blocked() == 1; }));
+  auto stopped = alloc(4, 103, "10.200.3.21");
+  stopped.desired_status = "stop";
+  nomad.put(stopped);
+  ASSERT_TRUE(eventually([&] { return watcher->index() == 103 && nomad.blocked() == 1; }));
+  EXPECT_TRUE(recorder.items().empty());
+
+  nomad.put(alloc(2, 104, "10.200.3.19"));  // now it has its address
+  ASSERT_TRUE(recorder.wait_for(1));
+  EXPECT_EQ(recorder.ids(), (std::vector<std::string>{uuid(2)}));
+}
+
+TEST_F(NodeWatch, WithoutSeedTheFirstListingEnqueuesEverythingThatWantsLabels) {
+  nomad.put(alloc(1, 100));
+  nomad.put(alloc(2, 101, ""));
+  nomad.put(alloc(3, 102, "10.200.3.20", "failed"));
+  start(NodeWatchOptions{});
+  ASSERT_TRUE(nomad.wait_for_blocked(1));
+  EXPECT_EQ(recorder.ids(), (std::vector<std::string>{uuid(1)}));
+  EXPECT_EQ(nomad.node_allocation_indexes(), (std::vector<std::uint64_t>{0, 102}));
+}
+
+TEST_F(NodeWatch, IndexResetRequestsResyncAndRestartsFromZero) {
+  nomad.put(alloc(1, 1240));
+  start(seeded(1240));
+  ASSERT_TRUE(nomad.wait_for_blocked(1));
+
+  // Servers restored from an older snapshot: every index is lower now.
+  nomad.put(alloc(1, 40));
+  nomad.set_index(50);
+  nomad.expire_blocking();
+  ASSERT_TRUE(eventually([&] { return resyncs.load() == 1 && nomad.blocked() == 1; }));
+  EXPECT_EQ(nomad.node_allocation_indexes(), (std::vector<std::uint64_t>{1240, 0, 50}));
+  EXPECT_TRUE(recorder.items().empty()) << "the resync labels what the baseline listing showed";
+  EXPECT_EQ(metrics.get("cilium_nomad_errors_total", "kind=\"nomad_index_reset\""), 1);
+
+  // And it keeps watching from the new index.
+  nomad.set_index(std::nullopt);
+  nomad.put(alloc(2, 60, "10.200.3.30"));
+  ASSERT_TRUE(recorder.wait_for(1));
+  EXPECT_EQ(recorder.ids(), (std::vector<std::string>{uuid(2)}));
+  EXPECT_EQ(resyncs.load(), 1);
+}
+
+TEST_F(NodeWatch, BacksOffOnServerErrorsAndRecovers) {
+  nomad.put(alloc(1, 100));
+  nomad.fail_next(3, 500);
+  auto options = seeded(100);
+  options.backoff = BackoffPolicy{1s, 4s, 250ms};
+  start(options);
+  for (int call = 1; call <= 3; ++call) {
+    // Each failure is followed by exactly one sleep on the clock: no call until time moves.
+    ASSERT_TRUE(sleeping_after(call)) << "call " << call;
+    EXPECT_EQ(nomad.calls("node_allocations"), call);
+    clock.advance(4s);
+  }
+  ASSERT_TRUE(nomad.wait_for_blocked(1));
+  EXPECT_EQ(nomad.calls("node_allocations"), 4);
+  EXPECT_EQ(metrics.get("cilium_nomad_errors_total", "kind=\"nomad_watch\""), 3);
+  EXPECT_EQ(metrics.get("cilium_nomad_watch_reconnects_total", "mode=\"node\""), 3);
+
+  nomad.put(alloc(1, 130, "10.200.3.40"));
+  ASSERT_TRUE(recorder.wait_for(1));
+  EXPECT_EQ(recorder.ids(), (std::vector<std::string>{uuid(1)}));
+}
+
+TEST_F(NodeWatch, InstantUnchangedAnswersPauseInsteadOfSpinning) {
+  nomad.set_blocking(false);  // a server (or proxy) that ignores ?index=
+  nomad.put(alloc(1, 100));
+  auto options = seeded(100);
+  options.min_quiet_interval = 1s;
+  start(options);
+  ASSERT_TRUE(sleeping_after(1));
+  clock.advance(1s);
+  ASSERT_TRUE(sleeping_after(2));
+  EXPECT_TRUE(recorder.items().empty());
+}
+
+TEST_F(NodeWatch, EmptyNodeIndexZeroIsNotAReset) {
+  nomad.set_blocking(false);
+  nomad.set_index(0);
+  start(NodeWatchOptions{});
+  ASSERT_TRUE(sleeping_after(2));  // index 0, then 1 (never 0 again), then the quiet pause
+  EXPECT_EQ(nomad.node_allocation_indexes(), (std::vector<std::uint64_t>{0, 1}));
+  EXPECT_EQ(resyncs.load(), 0);
+}
+
+TEST_F(NodeWatch, StopIsPromptWhileBackingOff) {
+  nomad.fail_next(1000, 0);
+  auto options = seeded(100);
+  options.backoff = BackoffPolicy{1h, 1h, 1h};
+  start(options);
+  ASSERT_TRUE(sleeping_after(1));
+  auto before = std::chrono::steady_clock::now();
+  stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - before, 5s);
+  EXPECT_EQ(nomad.calls("node_allocations"), 1);
+}
+
+TEST(WatchBackoff, FullJitterWithinFloorAndExponentialCeiling) {
+  BackoffPolicy policy{1s, 60s, 250ms};
+  std::mt19937_64 rng(42);
+  for (int attempt = 0; attempt < 12; ++attempt) {
+    auto ceiling = std::min<long long>(60'000, 1'000LL << std::min(attempt, 20));
+    long long max_seen = 0;
+    for (int i = 0; i < 500; ++i) {
+      long long d = backoff_delay(policy, attempt, rng).count();
+      ASSERT_GE(d, 250);
+      ASSERT_LE(d, ceiling);
+      max_seen = std::max(max_seen, d);
+    }
+    EXPECT_GT(max_seen, ceiling * 8 / 10) << "attempt " << attempt << ": the range is used";
+  }
+  EXPECT_LE(backoff_delay(policy, 1'000'000, rng), 60s) << "no overflow on a huge attempt count";
+}
+
+}  // namespace
+}  // namespace cn::labeler
