@@ -130,6 +130,8 @@ HttpResponse FakeCiliumAgent::handle(const HttpRequest& req) {
     rec.answered = clock_.now();
     rec.real_answered = std::chrono::steady_clock::now();
     std::lock_guard lock(state_->mu);
+    // Bounded so a long demo run cannot grow without limit; tests never get near it.
+    if (state_->log.size() >= 200000) state_->log.erase(state_->log.begin(), state_->log.begin() + 100000);
     state_->log.push_back(rec);
     return resp;
   };
