@@ -13,7 +13,7 @@ case "$flavour" in
   release) dir=build;      args=(-DCMAKE_BUILD_TYPE=Release) ;;
   asan)    dir=build-asan; args=(-DCMAKE_BUILD_TYPE=Debug -DCN_SANITIZE=ON) ;;
   tsan)    dir=build-tsan; args=(-DCMAKE_BUILD_TYPE=Debug -DCN_TSAN=ON) ;;
-  fuzz)    dir=build-fuzz; args=(-DCMAKE_BUILD_TYPE=Debug -DCN_BUILD_FUZZERS=ON
+  fuzz)    dir=build-fuzz; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCN_BUILD_FUZZERS=ON
                                  -DCMAKE_CXX_COMPILER=clang++ -DCN_BUILD_TESTS=ON) ;;
   *) echo "usage: $0 [release|asan|tsan|fuzz]" >&2; exit 2 ;;
 esac

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # README command 2 and CI: install what is missing, build, and run the whole suite twice:
-# once optimised (the binaries users get) and once under ASan+UBSan. Ends with ctest's summary.
+# under ASan+UBSan, a libFuzzer smoke of every parser, then optimised (the binaries users get).
+# Ends with ctest's summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,4 +17,6 @@ run_suite() {
 }
 
 run_suite asan build-asan
+echo "== fuzz smoke (libFuzzer, ${FUZZ_SECONDS:-10} s per target)"
+scripts/fuzz.sh "${FUZZ_SECONDS:-10}"
 run_suite release build
