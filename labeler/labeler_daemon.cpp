@@ -20,6 +20,9 @@ LabelerDaemon::LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium
   LabelSettings settings{config_.policy, config_.call_timeout, config_.item_budget};
   labeler_ = std::make_unique<AllocLabeler>(nomad_, cilium_, state_, clock_, metrics_, settings, log_);
   reconciler_ = std::make_unique<Reconciler>(nomad_, cilium_, state_, clock_, metrics_, settings, log_);
+  orphans_ = std::make_unique<OrphanCollector>(
+      nomad_, cilium_, clock_, metrics_,
+      OrphanCollector::Options{config_.gc_endpoints, config_.gc_grace, config_.call_timeout}, log_);
   server_ = std::make_unique<NotifyServer>(NotifyServer::Options{config_.socket_path, config_.allowed_uids}, clock_,
                                            metrics_, log_);
   queue_ = std::make_unique<WorkQueue>(clock_, config_.workers, config_.max_queued,
@@ -139,7 +142,9 @@ void LabelerDaemon::stop() {
 
 Result<ReconcileReport> LabelerDaemon::reconcile_now() {
   std::lock_guard lock(reconcile_mu_);
-  return reconciler_->run(node_id_, [this](WorkItem item) { return queue_->enqueue(std::move(item)); });
+  auto report = reconciler_->run(node_id_, [this](WorkItem item) { return queue_->enqueue(std::move(item)); });
+  if (report) orphans_->collect(*report);
+  return report;
 }
 
 void LabelerDaemon::resync_loop(std::stop_token stop) {

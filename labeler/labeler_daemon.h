@@ -14,6 +14,7 @@
 #include "labeler/alloc_labeler.h"
 #include "labeler/daemon_config.h"
 #include "labeler/notify_server.h"
+#include "labeler/orphan_collector.h"
 #include "labeler/reconciler.h"
 #include "labeler/watcher.h"
 #include "labeler/work_queue.h"
@@ -58,6 +59,7 @@ class LabelerDaemon {
   state::StateStore state_;
   std::unique_ptr<AllocLabeler> labeler_;
   std::unique_ptr<Reconciler> reconciler_;
+  std::unique_ptr<OrphanCollector> orphans_;
   std::unique_ptr<NotifyServer> server_;
   std::unique_ptr<WorkQueue> queue_;
   std::string node_id_;

@@ -1,0 +1,54 @@
+#include "labeler/orphan_collector.h"
+
+#include <set>
+
+#include <spdlog/spdlog.h>
+
+namespace cn::labeler {
+
+OrphanCollector::OrphanCollector(nomad::NomadApi& nomad, cilium::CiliumApi& cilium, Clock& clock, Metrics& metrics,
+                                 Options options, std::shared_ptr<spdlog::logger> log)
+    : nomad_(nomad), cilium_(cilium), clock_(clock), metrics_(metrics), options_(options),
+      log_(log ? std::move(log) : spdlog::default_logger()) {}
+
+std::vector<long long> OrphanCollector::collect(const ReconcileReport& report) {
+  const MonoTime now = clock_.now();
+  std::set<std::pair<std::string, long long>> current(report.orphan_endpoints.begin(), report.orphan_endpoints.end());
+  std::erase_if(first_seen_, [&](const auto& kv) { return !current.contains(kv.first); });
+  for (const auto& key : current) first_seen_.try_emplace(key, now);
+
+  std::vector<long long> deleted;
+  if (!options_.delete_orphans) return deleted;
+  for (auto it = first_seen_.begin(); it != first_seen_.end();) {
+    const auto& [alloc_id, endpoint_id] = it->first;
+    if (now - it->second < options_.grace) {
+      ++it;
+      continue;
+    }
+    auto alloc = nomad_.allocation(alloc_id, now + options_.call_timeout);
+    bool gone = (!alloc && alloc.error().code == 404) || (alloc && alloc->is_client_terminal());
+    if (!gone) {
+      // Live elsewhere, unreadable, or Nomad unsure: keep it and look again next time.
+      log_->info("orphan kept: endpoint={} alloc={} reason=\"{}\"", endpoint_id, alloc_id,
+                 alloc ? "allocation not terminal" : alloc.error().message);
+      ++it;
+      continue;
+    }
+    auto ok = cilium_.delete_endpoint(cilium::EndpointRef::local(static_cast<std::uint16_t>(endpoint_id)),
+                                      now + options_.call_timeout);
+    if (ok || ok.error().code == 404) {
+      metrics_.inc("cilium_nomad_endpoints_deleted_total");
+      log_->warn("orphan endpoint deleted: endpoint={} alloc={} orphaned_s={}", endpoint_id, alloc_id,
+                 std::chrono::duration_cast<std::chrono::seconds>(now - it->second).count());
+      deleted.push_back(endpoint_id);
+      it = first_seen_.erase(it);
+    } else {
+      metrics_.inc("cilium_nomad_errors_total", "kind=\"gc_delete\"");
+      log_->warn("orphan delete failed: endpoint={} alloc={} error=\"{}\"", endpoint_id, alloc_id, ok.error().message);
+      ++it;
+    }
+  }
+  return deleted;
+}
+
+}  // namespace cn::labeler

@@ -1,0 +1,46 @@
+#pragma once
+// Endpoints whose allocation Nomad no longer runs on this node ("orphans": a DEL that never
+// came, a client crash). Always reported; deleted only with --gc-endpoints, after they stayed
+// orphaned for the grace period, and only after Nomad confirms the allocation is gone or
+// terminal — the node list silently omits allocations in namespaces the token cannot read, so
+// absence from it alone never justifies a deletion.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <spdlog/fwd.h>
+
+#include "common/cilium/client/cilium_api.h"
+#include "common/nomad/client/nomad_api.h"
+#include "labeler/metrics.h"
+#include "labeler/reconciler.h"
+
+namespace cn::labeler {
+
+class OrphanCollector {
+ public:
+  struct Options {
+    bool delete_orphans = false;
+    std::chrono::seconds grace{600};
+    std::chrono::milliseconds call_timeout{5000};
+  };
+
+  OrphanCollector(nomad::NomadApi& nomad, cilium::CiliumApi& cilium, Clock& clock, Metrics& metrics, Options options,
+                  std::shared_ptr<spdlog::logger> log);
+
+  // Called after each reconcile with what it found; returns the endpoints deleted.
+  std::vector<long long> collect(const ReconcileReport& report);
+
+ private:
+  nomad::NomadApi& nomad_;
+  cilium::CiliumApi& cilium_;
+  Clock& clock_;
+  Metrics& metrics_;
+  Options options_;
+  std::shared_ptr<spdlog::logger> log_;
+  // (alloc ID, endpoint ID) -> first seen orphaned. Bounded by the endpoints on the node.
+  std::map<std::pair<std::string, long long>, MonoTime> first_seen_;
+};
+
+}  // namespace cn::labeler

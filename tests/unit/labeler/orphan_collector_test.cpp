@@ -1,0 +1,94 @@
+#include <gtest/gtest.h>
+
+#include "labeler/orphan_collector.h"
+#include "tests/support/netns.h"
+#include "tests/unit/labeler/in_memory_apis.h"
+
+namespace cn::labeler {
+namespace {
+
+using cn::testing::InMemoryCilium;
+using cn::testing::InMemoryNomad;
+using cn::testing::make_alloc;
+using cn::testing::random_alloc_id;
+
+class OrphanCollectorTest : public ::testing::Test {
+ protected:
+  OrphanCollector collector(bool enabled) {
+    OrphanCollector::Options o;
+    o.delete_orphans = enabled;
+    o.grace = std::chrono::minutes{10};
+    return OrphanCollector(nomad_, cilium_, clock_, metrics_, o, nullptr);
+  }
+  ReconcileReport report_with(const std::string& alloc, long long ep) {
+    ReconcileReport r;
+    r.orphans = 1;
+    r.orphan_endpoints = {{alloc, ep}};
+    return r;
+  }
+
+  ManualClock clock_;
+  InMemoryNomad nomad_;
+  InMemoryCilium cilium_;
+  Metrics metrics_;
+};
+
+TEST_F(OrphanCollectorTest, DeletesOnlyAfterTheGracePeriodAndOnlyWhenNomadConfirms) {
+  std::string gone = random_alloc_id();
+  auto ep = cilium_.add_init_endpoint(gone, "10.0.0.1");
+  auto c = collector(true);
+  EXPECT_TRUE(c.collect(report_with(gone, ep)).empty());
+  clock_.advance(std::chrono::minutes{9});
+  EXPECT_TRUE(c.collect(report_with(gone, ep)).empty());
+  clock_.advance(std::chrono::minutes{1});
+  EXPECT_EQ(c.collect(report_with(gone, ep)), std::vector<long long>{ep});
+  EXPECT_EQ(cilium_.calls("delete"), 1);
+  EXPECT_EQ(metrics_.get("cilium_nomad_endpoints_deleted_total"), 1);
+}
+
+TEST_F(OrphanCollectorTest, LiveAllocationMissingFromTheNodeListIsNeverDeleted) {
+  std::string hidden = random_alloc_id();
+  nomad_.put(make_alloc(hidden));  // e.g. in a namespace the node list did not show
+  auto ep = cilium_.add_init_endpoint(hidden, "10.0.0.2");
+  auto c = collector(true);
+  c.collect(report_with(hidden, ep));
+  clock_.advance(std::chrono::hours{1});
+  EXPECT_TRUE(c.collect(report_with(hidden, ep)).empty());
+  EXPECT_EQ(cilium_.calls("delete"), 0);
+}
+
+TEST_F(OrphanCollectorTest, NomadErrorsKeepTheEndpoint) {
+  std::string gone = random_alloc_id();
+  auto ep = cilium_.add_init_endpoint(gone, "10.0.0.3");
+  auto c = collector(true);
+  c.collect(report_with(gone, ep));
+  clock_.advance(std::chrono::hours{1});
+  nomad_.fail_next(1, 500);
+  EXPECT_TRUE(c.collect(report_with(gone, ep)).empty());
+  EXPECT_EQ(cilium_.calls("delete"), 0);
+}
+
+TEST_F(OrphanCollectorTest, DisabledOnlyReports) {
+  std::string gone = random_alloc_id();
+  auto ep = cilium_.add_init_endpoint(gone, "10.0.0.4");
+  auto c = collector(false);
+  c.collect(report_with(gone, ep));
+  clock_.advance(std::chrono::hours{1});
+  EXPECT_TRUE(c.collect(report_with(gone, ep)).empty());
+  EXPECT_EQ(cilium_.calls("delete"), 0);
+  EXPECT_EQ(nomad_.calls("allocation"), 0);
+}
+
+TEST_F(OrphanCollectorTest, AnEndpointThatStopsBeingOrphanedRestartsItsGrace) {
+  std::string a = random_alloc_id();
+  auto ep = cilium_.add_init_endpoint(a, "10.0.0.5");
+  auto c = collector(true);
+  c.collect(report_with(a, ep));
+  clock_.advance(std::chrono::minutes{9});
+  c.collect(ReconcileReport{});  // seen healthy once
+  clock_.advance(std::chrono::minutes{5});
+  EXPECT_TRUE(c.collect(report_with(a, ep)).empty()) << "grace counts from the new sighting";
+}
+
+}  // namespace
+}  // namespace cn::labeler
