@@ -21,7 +21,7 @@ EventWatcher::EventWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metric
       rng_(options_.seed != 0 ? options_.seed : std::random_device{}()), last_index_(options_.initial_index) {}
 
 void EventWatcher::run(std::stop_token stop) {
-  log_->info("event watch started: node={} namespace={} index={}", node_id_, options_.nomad_namespace, last_index_);
+  log_->info("event watch started: node={} namespace={} index={}", node_id_, options_.nomad_namespace, last_index_.load());
   int attempt = 0;
   while (!stop.stop_requested()) {
     Session s;
@@ -43,7 +43,7 @@ void EventWatcher::run(std::stop_token stop) {
     metrics_.inc("cilium_nomad_watch_reconnects_total", "mode=\"events\"");
     if (s.resubscribe) {
       attempt = 0;
-      log_->info("event stream resubscribing on schedule: node={} resume_index={}", node_id_, last_index_ + 1);
+      log_->info("event stream resubscribing on schedule: node={} resume_index={}", node_id_, last_index_.load() + 1);
       continue;
     }
 
@@ -64,11 +64,11 @@ void EventWatcher::run(std::stop_token stop) {
     } else {
       log_->warn("event stream broken, reconnecting: node={} code={} error=\"{}\" frames={} resume_index={} "
                  "attempt={} retry_ms={}",
-                 node_id_, error.code, error.message, s.frames, last_index_ + 1, attempt, delay.count());
+                 node_id_, error.code, error.message, s.frames, last_index_.load() + 1, attempt, delay.count());
     }
     if (!clock_.sleep_for(delay, stop)) break;
   }
-  log_->info("event watch stopped: node={} index={}", node_id_, last_index_);
+  log_->info("event watch stopped: node={} index={}", node_id_, last_index_.load());
 }
 
 bool EventWatcher::on_line(Session& s, std::string_view line) {
@@ -103,7 +103,7 @@ void EventWatcher::on_frame(Session& s, const nomad::EventFrame& frame) {
   // Asked for an index newer than the newest, Nomad replays its last batch: already covered.
   if (frame.index < s.min_index) return;
   for (const auto& event : frame.events) on_event(event);
-  last_index_ = std::max(last_index_, frame.index);
+  if (frame.index > last_index_.load()) last_index_ = frame.index;
 }
 
 void EventWatcher::on_event(const nomad::Event& event) {

@@ -25,6 +25,7 @@
 //    Nomad's buffer is small and skips silently when the index fell out of it.
 //  - Periodic resubscribe (namespace=* is expanded once at subscribe time, so namespaces
 //    created later would never be delivered), followed by the same resync.
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -67,7 +68,9 @@ class EventWatcher final : public Watcher {
   void run(std::stop_token stop) override;
   std::string_view mode() const override { return "events"; }
 
-  std::uint64_t last_index() const { return last_index_; }
+  // Highest frame index handled; the next stream asks for the one after it. Readable from any thread.
+  std::uint64_t last_index() const { return last_index_.load(); }
+  // Size of the dedup map; read it only once run() returned.
   std::size_t tracked() const { return seen_.size(); }
 
  private:
@@ -99,8 +102,8 @@ class EventWatcher final : public Watcher {
   EventWatchOptions options_;
   std::mt19937_64 rng_;
 
-  // Touched only by run()'s thread (the stream calls on_line on it).
-  std::uint64_t last_index_ = 0;
+  // Written only by run()'s thread (the stream calls on_line on it).
+  std::atomic<std::uint64_t> last_index_;
   bool resync_pending_ = false;
   std::map<std::string, Seen> seen_;
 };
