@@ -21,7 +21,8 @@ EventWatcher::EventWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metric
       rng_(options_.seed != 0 ? options_.seed : std::random_device{}()), last_index_(options_.initial_index) {}
 
 void EventWatcher::run(std::stop_token stop) {
-  log_->info("event watch started: node={} namespace={} index={}", node_id_, options_.nomad_namespace, last_index_.load());
+  log_->info("event watch started: node={} namespace={} index={}", node_id_, options_.nomad_namespace,
+             last_index_.load());
   int attempt = 0;
   while (!stop.stop_requested()) {
     Session s;
