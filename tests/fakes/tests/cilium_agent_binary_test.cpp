@@ -1,0 +1,102 @@
+// The fake-cilium-agent executable: flags, readiness, the /_fake/ API from outside, clean exit.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "tests/fakes/cni/support/subprocess.h"
+#include "tests/fakes/http/raw_http_client.h"
+#include "tests/fakes/tests/http_test_util.h"
+
+namespace cn::fakes {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+using testing::eventually;
+using testing::TempDir;
+
+std::string agent_binary() {
+  const char* d = std::getenv("CN_BIN_DIR");
+  return d ? std::string(d) + "/fake-cilium-agent" : "";
+}
+
+// A child process we own; SIGKILLed and reaped if the test leaves early.
+class Child {
+ public:
+  explicit Child(const std::vector<std::string>& argv) {
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::execv(args[0], args.data());
+      ::_exit(127);
+    }
+  }
+  ~Child() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  // Sends `sig` and waits (bounded) for the exit status; -1 on timeout or signal death.
+  int stop(int sig, std::chrono::milliseconds timeout = 5s) {
+    ::kill(pid_, sig);
+    int status = 0;
+    const bool done = eventually([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, timeout);
+    if (!done) return -1;
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+TEST(FakeCiliumAgentBinary, ServesUntilSigtermThenRemovesItsSocket) {
+  ASSERT_EQ(::access(agent_binary().c_str(), X_OK), 0) << "CN_BIN_DIR not set or binary missing";
+  TempDir dir;
+  const std::string sock = dir.file("cilium.sock");
+  const std::string ready = dir.file("ready");
+  Child agent({agent_binary(), "--socket", sock, "--version", "1.15", "--identity-delay-ms", "0",
+               "--grace-period-ms", "0", "--rate-limits", "default", "--labels", "nomad:.*",
+               "--ready-file", ready});
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(ready); }, 10s));
+  const auto target = HttpTarget::unix_socket(sock);
+
+  auto put = http_request(target, "PUT", "/v1/endpoint/cilium-local:0",
+                          R"({"container-id":"a1","container-interface-name":"eth0","state":"ready","sync-build-endpoint":true})");
+  ASSERT_TRUE(put);
+  EXPECT_EQ(put->status, 201);
+  EXPECT_TRUE(put->body.empty()) << "--version 1.15";
+  auto state = http_request(target, "GET", "/_fake/state");
+  ASSERT_TRUE(state);
+  const json s = json::parse(state->body);
+  EXPECT_EQ(s["version"], "1.15");
+  EXPECT_EQ(s["rate-limits"], true);
+  EXPECT_EQ(s["allow-list"], true);
+  EXPECT_EQ(s["endpoints"].size(), 3u);
+
+  EXPECT_EQ(agent.stop(SIGTERM), 0);
+  EXPECT_FALSE(std::filesystem::exists(sock));
+}
+
+TEST(FakeCiliumAgentBinary, RejectsBadFlags) {
+  ASSERT_EQ(::access(agent_binary().c_str(), X_OK), 0);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--version", "1.9"}, {"--rate-limits", "sometimes"},
+        {"--api-rate-limit", "endpoint-patch=bogus:1"}}) {
+    auto r = run_process(agent_binary(), args, current_environment(), "", 10s);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->exit_code, 2) << args[0] << ": " << r->err;
+  }
+}
+
+}  // namespace
+}  // namespace cn::fakes
