@@ -32,7 +32,7 @@ void NodeWatcher::run(std::stop_token stop) {
     const std::chrono::seconds wait = asked == 0 ? std::chrono::seconds{0} : next_wait();
     const MonoTime started = clock_.now();
     const MonoTime deadline = started + wait + wait / 16 + options_.call_timeout;
-    auto answer = nomad_.node_allocations(node_id_, asked, wait, deadline);
+    auto answer = nomad_.node_allocations(node_id_, asked, wait, deadline, stop);
     if (stop.stop_requested()) break;
     metrics_.inc("cilium_nomad_api_calls_total",
                  std::string("target=\"nomad\",status=\"") + (answer ? "ok" : std::to_string(answer.error().code)) +

@@ -16,12 +16,12 @@ namespace cn::testing {
 
 std::string bin_dir() {
   const char* dir = std::getenv("CN_BIN_DIR");
-  return dir ? dir : "build/bin";
+  return dir ? dir : CN_DEFAULT_BIN_DIR;
 }
 
 std::string source_dir() {
   const char* dir = std::getenv("CN_SOURCE_DIR");
-  return dir ? dir : ".";
+  return dir ? dir : CN_DEFAULT_SOURCE_DIR;
 }
 
 ProcessResult run_process(const std::vector<std::string>& argv,

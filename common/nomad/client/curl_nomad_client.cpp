@@ -89,16 +89,17 @@ Error CurlNomadClient::error_from(const http::HttpFailure& failure) const {
   return Error{http::redact("nomad: " + failure.message, config_.token), 0};
 }
 
-Result<http::Response> CurlNomadClient::get(const std::string& target, MonoTime deadline, milliseconds cap) {
+Result<http::Response> CurlNomadClient::get(const std::string& target, MonoTime deadline, milliseconds cap,
+                                            std::stop_token stop) {
   http::Request req;
   req.method = http::Method::get;
   req.target = target;
   const std::string what = "GET " + target.substr(0, target.find('?'));
   auto res = http::with_retry(
-      http::RetryRun{backoff_, clock_, deadline, {}, {}, log_.get(), what.c_str()},
+      http::RetryRun{backoff_, clock_, deadline, stop, {}, log_.get(), what.c_str()},
       [&](milliseconds left) {
         req.timeout = std::min(left, cap);
-        return http_.send(req);
+        return http_.send(req, stop);
       });
   if (!res) return std::unexpected(error_from(res.error()));
   if (res->status != 200) {
@@ -140,7 +141,8 @@ Result<Job> CurlNomadClient::job(std::string_view nomad_namespace, std::string_v
 }
 
 Result<Indexed<AllocationList>> CurlNomadClient::node_allocations(std::string_view node_id, std::uint64_t index,
-                                                                  seconds wait, MonoTime deadline) {
+                                                                  seconds wait, MonoTime deadline,
+                                                                  std::stop_token stop) {
   http::Target target("/v1/node/" + http::percent_encode(node_id) + "/allocations");
   milliseconds cap = config_.request_timeout;
   if (index > 0) {
@@ -152,7 +154,7 @@ Result<Indexed<AllocationList>> CurlNomadClient::node_allocations(std::string_vi
     cap = std::chrono::duration_cast<milliseconds>(effective) + std::chrono::duration_cast<milliseconds>(effective) / 16 +
           config_.blocking_margin;
   }
-  auto res = get(finish(std::move(target)), deadline, cap);
+  auto res = get(finish(std::move(target)), deadline, cap, stop);
   if (!res) return std::unexpected(res.error());
   auto new_index = parse_index(res->headers.get("X-Nomad-Index"));
   if (!new_index) return fail("nomad: node allocations answer without a valid X-Nomad-Index header");

@@ -28,7 +28,8 @@ class CurlNomadClient final : public NomadApi {
   Result<Allocation> allocation(std::string_view alloc_id, MonoTime deadline) override;
   Result<Job> job(std::string_view nomad_namespace, std::string_view job_id, MonoTime deadline) override;
   Result<Indexed<AllocationList>> node_allocations(std::string_view node_id, std::uint64_t index,
-                                                   std::chrono::seconds wait, MonoTime deadline) override;
+                                                   std::chrono::seconds wait, MonoTime deadline,
+                                                   std::stop_token stop = {}) override;
   Status event_stream(const EventStreamQuery& query, const std::function<bool(std::string_view line)>& on_line,
                       std::chrono::milliseconds idle_timeout, std::stop_token stop) override;
 
@@ -38,7 +39,8 @@ class CurlNomadClient final : public NomadApi {
   CurlNomadClient(NomadClientConfig config, http::HttpTarget target, Clock& clock, std::shared_ptr<spdlog::logger> log);
 
   // GET with retries; any status but 200 becomes an Error with Nomad's text.
-  Result<http::Response> get(const std::string& target, MonoTime deadline, std::chrono::milliseconds cap);
+  Result<http::Response> get(const std::string& target, MonoTime deadline, std::chrono::milliseconds cap,
+                             std::stop_token stop = {});
   Error error_from(const http::Response& response) const;
   Error error_from(const http::HttpFailure& failure) const;
   // Appends ?region= when configured.

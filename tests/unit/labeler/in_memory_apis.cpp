@@ -158,7 +158,8 @@ Result<nomad::Job> InMemoryNomad::job(std::string_view, std::string_view, MonoTi
 }
 
 Result<nomad::Indexed<nomad::AllocationList>> InMemoryNomad::node_allocations(std::string_view node, std::uint64_t index,
-                                                                              std::chrono::seconds, MonoTime) {
+                                                                              std::chrono::seconds, MonoTime,
+                                                                              std::stop_token) {
   std::unique_lock lock(mu_);
   node_indexes_.push_back(index);
   if (auto e = injected("node_allocations")) return std::unexpected(*e);

@@ -25,7 +25,8 @@ class InMemoryNomad : public nomad::NomadApi {
   Result<nomad::Allocation> allocation(std::string_view id, MonoTime) override;
   Result<nomad::Job> job(std::string_view ns, std::string_view id, MonoTime) override;
   Result<nomad::Indexed<nomad::AllocationList>> node_allocations(std::string_view node, std::uint64_t index,
-                                                                 std::chrono::seconds wait, MonoTime) override;
+                                                                 std::chrono::seconds wait, MonoTime,
+                                                                 std::stop_token stop = {}) override;
   Status event_stream(const nomad::EventStreamQuery&, const std::function<bool(std::string_view)>&,
                       std::chrono::milliseconds, std::stop_token) override;
 
