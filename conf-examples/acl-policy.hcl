@@ -1,0 +1,29 @@
+# ACL policy for cilium-nomad-labeler, bound to the labeler job's workload identity:
+#
+#   nomad acl policy apply -namespace default -job cilium-nomad-labeler \
+#     cilium-nomad-labeler acl-policy.hcl
+#
+# Read-only, and only what the labeler calls:
+#   GET /v1/allocation/:id, GET /v1/job/:id,
+#   GET /v1/event/stream?topic=Allocation   -> read-job in every namespace it labels
+#   GET /v1/node/:id/allocations            -> node read (allocations of namespaces the
+#                                              token cannot read are silently left out,
+#                                              so "*" matters here too)
+
+namespace "*" {
+  # "read-job" alone is enough; `policy = "read"` would also work but grants more
+  # (scaling policies, CSI volume listing, ...).
+  capabilities = ["read-job"]
+}
+
+node {
+  policy = "read"
+}
+
+# GET /v1/agent/self is called only when the labeler runs without a node ID option,
+# to learn which node it is on. The example job and unit always pass the node ID, so
+# agent access is not granted. Uncomment only if you drop that option:
+#
+# agent {
+#   policy = "read"
+# }
