@@ -1,0 +1,225 @@
+// The labeler end to end over real sockets: the fake Cilium agent (unix socket), the fake Nomad
+// (loopback TCP), the curl clients, the daemon, and the real plugin binary sending notifications.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <regex>
+
+#include "common/cilium/client/curl_cilium_client.h"
+#include "common/nomad/client/curl_nomad_client.h"
+#include "labeler/labeler_daemon.h"
+#include "tests/fakes/cilium/fake_cilium_agent.h"
+#include "tests/fakes/nomad/fake_nomad.h"
+#include "tests/support/netns.h"
+#include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
+
+namespace cn::labeler {
+namespace {
+
+using nlohmann::json;
+
+const std::vector<std::string> kWebLabels = {"nomad:nomad.group=app", "nomad:nomad.job=web",
+                                             "nomad:nomad.namespace=default"};
+
+class LabelerE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fakes::FakeCiliumAgentConfig ac;
+    ac.socket_path = dir_.file("cilium.sock");
+    ac.identity_delay = std::chrono::milliseconds{30};  // resolution is asynchronous, as in the agent
+    agent_ = std::make_unique<fakes::FakeCiliumAgent>(ac);
+    agent_->start();
+    nomad_ = std::make_unique<fakes::FakeNomad>();
+    ASSERT_TRUE(nomad_->start());
+    fakes::JobSpec web;
+    web.id = "web";
+    web.meta = {{"team", "payments"}};
+    fakes::GroupSpec app;
+    app.meta = {{"tier", "frontend"}};
+    web.groups.push_back(app);
+    ASSERT_TRUE(nomad_->register_job(web));
+
+    nomad::NomadClientConfig nc;
+    nc.address = "http://127.0.0.1:" + std::to_string(nomad_->port());
+    auto client = nomad::CurlNomadClient::create(nc);
+    ASSERT_TRUE(client);
+    nomad_client_ = std::move(*client);
+    cilium::CiliumClientConfig cc;
+    cc.socket_path = ac.socket_path;
+    cilium_client_ = std::make_unique<cilium::CurlCiliumClient>(cc);
+  }
+
+  void TearDown() override {
+    if (daemon_) daemon_->stop();
+    if (agent_) agent_->stop();
+    if (nomad_) nomad_->stop();
+  }
+
+  void start_daemon(std::string meta_labels = "") {
+    DaemonConfig config;
+    config.socket_path = dir_.file("run/labeler.sock");
+    config.state_file = dir_.file("run/state.json");
+    config.resync_interval = std::chrono::seconds{0};
+    config.watch = WatchMode::kNone;
+    config.metrics_addr = "";
+    if (!meta_labels.empty()) config.policy = *labels::parse_label_policy(meta_labels);
+    daemon_ = std::make_unique<LabelerDaemon>(config, *nomad_client_, *cilium_client_, system_clock(), nullptr);
+    std::stop_source never;
+    ASSERT_TRUE(daemon_->start(never.get_token()));
+  }
+
+  // An allocation of job web placed on this node, its network reported, and the endpoint
+  // cilium-cni would have created for it (no labels: reserved:init).
+  std::string running_alloc(const std::string& ip) {
+    fakes::PlaceRequest req;
+    req.job_id = "web";
+    auto id = nomad_->place_alloc(req);
+    EXPECT_TRUE(id);
+    EXPECT_TRUE(nomad_->set_network_status(*id, {ip, "", "eth0"}));
+    auto ep = agent_->create_endpoint({{"container-id", *id},
+                                       {"container-interface-name", "eth0"},
+                                       {"interface-name", "lxc" + id->substr(0, 8)},
+                                       {"addressing", {{"ipv4", ip}}},
+                                       {"state", "waiting-for-identity"},
+                                       {"sync-build-endpoint", true}});
+    EXPECT_TRUE(ep) << (ep ? "" : ep.error().message);
+    return *id;
+  }
+
+  testing::ProcessResult plugin_add(const std::string& alloc, const std::string& ip, int wait_ms,
+                                    const std::string& cni_args = "") {
+    json conf = {{"cniVersion", "1.0.0"},
+                 {"name", "cilium"},
+                 {"type", "cilium-nomad-cni"},
+                 {"state-file", dir_.file("run/state.json")},
+                 {"labeler-socket", dir_.file("run/labeler.sock")},
+                 {"wait-for-labels-ms", wait_ms},
+                 {"prevResult",
+                  {{"cniVersion", "1.0.0"},
+                   {"interfaces", json::array({{{"name", "lxc1"}}, {{"name", "eth0"}, {"sandbox", "/var/run/netns/x"}}})},
+                   {"ips", json::array({{{"interface", 1}, {"address", ip + "/32"}, {"gateway", "10.200.0.1"}}})}}}};
+    return testing::run_process({testing::bin_dir() + "/cilium-nomad-cni"},
+                                {{"CNI_COMMAND", "ADD"}, {"CNI_CONTAINERID", alloc}, {"CNI_IFNAME", "eth0"},
+                                 {"CNI_NETNS", "/var/run/netns/x"}, {"CNI_PATH", "/opt/cni/bin"}, {"CNI_ARGS", cni_args}},
+                                conf.dump());
+  }
+
+  json endpoint_of(const std::string& alloc) {
+    return agent_->endpoint("cni-attachment-id:" + alloc + ":eth0").value_or(json());
+  }
+
+  static std::vector<std::string> identity_labels(const json& ep) {
+    std::vector<std::string> out = ep["status"]["identity"]["labels"].get<std::vector<std::string>>();
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  bool wait_labeled(const std::string& alloc, const std::vector<std::string>& labels) {
+    return agent_->wait_endpoint("cni-attachment-id:" + alloc + ":eth0", [&](const std::optional<json>& ep) {
+      return ep && identity_labels(*ep) == labels && (*ep)["status"]["identity"]["id"].get<long long>() >= 256;
+    }, std::chrono::seconds{20});
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<fakes::FakeCiliumAgent> agent_;
+  std::unique_ptr<fakes::FakeNomad> nomad_;
+  std::unique_ptr<nomad::CurlNomadClient> nomad_client_;
+  std::unique_ptr<cilium::CurlCiliumClient> cilium_client_;
+  std::unique_ptr<LabelerDaemon> daemon_;
+};
+
+TEST_F(LabelerE2E, WaitingPluginHearsLabeledOnlyAfterTheIdentityResolvedWithOneWrite) {
+  start_daemon();
+  std::string alloc = running_alloc("10.200.3.17");
+  agent_->clear_requests();
+  nomad_->clear_requests();
+  auto add = plugin_add(alloc, "10.200.3.17", 3000);
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+  EXPECT_NE(add.err.find("labeler=labeled"), std::string::npos) << add.err;
+
+  // By the time the plugin exits, the agent already reports the final identity.
+  json ep = endpoint_of(alloc);
+  EXPECT_EQ(identity_labels(ep), kWebLabels);
+  EXPECT_GE(ep["status"]["identity"]["id"].get<long long>(), 256);
+  EXPECT_EQ(agent_->count("PATCH", "/endpoint/{id}"), 1);
+  EXPECT_EQ(agent_->count("PATCH", "/endpoint/{id}/labels"), 0);
+  EXPECT_EQ(nomad_->request_count("allocation"), 1);
+  EXPECT_EQ(nomad_->request_count("job"), 0);
+
+  std::smatch m;
+  if (std::regex_search(add.err, m, std::regex("elapsed_ms=([0-9]+)"))) {
+    RecordProperty("add_to_labeled_ms", m[1].str());
+    std::printf("ADD -> labeled (plugin elapsed, fakes, identity delay 30 ms): %s ms\n", m[1].str().c_str());
+  }
+}
+
+TEST_F(LabelerE2E, StartupReconcileLabelsEndpointsThatExistedBeforeWithOneNomadCall) {
+  std::vector<std::string> allocs;
+  for (int i = 0; i < 20; ++i) allocs.push_back(running_alloc("10.200.4." + std::to_string(i + 10)));
+  agent_->clear_requests();
+  nomad_->clear_requests();
+  start_daemon();
+  for (const auto& a : allocs) ASSERT_TRUE(wait_labeled(a, kWebLabels)) << a;
+  ASSERT_TRUE(daemon_->queue().wait_idle(std::chrono::seconds{20}));
+  EXPECT_EQ(agent_->count("GET", "/endpoint"), 1);
+  EXPECT_EQ(nomad_->request_count("node_allocations"), 1);
+  EXPECT_EQ(nomad_->request_count("allocation"), 0);
+  EXPECT_EQ(nomad_->request_count("job"), 0);
+  EXPECT_EQ(agent_->count("PATCH", "/endpoint/{id}"), 20);
+
+  // The next reconcile finds every endpoint right: no write at all.
+  ASSERT_TRUE(agent_->wait_settled());
+  auto report = daemon_->reconcile_now();
+  ASSERT_TRUE(report);
+  EXPECT_EQ(report->correct, 20u);
+  EXPECT_EQ(report->enqueued, 0u);
+  EXPECT_EQ(agent_->count("PATCH", "/endpoint/{id}"), 20);
+}
+
+TEST_F(LabelerE2E, NomadDownLabelsFromCniArgsThenAddsMetaLabelsOnceNomadAnswers) {
+  start_daemon("team");
+  std::string alloc = running_alloc("10.200.5.1");
+  nomad_->fail_next(4, 500, "/v1/allocation");  // the client retries 4 times: all of them fail
+  agent_->clear_requests();
+  auto add = plugin_add(alloc, "10.200.5.1", 3000,
+                        "IgnoreUnknown=true;NOMAD_NAMESPACE=default;NOMAD_JOB_ID=web;NOMAD_GROUP_NAME=app");
+  ASSERT_EQ(add.exit_code, 0);
+  EXPECT_NE(add.err.find("labeler=labeled"), std::string::npos) << add.err;
+  EXPECT_EQ(identity_labels(endpoint_of(alloc)), kWebLabels) << "from CNI_ARGS: no meta yet";
+
+  auto full = kWebLabels;
+  full.push_back("nomad:team=payments");
+  std::sort(full.begin(), full.end());
+  ASSERT_TRUE(wait_labeled(alloc, full)) << "the re-check adds the meta label once Nomad answers";
+  EXPECT_EQ(agent_->count("PATCH", "/endpoint/{id}"), 2);
+}
+
+TEST_F(LabelerE2E, RateLimitedAgentIsRetriedUntilTheWriteLands) {
+  start_daemon();
+  std::string alloc = running_alloc("10.200.6.1");
+  agent_->clear_requests();
+  agent_->inject_fault(fakes::FaultRule::fail(
+      "PATCH", "/endpoint/{id}", 429, 2,
+      std::string("\"request would have to wait 1s to be served (maximum wait duration: 15s)\"")));
+  auto add = plugin_add(alloc, "10.200.6.1", 10000);
+  ASSERT_EQ(add.exit_code, 0);
+  EXPECT_NE(add.err.find("labeler=labeled"), std::string::npos) << add.err;
+  EXPECT_EQ(agent_->count("PATCH", "/endpoint/{id}"), 3);
+  EXPECT_EQ(identity_labels(endpoint_of(alloc)), kWebLabels);
+}
+
+TEST_F(LabelerE2E, UnknownAllocationIsReportedFailedAndNothingIsWritten) {
+  start_daemon();
+  std::string alloc = testing::random_alloc_id();
+  agent_->create_endpoint({{"container-id", alloc}, {"container-interface-name", "eth0"},
+                           {"addressing", {{"ipv4", "10.200.7.1"}}}, {"state", "waiting-for-identity"}});
+  agent_->clear_requests();
+  auto add = plugin_add(alloc, "10.200.7.1", 3000);
+  ASSERT_EQ(add.exit_code, 0) << "fails open";
+  EXPECT_NE(add.err.find("labeler=failed"), std::string::npos) << add.err;
+  EXPECT_EQ(agent_->count("PATCH", ""), 0);
+}
+
+}  // namespace
+}  // namespace cn::labeler
