@@ -95,6 +95,18 @@ json to_json(const StateDoc& doc) {
   return {{"schema", kSchemaVersion}, {"allocations", std::move(allocs)}};
 }
 
+std::string to_text(const StateDoc& doc) {
+  std::string out = "{\"schema\":" + std::to_string(kSchemaVersion) + ",\"allocations\":{";
+  bool first = true;
+  for (const auto& [id, entry] : doc.allocations) {
+    out += first ? "\n" : ",\n";
+    first = false;
+    out += json(id).dump() + ":" + entry_to_json(entry).dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+  out += doc.allocations.empty() ? "}}\n" : "\n}}\n";
+  return out;
+}
+
 std::expected<StateDoc, std::string> state_from_json(std::string_view text) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return std::unexpected("not valid JSON");

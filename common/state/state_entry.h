@@ -49,6 +49,9 @@ struct StateDoc {
 };
 
 nlohmann::json to_json(const StateDoc& doc);
+// The file's text: valid JSON with one allocation per line, so that `grep <alloc id>` shows a
+// whole entry and writing it costs a fraction of an indented dump (the plugin's hot path).
+std::string to_text(const StateDoc& doc);
 // Strict where a mistake would mislead (wrong types, bad alloc IDs); tolerant of unknown keys.
 std::expected<StateDoc, std::string> state_from_json(std::string_view text);
 

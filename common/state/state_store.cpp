@@ -133,8 +133,7 @@ Status StateStore::write_locked(const StateDoc& doc) {
                     std::to_string(counter.fetch_add(1));
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return fail("cannot create " + tmp + ": " + errno_text(errno), errno);
-  std::string text = to_json(doc).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
-  text.push_back('\n');
+  std::string text = to_text(doc);
   Status written = write_all(fd, text);
   if (written && ::fsync(fd) != 0) written = fail("fsync: " + errno_text(errno), errno);
   ::close(fd);
