@@ -9,6 +9,15 @@ namespace cn::labeler {
 
 enum class WatchMode { kNode, kEvents, kNone };
 
+inline const char* to_string(WatchMode mode) {
+  switch (mode) {
+    case WatchMode::kNode: return "node";
+    case WatchMode::kEvents: return "events";
+    case WatchMode::kNone: return "none";
+  }
+  return "node";
+}
+
 struct DaemonConfig {
   std::string socket_path = "/run/cilium-nomad/labeler.sock";
   std::string state_file = "/run/cilium-nomad/state.json";

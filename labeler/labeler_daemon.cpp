@@ -53,7 +53,7 @@ Status LabelerDaemon::start(std::stop_token stop) {
   queue_->start();
   server_->start([this](const notify::Request& r) { on_notification(r); });
   log_->info("listening: socket={} state={} workers={} watch={} resync_s={}", config_.socket_path, config_.state_file,
-             config_.workers, static_cast<int>(config_.watch), config_.resync_interval.count());
+             config_.workers, to_string(config_.watch), config_.resync_interval.count());
 
   for (int attempt = 0; !stop.stop_requested(); ++attempt) {
     auto ready = cilium_.ready(clock_.now() + config_.call_timeout);

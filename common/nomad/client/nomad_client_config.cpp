@@ -22,6 +22,9 @@ Result<NomadClientConfig> NomadClientConfig::from_env(const Getenv& getenv) {
     const char* v = getenv(name);
     if (v != nullptr && *v != '\0') into = v;
   };
+  // Nomad >= 1.10.3 sets NOMAD_UNIX_ADDR (the task API socket) for tasks with a workload
+  // identity in their environment: enough on its own, unless NOMAD_ADDR says otherwise.
+  read("NOMAD_UNIX_ADDR", c.address);
   read("NOMAD_ADDR", c.address);
   read("NOMAD_TOKEN", c.token);
   read("NOMAD_REGION", c.region);

@@ -31,7 +31,7 @@ struct NomadClientConfig {
   std::uint64_t retry_seed = 0;  // 0: random
 
   using Getenv = std::function<const char*(const char*)>;
-  // NOMAD_ADDR, NOMAD_TOKEN, NOMAD_REGION, NOMAD_CACERT, NOMAD_CAPATH, NOMAD_CLIENT_CERT,
+  // NOMAD_ADDR (else NOMAD_UNIX_ADDR), NOMAD_TOKEN, NOMAD_REGION, NOMAD_CACERT, NOMAD_CAPATH, NOMAD_CLIENT_CERT,
   // NOMAD_CLIENT_KEY, NOMAD_TLS_SERVER_NAME, NOMAD_SKIP_VERIFY. Unset or empty keeps the
   // default. Fails on an address we cannot use and on a NOMAD_SKIP_VERIFY that is not a Go
   // bool: Go's client silently ignores a bad value there, we refuse to guess about TLS.

@@ -46,6 +46,16 @@ TEST(NomadClientConfig, FromEnvReadsEveryVariable) {
   EXPECT_TRUE(c->skip_verify);
 }
 
+TEST(NomadClientConfig, TaskApiSocketFromNomadUnixAddrUnlessNomadAddrIsSet) {
+  auto only_unix = NomadClientConfig::from_env(env_of({{"NOMAD_UNIX_ADDR", "unix:///secrets/api.sock"}}));
+  ASSERT_TRUE(only_unix);
+  EXPECT_EQ(only_unix->address, "unix:///secrets/api.sock");
+  auto both = NomadClientConfig::from_env(
+      env_of({{"NOMAD_UNIX_ADDR", "unix:///secrets/api.sock"}, {"NOMAD_ADDR", "https://10.0.0.5:4646"}}));
+  ASSERT_TRUE(both);
+  EXPECT_EQ(both->address, "https://10.0.0.5:4646");
+}
+
 TEST(NomadClientConfig, DefaultsWhenUnsetOrEmpty) {
   std::map<std::string, std::string> env = {{"NOMAD_ADDR", ""}, {"NOMAD_SKIP_VERIFY", ""}};
   auto c = NomadClientConfig::from_env(env_of(env));
