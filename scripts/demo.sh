@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# README command 1: install what is missing, build, and show the plugin at work in a real CNI
-# chain, in network namespaces this script creates and removes. No Nomad, no Cilium needed.
+# README command 1: install what is missing, build, then run the demo (scripts/demo-run.sh): a fake
+# Nomad and a fake Cilium agent, the real CNI chain in network namespaces this script creates and
+# removes, and the real labeler. No Nomad, no Cilium needed. Exits non-zero if any endpoint ends
+# unlabeled, so it doubles as a smoke test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
 JOBS=${JOBS:-$(nproc)} scripts/build.sh release >/dev/null
-exec scripts/demo-walkthrough.sh
+exec scripts/demo-run.sh build/bin
