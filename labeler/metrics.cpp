@@ -1,13 +1,18 @@
 #include "labeler/metrics.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace cn::labeler {
 namespace {
 
+// The shortest text that reads back as the same double: `le="0.025"`, not 0.025000000000000001.
 std::string number(double v) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
+  for (int precision = 6; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
   return buf;
 }
 

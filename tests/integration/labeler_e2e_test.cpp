@@ -8,6 +8,8 @@
 #include "common/cilium/client/curl_cilium_client.h"
 #include "common/nomad/client/curl_nomad_client.h"
 #include "labeler/labeler_daemon.h"
+#include "labeler/status_server.h"
+#include "tests/fakes/http/raw_http_client.h"
 #include "tests/fakes/cilium/fake_cilium_agent.h"
 #include "tests/fakes/nomad/fake_nomad.h"
 #include "tests/support/netns.h"
@@ -219,6 +221,72 @@ TEST_F(LabelerE2E, UnknownAllocationIsReportedFailedAndNothingIsWritten) {
   ASSERT_EQ(add.exit_code, 0) << "fails open";
   EXPECT_NE(add.err.find("labeler=failed"), std::string::npos) << add.err;
   EXPECT_EQ(agent_->count("PATCH", ""), 0);
+}
+
+}  // namespace
+}  // namespace cn::labeler
+
+namespace cn::labeler {
+namespace {
+
+TEST_F(LabelerE2E, AgentRestartWithRenumberedEndpointsIsHealedByOneResync) {
+  start_daemon();
+  std::vector<std::string> allocs;
+  for (int i = 0; i < 3; ++i) {
+    allocs.push_back(running_alloc("10.200.8." + std::to_string(i + 1)));
+    ASSERT_EQ(plugin_add(allocs.back(), "10.200.8." + std::to_string(i + 1), 3000).exit_code, 0);
+  }
+  for (const auto& a : allocs) ASSERT_TRUE(wait_labeled(a, kWebLabels));
+  std::map<std::string, long long> before;
+  for (const auto& a : allocs) before[a] = endpoint_of(a)["id"].get<long long>();
+
+  agent_->restart(fakes::RestartOptions::renumbered());
+  agent_->clear_requests();
+  auto report = daemon_->reconcile_now();
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->correct, 3u) << "labels survive an agent restart: no write needed";
+  EXPECT_EQ(agent_->count("PATCH", ""), 0);
+
+  // The state file now names the new endpoint numbers.
+  state::StateStore store({dir_.file("run/state.json")}, system_clock(), nullptr);
+  auto doc = store.load();
+  ASSERT_TRUE(doc);
+  for (const auto& a : allocs) {
+    long long now_id = endpoint_of(a)["id"].get<long long>();
+    EXPECT_NE(now_id, before[a]);
+    ASSERT_TRUE(doc->allocations.at(a).labeled);
+    EXPECT_EQ(doc->allocations.at(a).labeled->endpoint_id, now_id);
+  }
+}
+
+TEST_F(LabelerE2E, MetricsAndHealthzServeTheirContent) {
+  Metrics metrics;
+  std::atomic<bool> ready{false};
+  StatusServer server(metrics, [&] { return std::pair<bool, std::string>{ready.load(), "Cilium agent not answering"}; });
+  ASSERT_TRUE(server.start("127.0.0.1:0"));
+  auto target = fakes::HttpTarget::tcp("127.0.0.1", server.port());
+
+  auto health = fakes::http_request(target, "GET", "/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 503);
+  EXPECT_NE(health->body.find("Cilium agent not answering"), std::string::npos);
+  ready = true;
+  health = fakes::http_request(target, "GET", "/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+
+  metrics.inc("cilium_nomad_endpoints_labeled_total", "source=\"notify\"");
+  metrics.add_to_labels_seconds().observe(0.012);
+  auto m = fakes::http_request(target, "GET", "/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->status, 200);
+  for (const char* family : {"cilium_nomad_endpoints_labeled_total{source=\"notify\"} 1", "cilium_nomad_api_calls_total",
+                             "cilium_nomad_queue_depth", "cilium_nomad_add_to_labeled_seconds_bucket{le=\"0.025\"} 1",
+                             "cilium_nomad_reconcile_duration_seconds", "cilium_nomad_orphan_endpoints",
+                             "cilium_nomad_state_entries", "cilium_nomad_watch_reconnects_total", "cilium_nomad_errors_total"}) {
+    EXPECT_NE(m->body.find(family), std::string::npos) << family;
+  }
+  server.stop();
 }
 
 }  // namespace
