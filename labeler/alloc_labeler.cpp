@@ -231,7 +231,12 @@ void AllocLabeler::record(const WorkItem& item, const cilium::Endpoint& ep, cons
     if (e.nomad.namespace_.empty()) e.nomad.namespace_ = identity.nomad_namespace;
     if (e.nomad.job_id.empty()) e.nomad.job_id = identity.job_id;
     if (e.nomad.group.empty()) e.nomad.group = identity.task_group;
-    if (e.labeled == info) return false;
+    // A re-check that changed nothing keeps the original time: `state` shows when labeling
+    // happened, not when it was last looked at.
+    if (e.labeled && e.labeled->endpoint_id == info.endpoint_id && e.labeled->labels == info.labels &&
+        (e.labeled->identity == info.identity || info.identity == 0)) {
+      return false;
+    }
     e.labeled = info;
     return true;
   });
