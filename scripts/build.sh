@@ -23,4 +23,10 @@ command -v ninja >/dev/null && generator=(-G Ninja)
 if [ ! -f "$dir/CMakeCache.txt" ]; then
   cmake -S . -B "$dir" "${generator[@]}" "${args[@]}"
 fi
-cmake --build "$dir" -j "$jobs"
+# TARGETS="a b" builds just those (CI's release pass); default: everything.
+if [ -n "${TARGETS:-}" ]; then
+  # shellcheck disable=SC2086
+  cmake --build "$dir" -j "$jobs" --target $TARGETS
+else
+  cmake --build "$dir" -j "$jobs"
+fi
