@@ -75,7 +75,9 @@ std::optional<CniError> validate_attachment_env(VerbContext& ctx) {
 }  // namespace
 
 state::StateStore VerbContext::state_store() const {
-  return state::StateStore({conf.state_file}, clock, log.shared());
+  // Nomad may start a hundred allocations at once and each ADD holds the lock for a few
+  // milliseconds; 10 s leaves room for a loaded node and still bounds a wedged holder.
+  return state::StateStore({conf.state_file, std::chrono::seconds{10}}, clock, log.shared());
 }
 
 Outcome error_outcome(const CniError& error, const std::string& cni_version, PluginLogger& log) {
