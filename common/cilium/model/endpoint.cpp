@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "common/cilium/model/json_read.h"
+#include "common/util/json_read.h"
 #include "common/util/alloc_id.h"
 
 namespace cn::cilium {
 
 namespace {
 
-using detail::JsonReader;
+using json::JsonReader;
 
 // Descends into an optional nested object; errors flow back into the parent reader.
 template <class Fn>
@@ -72,7 +72,7 @@ Result<Endpoint> parse_endpoint(const nlohmann::json& value, std::string_view wh
 }
 
 Result<Endpoint> parse_endpoint_text(std::string_view body) {
-  auto doc = detail::parse_json_text(body, "Endpoint");
+  auto doc = json::parse_json_text(body, "Endpoint");
   if (!doc) return std::unexpected(doc.error());
   return parse_endpoint(*doc);
 }
@@ -80,7 +80,7 @@ Result<Endpoint> parse_endpoint_text(std::string_view body) {
 Result<EndpointList> parse_endpoint_list(std::string_view body) {
   EndpointList list;
   if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return list;
-  auto doc = detail::parse_json_text(body, "endpoint list");
+  auto doc = json::parse_json_text(body, "endpoint list");
   if (!doc) return std::unexpected(doc.error());
   if (doc->is_null()) return list;
   if (!doc->is_array()) {

@@ -2,14 +2,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/nomad/model/json_read.h"
+#include "common/util/json_read.h"
 #include "common/util/alloc_id.h"
 
 namespace cn::nomad {
 
 namespace {
 
-using detail::JsonReader;
+using json::JsonReader;
 
 bool is_client_terminal_status(std::string_view s) {
   return s == "complete" || s == "failed" || s == "lost";
@@ -77,13 +77,13 @@ Result<Allocation> parse_allocation(const nlohmann::json& value, std::string_vie
 }
 
 Result<Allocation> parse_allocation_text(std::string_view body) {
-  auto doc = detail::parse_json_text(body, "Allocation");
+  auto doc = json::parse_json_text(body, "Allocation");
   if (!doc) return std::unexpected(doc.error());
   return parse_allocation(*doc);
 }
 
 Result<AllocationList> parse_allocation_list(std::string_view body) {
-  auto doc = detail::parse_json_text(body, "allocation list");
+  auto doc = json::parse_json_text(body, "allocation list");
   if (!doc) return std::unexpected(doc.error());
   AllocationList list;
   if (doc->is_null()) return list;

@@ -2,13 +2,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/nomad/model/json_read.h"
+#include "common/util/json_read.h"
 
 namespace cn::nomad {
 
 namespace {
 
-using detail::JsonReader;
+using json::JsonReader;
 
 constexpr std::string_view kAllocationTopic = "Allocation";
 
@@ -45,7 +45,7 @@ Result<Event> parse_event(const nlohmann::json& value, std::string where) {
 }  // namespace
 
 Result<StreamMessage> parse_event_frame(std::string_view line) {
-  auto doc = detail::parse_json_text(line, "event stream line");
+  auto doc = json::parse_json_text(line, "event stream line");
   if (!doc) return std::unexpected(doc.error());
   if (doc->is_object() && doc->empty()) return StreamMessage{Heartbeat{}};
 

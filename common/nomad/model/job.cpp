@@ -2,13 +2,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/nomad/model/json_read.h"
+#include "common/util/json_read.h"
 
 namespace cn::nomad {
 
 namespace {
 
-using detail::JsonReader;
+using json::JsonReader;
 
 std::string indexed(const JsonReader& r, std::string_view key, std::size_t i) {
   return r.path(key) + "[" + std::to_string(i) + "]";
@@ -71,7 +71,7 @@ Result<Job> parse_job(const nlohmann::json& value, std::string_view where) {
 }
 
 Result<Job> parse_job_text(std::string_view body) {
-  auto doc = detail::parse_json_text(body, "Job");
+  auto doc = json::parse_json_text(body, "Job");
   if (!doc) return std::unexpected(doc.error());
   return parse_job(*doc);
 }

@@ -1,8 +1,7 @@
 #pragma once
-// Same reader as common/nomad/model/json_read.h, kept separate so this module does not depend
-// on Nomad code; both belong in common/util once someone owns that move.
-// Reading the agent's JSON without trusting it: a missing key or null is the zero value (the
-// agent omits empty fields), a present key of the wrong type is an error naming the field.
+// Reading outside JSON (Nomad's, the Cilium agent's) without trusting it: a missing key or null is
+// the zero value (both omit empty fields), a present key of the wrong type is an error naming the
+// field.
 // The reader keeps the first error, so a parser can read every field and check once at the end.
 #include <cstdint>
 #include <map>
@@ -13,7 +12,7 @@
 
 #include "common/util/result.h"
 
-namespace cn::cilium::detail {
+namespace cn::json {
 
 class JsonReader {
  public:
@@ -47,8 +46,8 @@ class JsonReader {
 };
 
 // Parses JSON text without letting an exception out; documents nested deeper than `max_depth`
-// are refused before they are built (the agent's deepest real payload is far below the default).
+// are refused before they are built (the deepest real payload is far below the default).
 Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view what,
                                        int max_depth = 128);
 
-}  // namespace cn::cilium::detail
+}  // namespace cn::json

@@ -1,8 +1,8 @@
-#include "common/cilium/model/json_read.h"
+#include "common/util/json_read.h"
 
 #include <limits>
 
-namespace cn::cilium::detail {
+namespace cn::json {
 
 namespace {
 
@@ -153,4 +153,4 @@ Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view w
   }
 }
 
-}  // namespace cn::cilium::detail
+}  // namespace cn::json
