@@ -42,14 +42,13 @@ state::StateEntry make_entry(const VerbContext& ctx, const cni::SandboxAddresses
 // Returns a short word for the log line.
 std::string record(VerbContext& ctx, state::StateEntry entry) {
   auto store = ctx.state_store();
-  auto ok = store.update([&](state::StateDoc& doc) {
-    auto [it, inserted] = doc.allocations.try_emplace(ctx.container_id, entry);
-    if (inserted) return true;
-    // Nomad retries ADD without DEL: keep what the labeler learned if the attachment is the same.
-    state::StateEntry& old = it->second;
-    if (old.ifname == entry.ifname && old.ips == entry.ips) entry.labeled = old.labeled;
-    entry.unknown = old.unknown;
-    old = std::move(entry);
+  auto ok = store.update_entry(ctx.container_id, [&](std::optional<state::StateEntry>& current) {
+    if (current) {
+      // Nomad retries ADD without DEL: keep what the labeler learned if the attachment is the same.
+      if (current->ifname == entry.ifname && current->ips == entry.ips) entry.labeled = current->labeled;
+      entry.unknown = current->unknown;
+    }
+    current = std::move(entry);
     return true;
   });
   if (!ok) {

@@ -8,8 +8,9 @@ namespace cn::plugin {
 Outcome verb_del(VerbContext& ctx) {
   auto store = ctx.state_store();
   bool removed = false;
-  auto ok = store.update([&](state::StateDoc& doc) {
-    removed = doc.allocations.erase(ctx.container_id) > 0;
+  auto ok = store.update_entry(ctx.container_id, [&](std::optional<state::StateEntry>& current) {
+    removed = current.has_value();
+    current.reset();
     return removed;
   });
   std::string state_result = ok ? (removed ? "removed" : "absent") : "failed";

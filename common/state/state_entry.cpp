@@ -4,6 +4,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "common/state/state_lines.h"
 #include "common/util/alloc_id.h"
 
 namespace cn::state {
@@ -95,16 +96,30 @@ json to_json(const StateDoc& doc) {
   return {{"schema", kSchemaVersion}, {"allocations", std::move(allocs)}};
 }
 
-std::string to_text(const StateDoc& doc) {
-  std::string out = "{\"schema\":" + std::to_string(kSchemaVersion) + ",\"allocations\":{";
-  bool first = true;
-  for (const auto& [id, entry] : doc.allocations) {
-    out += first ? "\n" : ",\n";
-    first = false;
-    out += json(id).dump() + ":" + entry_to_json(entry).dump(-1, ' ', false, json::error_handler_t::replace);
+std::string entry_to_text(const StateEntry& entry) {
+  return entry_to_json(entry).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::expected<StateEntry, std::string> entry_from_text(std::string_view text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return std::unexpected("not valid JSON");
+  try {
+    return entry_from_json(j);
+  } catch (const std::exception& e) {
+    return std::unexpected(std::string("bad entry: ") + e.what());
   }
-  out += doc.allocations.empty() ? "}}\n" : "\n}}\n";
-  return out;
+}
+
+std::string to_text(const StateDoc& doc) {
+  std::vector<std::string> bodies;
+  bodies.reserve(doc.allocations.size());
+  std::vector<StateLine> lines;
+  lines.reserve(doc.allocations.size());
+  for (const auto& [id, entry] : doc.allocations) {
+    bodies.push_back(entry_to_text(entry));
+    lines.push_back({id, bodies.back()});
+  }
+  return join_state_lines(lines);
 }
 
 std::expected<StateDoc, std::string> state_from_json(std::string_view text) {

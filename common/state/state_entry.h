@@ -52,6 +52,9 @@ nlohmann::json to_json(const StateDoc& doc);
 // The file's text: valid JSON with one allocation per line, so that `grep <alloc id>` shows a
 // whole entry and writing it costs a fraction of an indented dump (the plugin's hot path).
 std::string to_text(const StateDoc& doc);
+// One entry as it appears on its line, and back (strict like `state_from_json`).
+std::string entry_to_text(const StateEntry& entry);
+std::expected<StateEntry, std::string> entry_from_text(std::string_view text);
 // Strict where a mistake would mislead (wrong types, bad alloc IDs); tolerant of unknown keys.
 std::expected<StateDoc, std::string> state_from_json(std::string_view text);
 

@@ -1,5 +1,7 @@
 #include "common/state/state_store.h"
 
+#include "common/state/state_lines.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -9,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <algorithm>
 
 #include <spdlog/spdlog.h>
 
@@ -87,53 +90,62 @@ Result<StateStore::Lock> StateStore::acquire() {
   return lock;
 }
 
-Result<StateDoc> StateStore::read_locked(bool& replaced) {
-  replaced = false;
+Result<std::optional<std::string>> StateStore::read_text_locked() {
   int fd = ::open(options_.path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT) return StateDoc{};
+    if (errno == ENOENT) return std::optional<std::string>{};
     return fail("cannot open " + options_.path + ": " + errno_text(errno), errno);
   }
   std::string text;
   char buf[65536];
-  std::string read_error;
+  int read_errno = 0;
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      read_error = errno_text(errno);
+      read_errno = errno;
       break;
     }
     if (n == 0) break;
     text.append(buf, static_cast<std::size_t>(n));
   }
   ::close(fd);
+  if (read_errno != 0) return fail("cannot read " + options_.path + ": " + errno_text(read_errno), read_errno);
+  return std::optional<std::string>{std::move(text)};
+}
 
-  std::string problem = read_error;
-  if (problem.empty()) {
-    auto doc = state_from_json(text);
-    if (doc) return std::move(*doc);
-    problem = doc.error();
-  }
+Result<StateDoc> StateStore::parse_or_quarantine(const std::optional<std::string>& text, bool& replaced) {
+  replaced = false;
+  if (!text) return StateDoc{};
+  auto doc = state_from_json(*text);
+  if (doc) return std::move(*doc);
   // Keep the bad file for a post-mortem; never let it block allocation starts.
   std::string aside = options_.path + ".corrupt-" + std::to_string(unix_millis(clock_.wall_now()));
   if (::rename(options_.path.c_str(), aside.c_str()) != 0) {
-    return fail("state file " + options_.path + " is unreadable (" + problem +
+    return fail("state file " + options_.path + " is unreadable (" + doc.error() +
                 ") and could not be moved aside: " + errno_text(errno), errno);
   }
   log_->error("state file corrupt, moved aside and starting fresh: file={} aside={} reason=\"{}\"",
-              options_.path, aside, problem);
+              options_.path, aside, doc.error());
   replaced = true;
   return StateDoc{};
 }
 
-Status StateStore::write_locked(const StateDoc& doc) {
+Result<StateDoc> StateStore::read_locked(bool& replaced) {
+  replaced = false;
+  auto text = read_text_locked();
+  if (!text) return std::unexpected(text.error());
+  return parse_or_quarantine(*text, replaced);
+}
+
+Status StateStore::write_locked(const StateDoc& doc) { return write_text_locked(to_text(doc)); }
+
+Status StateStore::write_text_locked(const std::string& text) {
   static std::atomic<unsigned> counter{0};
   std::string tmp = options_.path + ".tmp." + std::to_string(::getpid()) + "." +
                     std::to_string(counter.fetch_add(1));
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return fail("cannot create " + tmp + ": " + errno_text(errno), errno);
-  std::string text = to_text(doc);
   Status written = write_all(fd, text);
   if (written && ::fsync(fd) != 0) written = fail("fsync: " + errno_text(errno), errno);
   ::close(fd);
@@ -167,15 +179,72 @@ Result<StateDoc> StateStore::load() {
   return doc;
 }
 
-Status StateStore::update(const std::function<bool(StateDoc&)>& mutate) {
+Status StateStore::update(const DocMutation& mutate) {
   auto lock = acquire();
   if (!lock) return std::unexpected(lock.error());
+  auto text = read_text_locked();
+  if (!text) return std::unexpected(text.error());
+  return update_doc_locked(*text, mutate);
+}
+
+Status StateStore::update_doc_locked(const std::optional<std::string>& text, const DocMutation& mutate) {
   bool replaced = false;
-  auto doc = read_locked(replaced);
+  auto doc = parse_or_quarantine(text, replaced);
   if (!doc) return std::unexpected(doc.error());
   bool changed = mutate(*doc);
   if (!changed && !replaced) return {};
   return write_locked(*doc);
+}
+
+Status StateStore::update_entry(const std::string& alloc_id, const EntryMutation& mutate) {
+  auto lock = acquire();
+  if (!lock) return std::unexpected(lock.error());
+  auto text = read_text_locked();
+  if (!text) return std::unexpected(text.error());
+  if (auto done = update_line_locked(*text, alloc_id, mutate)) return *done;
+  return update_doc_locked(*text, [&](StateDoc& doc) {
+    std::optional<StateEntry> entry;
+    auto it = doc.allocations.find(alloc_id);
+    if (it != doc.allocations.end()) entry = it->second;
+    if (!mutate(entry)) return false;
+    if (entry) {
+      doc.allocations.insert_or_assign(alloc_id, std::move(*entry));
+    } else {
+      doc.allocations.erase(alloc_id);
+    }
+    return true;
+  });
+}
+
+std::optional<Status> StateStore::update_line_locked(const std::optional<std::string>& text,
+                                                     const std::string& alloc_id,
+                                                     const EntryMutation& mutate) {
+  std::optional<std::vector<StateLine>> lines = text ? split_state_lines(*text) : std::vector<StateLine>{};
+  if (!lines) return std::nullopt;
+  auto pos = std::lower_bound(lines->begin(), lines->end(), alloc_id,
+                              [](const StateLine& line, const std::string& id) { return line.alloc_id < id; });
+  const bool found = pos != lines->end() && pos->alloc_id == alloc_id;
+  std::optional<StateEntry> entry;
+  if (found) {
+    auto decoded = entry_from_text(pos->body);
+    if (!decoded) return std::nullopt;  // the full parser decides what to do with a bad line
+    entry = std::move(*decoded);
+  }
+  if (!mutate(entry)) return Status{};
+  std::string body;
+  if (entry) {
+    body = entry_to_text(*entry);
+    if (found) {
+      pos->body = body;
+    } else {
+      lines->insert(pos, StateLine{alloc_id, body});
+    }
+  } else if (found) {
+    lines->erase(pos);
+  } else {
+    return Status{};
+  }
+  return write_text_locked(join_state_lines(*lines));
 }
 
 }  // namespace cn::state

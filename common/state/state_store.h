@@ -10,6 +10,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <spdlog/fwd.h>
@@ -30,19 +31,34 @@ class StateStore {
 
   StateStore(Options options, Clock& clock, std::shared_ptr<spdlog::logger> log);
 
+  using DocMutation = std::function<bool(StateDoc&)>;
+  // Gets the allocation's entry (nullopt when absent) and may replace or reset it.
+  using EntryMutation = std::function<bool(std::optional<StateEntry>&)>;
+
   Result<StateDoc> load();
   // Read-modify-write under the lock. `mutate` returns whether it changed anything; the file is
   // written only then (or when a corrupt file had to be replaced).
-  Status update(const std::function<bool(StateDoc&)>& mutate);
+  Status update(const DocMutation& mutate);
+  // The same for one allocation, without decoding the others when the file is in its usual
+  // framing (see state_lines.h): the plugin's path. `mutate` runs exactly once.
+  Status update_entry(const std::string& alloc_id, const EntryMutation& mutate);
 
   const std::string& path() const { return options_.path; }
 
  private:
   class Lock;
   Result<Lock> acquire();
-  // Reads the file; quarantines it when corrupt and reports that through `replaced`.
+  // nullopt: no file yet.
+  Result<std::optional<std::string>> read_text_locked();
+  // Quarantines a corrupt text and reports that through `replaced`.
+  Result<StateDoc> parse_or_quarantine(const std::optional<std::string>& text, bool& replaced);
   Result<StateDoc> read_locked(bool& replaced);
+  Status update_doc_locked(const std::optional<std::string>& text, const DocMutation& mutate);
+  // nullopt: the text is not in the line framing, or the entry's line does not decode.
+  std::optional<Status> update_line_locked(const std::optional<std::string>& text,
+                                           const std::string& alloc_id, const EntryMutation& mutate);
   Status write_locked(const StateDoc& doc);
+  Status write_text_locked(const std::string& text);
 
   Options options_;
   Clock& clock_;
