@@ -12,6 +12,14 @@ namespace cn::fakes {
 using cilium::AgentState;
 using nlohmann::json;
 
+namespace {
+
+long long unix_micros(WallTime t) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+}
+
+}  // namespace
+
 std::optional<CiliumVersion> parse_cilium_version(std::string_view text) {
   if (text.starts_with("v")) text.remove_prefix(1);
   if (text == "1.15") return CiliumVersion::v1_15;
@@ -351,7 +359,11 @@ json FakeCiliumAgent::dump_state() const {
                    {"ipv6", ep.ipv6},
                    {"health", ep.health},
                    {"identity-revision", ep.identity_revision},
-                   {"regenerations", ep.regenerations}});
+                   {"regenerations", ep.regenerations},
+                   // Agent-clock microseconds: how long an endpoint sat under reserved:init is
+                   // identity-resolved minus created once its final identity is applied.
+                   {"created-unix-us", unix_micros(ep.created)},
+                   {"identity-resolved-unix-us", unix_micros(ep.last_identity_resolution)}});
   }
   json idents = json::array();
   for (const auto& ident : state_->identities.all()) idents.push_back(cilium::identity_json(ident));
