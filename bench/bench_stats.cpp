@@ -45,11 +45,24 @@ std::string fmt_ms(double ms) {
   return buf;
 }
 
-void publish(const std::string& name, const std::string& text) {
+std::string fmt_duration(double ms) {
+  if (ms >= 1000) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f s", ms / 1000);
+    return buf;
+  }
+  return fmt_ms(ms) + " ms";
+}
+
+std::string results_dir() {
   const char* dir_env = std::getenv("CN_BENCH_OUT");
   std::string dir = dir_env ? dir_env : "build/bench-results";
   std::filesystem::create_directories(dir);
-  std::ofstream(dir + "/" + name + ".md") << text;
+  return dir;
+}
+
+void publish(const std::string& name, const std::string& text) {
+  std::ofstream(results_dir() + "/" + name + ".md") << text;
   std::cout << text << std::flush;
 }
 

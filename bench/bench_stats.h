@@ -28,6 +28,10 @@ class MarkdownTable {
 };
 
 std::string fmt_ms(double ms);
+// A duration with its unit, for cells that span microseconds to minutes: "0.412 ms", "92.1 s".
+std::string fmt_duration(double ms);
+// $CN_BENCH_OUT, default build/bench-results (created).
+std::string results_dir();
 // Writes `text` to $CN_BENCH_OUT/<name>.md (default build/bench-results) and stdout.
 void publish(const std::string& name, const std::string& text);
 

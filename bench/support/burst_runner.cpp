@@ -1,0 +1,72 @@
+#include "bench/support/burst_runner.h"
+
+#include <algorithm>
+#include <latch>
+#include <mutex>
+#include <thread>
+
+namespace cn::bench {
+namespace {
+
+long long unix_us(WallTime t) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+}
+
+}  // namespace
+
+BurstResult run_burst(LabelerStack& stack, Design design, int allocs, std::chrono::milliseconds deadline) {
+  BurstResult result;
+  auto placed = stack.place(allocs);
+  const PluginTarget target = stack.plugin(3000);
+  std::vector<PluginRun> runs(placed.size());
+  std::mutex error_mu;
+  {
+    // All allocations of the burst start together, as when Nomad places a job's group count.
+    std::latch go(static_cast<std::ptrdiff_t>(placed.size()));
+    std::vector<std::jthread> threads;
+    for (std::size_t i = 0; i < placed.size(); ++i) {
+      threads.emplace_back([&, i] {
+        const auto& [id, ip] = placed[i];
+        go.arrive_and_wait();
+        try {
+          stack.create_endpoint(id, ip);
+          if (design == Design::kPlugin) runs[i] = run_plugin(target, "ADD", id, plugin_netconf(target, ip));
+          stack.report_network(id, ip);
+        } catch (const std::exception& e) {
+          std::lock_guard lock(error_mu);
+          result.error = e.what();
+        }
+      });
+    }
+  }
+  if (!result.error.empty()) return result;
+  std::vector<std::string> ids;
+  for (const auto& [id, ip] : placed) ids.push_back(id);
+  auto spans = stack.wait_labeled(ids, deadline);
+  if (!spans) {
+    result.error = "not every endpoint reached its final identity in time; labeler log:\n" + stack.labeler_log_tail();
+    return result;
+  }
+  for (std::size_t i = 0; i < placed.size(); ++i) {
+    const InitSpan& span = spans->at(placed[i].first);
+    AllocSample s;
+    s.alloc_id = placed[i].first;
+    s.init_ms = span.init_ms();
+    if (design == Design::kPlugin) {
+      if (runs[i].exit_code != 0) {
+        result.error = "plugin ADD failed: " + runs[i].err;
+        return result;
+      }
+      s.plugin_ms = runs[i].ms;
+      s.plugin_labeled = runs[i].err.find("labeler=labeled") != std::string::npos;
+      s.exposed_ms = std::max(0.0, static_cast<double>(span.resolved_us - unix_us(runs[i].ended)) / 1000.0);
+    } else {
+      s.exposed_ms = s.init_ms;  // ADD returned when cilium-cni did: the workload starts under init
+    }
+    result.samples.push_back(std::move(s));
+  }
+  result.complete = true;
+  return result;
+}
+
+}  // namespace cn::bench
