@@ -218,6 +218,11 @@ void FakeNomad::fail_next(int count, int status, std::string path_prefix, std::s
   fail_rules_.push_back(FailRule{count, status, std::move(path_prefix), std::move(body)});
 }
 
+void FakeNomad::clear_faults() {
+  Lock lock(mu_);
+  fail_rules_.clear();
+}
+
 void FakeNomad::set_latency(std::chrono::milliseconds latency) {
   Lock lock(mu_);
   latency_ = latency;

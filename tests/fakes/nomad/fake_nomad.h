@@ -178,6 +178,8 @@ class FakeNomad {
   // The next `count` /v1 requests whose path starts with `path_prefix` fail with `status` and
   // `body` (empty: a Nomad-like message). status 0 closes the connection without a response.
   void fail_next(int count, int status, std::string path_prefix = "", std::string body = "");
+  // Drops every fail_next rule still pending: an outage that ends at a time the test chooses.
+  void clear_faults();
   void set_latency(std::chrono::milliseconds latency);  // added before every /v1 request
   // Streams opened from now on close after writing this many events (-1: never).
   void set_stream_drop_after(int events);
