@@ -101,10 +101,29 @@ bool EventWatcher::on_line(Session& s, std::string_view line) {
 
 void EventWatcher::on_frame(Session& s, const nomad::EventFrame& frame) {
   ++s.frames;
-  // Asked for an index newer than the newest, Nomad replays its last batch: already covered.
-  if (frame.index < s.min_index) return;
+  const std::uint64_t last = last_index_.load();
+  bool reset = false;
+  if (frame.index < s.min_index) {
+    // Asked for an index newer than the newest, Nomad replays its last batch, which is the
+    // frame handled last: already covered.
+    if (frame.index >= last) return;
+    // Older than that: the servers were restored from an older snapshot and count from a lower
+    // index now. Skipping such frames would skip every event until the index climbs back, and
+    // the per-allocation ModifyIndex memory would refuse updates of existing allocations too.
+    reset = true;
+    metrics_.inc("cilium_nomad_errors_total", "kind=\"nomad_index_reset\"");
+    log_->warn("nomad index went backwards (servers restored?), forgetting what was seen and resyncing: node={} "
+               "last={} got={}",
+               node_id_, last, frame.index);
+    seen_.clear();
+    s.min_index = frame.index;
+    last_index_ = frame.index;
+  }
   for (const auto& event : frame.events) on_event(event);
   if (frame.index > last_index_.load()) last_index_ = frame.index;
+  // After this frame's events, so that anything between the restore and now is caught by the
+  // resync and nothing after it is missed by the stream.
+  if (reset) resync_();
 }
 
 void EventWatcher::on_event(const nomad::Event& event) {

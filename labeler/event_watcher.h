@@ -7,8 +7,10 @@
 //    events are filtered here: AllocationUpdated and PlanResult of THIS node whose allocation has
 //    an address and is not terminal.
 //  - Dedup: an event whose ModifyIndex is <= the one already seen for that allocation is
-//    skipped; frames below the subscription's start index (Nomad replays its last batch when
-//    asked for an index newer than the newest) are skipped too. Labels come from the job,
+//    skipped; the replayed last batch (Nomad replays it when asked for an index newer than the
+//    newest) is skipped too. A frame older than the last one handled means Nomad's index went
+//    backwards (restore from a snapshot): the dedup memory is dropped, the frame is used and a
+//    resync follows. Labels come from the job,
 //    group and namespace, which cannot change during an allocation's life (meta changes are
 //    destructive updates), so an allocation is enqueued once per address it reports, not once
 //    per client update: a health update or restart costs nothing (netreap weakness 18).
