@@ -187,6 +187,10 @@ void NotifyServer::expire_loop(std::stop_token stop) {
     std::stop_token wake;
     {
       std::lock_guard lock(mu_);
+      // Checked under the lock stop() takes to wake this loop: otherwise a stop landing between
+      // the loop condition and here would have its wake-up mistaken for a new waiter's and
+      // discarded below, and the loop would sleep its hour while stop() waits to join it.
+      if (stop.stop_requested()) return;
       if (expire_wake_.stop_requested()) expire_wake_ = std::stop_source{};
       wake = expire_wake_.get_token();
       next = clock_.now() + std::chrono::hours{1};
