@@ -196,6 +196,8 @@ void LabelerDaemon::process(WorkItem item) {
     server_->reply(item.alloc_id, notify::Reply{out.status, out.endpoint_id, out.identity, out.labels, out.message});
   }
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - started).count();
+  // What the log says must be what happens: after the last attempt nothing is retried.
+  const bool retry = out.retry && item.attempt + 1 < kMaxAttempts;
   if (out.status == notify::ReplyStatus::kLabeled) {
     if (item.added_unix_ms && out.wrote) {
       double seconds = static_cast<double>(unix_millis(clock_.wall_now()) - *item.added_unix_ms) / 1000.0;
@@ -204,17 +206,25 @@ void LabelerDaemon::process(WorkItem item) {
     log_->info("labeled: alloc={} source={} endpoint={} identity={} wrote={} degraded={} ms={}", item.alloc_id,
                to_string(item.source), out.endpoint_id, out.identity, out.wrote, out.degraded, ms);
   } else {
-    log_->log(out.retry ? spdlog::level::info : spdlog::level::warn,
+    log_->log(retry ? spdlog::level::info : spdlog::level::warn,
               "not labeled: alloc={} source={} status={} reason=\"{}\" attempt={} retry={}", item.alloc_id,
-              to_string(item.source), notify::to_string(out.status), out.message, item.attempt, out.retry);
+              to_string(item.source), notify::to_string(out.status), out.message, item.attempt, retry);
   }
-  if (out.retry && item.attempt + 1 < kMaxAttempts) {
+  if (out.retry && !retry) {
+    log_->warn("giving up after {} attempts, leaving the allocation to the next resync: alloc={}", kMaxAttempts,
+               item.alloc_id);
+  }
+  if (retry) {
+    const std::string id = item.alloc_id;
+    const auto delay = retry_delay(item.attempt);
     WorkItem again = std::move(item);
     again.attempt += 1;
     again.source = out.degraded ? WorkSource::kRetry : again.source;
     again.endpoint.reset();  // re-read: it may have changed or appeared
     if (out.degraded) again.hint = {};  // the re-check must come from Nomad, not the hint again
-    queue_->enqueue_after(std::move(again), retry_delay(item.attempt));
+    if (!queue_->enqueue_after(std::move(again), delay)) {
+      log_->warn("retry not queued (queue full or stopping), leaving it to the next resync: alloc={}", id);
+    }
   }
   metrics_.set("cilium_nomad_queue_depth", static_cast<double>(queue_->depth()));
 }
