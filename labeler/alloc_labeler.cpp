@@ -53,6 +53,12 @@ std::expected<AllocLabeler::Identity, LabelOutcome> AllocLabeler::resolve_identi
   if (!alloc || !alloc->job) {
     auto fetched = nomad_.allocation(item.alloc_id, call_deadline(deadline));
     count_call("nomad", fetched ? nullptr : &fetched.error());
+    if (fetched && fetched->id != item.alloc_id) {
+      // A confused proxy or cache answered about another allocation: labeling from it would give
+      // this endpoint someone else's identity. Try again rather than trust it.
+      return std::unexpected(outcome(ReplyStatus::kPending, "Nomad answered for allocation " + fetched->id +
+                                                                " when asked for " + item.alloc_id, true));
+    }
     if (fetched) {
       alloc = std::move(*fetched);
     } else if (fetched.error().code == 404) {
