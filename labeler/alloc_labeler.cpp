@@ -47,6 +47,24 @@ void AllocLabeler::count_call(const char* target, const Error* error) {
   metrics_.inc("cilium_nomad_api_calls_total", std::string("target=\"") + target + "\",status=\"" + status + "\"");
 }
 
+void AllocLabeler::note_labeled(const std::string& alloc_id) {
+  constexpr std::size_t kRemembered = 4096;  // more than a node runs; beyond it, forget the old
+  const MonoTime now = clock_.now();
+  std::lock_guard lock(labeled_mu_);
+  labeled_at_[alloc_id] = now;
+  if (labeled_at_.size() <= kRemembered) return;
+  // A resync snapshot is minutes old at most; forgetting older entries costs at worst one
+  // redundant write.
+  std::erase_if(labeled_at_, [&](const auto& kv) { return now - kv.second > std::chrono::minutes{10}; });
+  if (labeled_at_.size() > kRemembered) labeled_at_.clear();
+}
+
+bool AllocLabeler::labeled_since(const std::string& alloc_id, MonoTime since) {
+  std::lock_guard lock(labeled_mu_);
+  auto it = labeled_at_.find(alloc_id);
+  return it != labeled_at_.end() && it->second >= since;
+}
+
 std::expected<AllocLabeler::Identity, LabelOutcome> AllocLabeler::resolve_identity(const WorkItem& item,
                                                                                   MonoTime deadline) {
   std::optional<nomad::Allocation> alloc = item.alloc;
@@ -263,8 +281,10 @@ LabelOutcome AllocLabeler::label(const WorkItem& item) {
     return outcome(ReplyStatus::kFailed, "allocation has no namespace, job or group to label with", false);
   }
 
-  auto ep = item.endpoint ? std::expected<cilium::Endpoint, LabelOutcome>(*item.endpoint)
-                          : find_endpoint(item, deadline);
+  // A resync's snapshot may predate a notification's work on the same allocation (the list was
+  // read, then the queue took a while): look again rather than write from it a second time.
+  const bool fresh = item.endpoint && !labeled_since(item.alloc_id, item.endpoint_seen_at);
+  auto ep = fresh ? std::expected<cilium::Endpoint, LabelOutcome>(*item.endpoint) : find_endpoint(item, deadline);
   if (!ep) return ep.error();
 
   bool wrote = false;
@@ -284,6 +304,7 @@ LabelOutcome AllocLabeler::label(const WorkItem& item) {
     final_ep.identity_id = 0;  // written, not yet seen resolved: the next reconcile fills it in
   }
   record(item, final_ep, identity->identity, desired);
+  note_labeled(item.alloc_id);
 
   LabelOutcome o;
   o.status = ReplyStatus::kLabeled;

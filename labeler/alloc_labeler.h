@@ -2,7 +2,9 @@
 // Labels one allocation's endpoint: fetch the allocation (Job embedded), find the endpoint,
 // derive the labels, write them at most once, confirm the identity resolved, record it.
 #include <atomic>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -61,6 +63,10 @@ class AllocLabeler {
               const labels::LabelSet& desired);
   MonoTime call_deadline(MonoTime item_deadline) const;
   void count_call(const char* target, const Error* error);
+  // When this process last saw each allocation's endpoint carry its labels. A prefetched
+  // endpoint read before that is stale: planning a write from it would write a second time.
+  void note_labeled(const std::string& alloc_id);
+  bool labeled_since(const std::string& alloc_id, MonoTime since);
 
   nomad::NomadApi& nomad_;
   cilium::CiliumApi& cilium_;
@@ -73,6 +79,8 @@ class AllocLabeler {
   // older ones): tried first next time, which saves a 400/404 round trip per allocation.
   std::atomic<int> preferred_kind_{static_cast<int>(cilium::EndpointIdKind::cni_attachment)};
   std::atomic<bool> endpoint_patch_gone_{false};
+  std::mutex labeled_mu_;
+  std::map<std::string, MonoTime> labeled_at_;
 };
 
 }  // namespace cn::labeler

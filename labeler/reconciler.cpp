@@ -24,6 +24,8 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id, const std::f
   auto doc = state_.load();
   if (!doc) return fail("state: " + doc.error().message);
 
+  // Before the call: anything labeled after this instant may be missing from the list.
+  const MonoTime listed_at = clock_.now();
   auto endpoints = cilium_.endpoints(deadline);
   metrics_.inc("cilium_nomad_api_calls_total",
                std::string("target=\"cilium\",status=\"") + (endpoints ? "ok" : std::to_string(endpoints.error().code)) + "\"");
@@ -85,6 +87,7 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id, const std::f
     item.ifname = owner->ifname.empty() ? "eth0" : owner->ifname;
     item.alloc = alloc;
     item.endpoint = ep;
+    item.endpoint_seen_at = listed_at;
     item.source = WorkSource::kReconcile;
     item.confirm = false;  // nobody waits; the next reconcile sees the resolved identity
     if (enqueue(std::move(item))) ++report.enqueued;

@@ -16,7 +16,10 @@ void merge_into(WorkItem& older, WorkItem newer) {
   if (newer.ips.empty()) newer.ips = std::move(older.ips);
   if (!newer.hint.has_identity()) newer.hint = std::move(older.hint);
   if (!newer.alloc) newer.alloc = std::move(older.alloc);
-  if (!newer.endpoint) newer.endpoint = std::move(older.endpoint);
+  if (!newer.endpoint) {
+    newer.endpoint = std::move(older.endpoint);
+    newer.endpoint_seen_at = older.endpoint_seen_at;
+  }
   if (!newer.added_unix_ms) newer.added_unix_ms = older.added_unix_ms;
   newer.confirm = newer.confirm || older.confirm;
   // A notification is what a plugin waits on: keep that source for the metrics.

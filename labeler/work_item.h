@@ -24,6 +24,9 @@ struct WorkItem {
   cni::NomadWorkload hint;  // from CNI_ARGS (Nomad >= 1.9.4): the fallback when Nomad is away
   std::optional<nomad::Allocation> alloc;
   std::optional<cilium::Endpoint> endpoint;
+  // When `endpoint` was read. Work on the allocation that finished after this makes the snapshot
+  // stale: a notification that labeled the endpoint while a resync's list was being worked off.
+  MonoTime endpoint_seen_at{};
   std::optional<long long> added_unix_ms;  // when the plugin saw ADD, for the latency histogram
   WorkSource source = WorkSource::kNotify;
   bool confirm = true;  // poll until the identity resolved (someone may be waiting)
