@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "common/util/json_field_filter.h"
+
 namespace cn::json {
 
 namespace {
@@ -151,6 +153,18 @@ Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view w
   } catch (const std::bad_alloc&) {
     return fail(std::string(what) + ": out of memory while parsing JSON");
   }
+}
+
+Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view what, const Fields& keep,
+                                       int max_depth) {
+  FieldFilter filter(keep, max_depth);
+  try {
+    if (nlohmann::json::sax_parse(text.begin(), text.end(), &filter)) return std::move(filter.result());
+  } catch (const std::bad_alloc&) {
+    return fail(std::string(what) + ": out of memory while parsing JSON");
+  }
+  if (filter.too_deep()) return fail(std::string(what) + ": JSON nested deeper than " + std::to_string(max_depth));
+  return fail(std::string(what) + ": invalid JSON: " + filter.error());
 }
 
 }  // namespace cn::json

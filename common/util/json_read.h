@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/util/json_fields.h"
 #include "common/util/result.h"
 
 namespace cn::json {
@@ -48,6 +49,9 @@ class JsonReader {
 // Parses JSON text without letting an exception out; documents nested deeper than `max_depth`
 // are refused before they are built (the deepest real payload is far below the default).
 Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view what,
+                                       int max_depth = 128);
+// The same, building only the members `keep` lists (see json_fields.h).
+Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view what, const Fields& keep,
                                        int max_depth = 128);
 
 }  // namespace cn::json

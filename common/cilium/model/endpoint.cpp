@@ -58,6 +58,20 @@ void read_status(JsonReader& status, Endpoint& ep) {
 
 }  // namespace
 
+const json::Fields& endpoint_fields() {
+  static const json::Fields fields = {
+      {"id", {}},
+      {"spec", {{"label-configuration", {{"user", {}}}}}},
+      {"status",
+       {{"state", {}},
+        {"identity", {{"id", {}}, {"labels", {}}}},
+        {"labels", {{"realized", {{"user", {}}}}, {"security-relevant", {}}, {"derived", {}}, {"disabled", {}}}},
+        {"external-identifiers", {{"cni-attachment-id", {}}, {"container-id", {}}}},
+        {"networking", {{"addressing", {{"ipv4", {}}, {"ipv6", {}}}}}},
+        {"health", {{"overallHealth", {}}}}}}};
+  return fields;
+}
+
 Result<Endpoint> parse_endpoint(const nlohmann::json& value, std::string_view where) {
   JsonReader r(value, std::string(where));
   Endpoint ep;
@@ -72,7 +86,7 @@ Result<Endpoint> parse_endpoint(const nlohmann::json& value, std::string_view wh
 }
 
 Result<Endpoint> parse_endpoint_text(std::string_view body) {
-  auto doc = json::parse_json_text(body, "Endpoint");
+  auto doc = json::parse_json_text(body, "Endpoint", endpoint_fields());
   if (!doc) return std::unexpected(doc.error());
   return parse_endpoint(*doc);
 }
@@ -80,7 +94,7 @@ Result<Endpoint> parse_endpoint_text(std::string_view body) {
 Result<EndpointList> parse_endpoint_list(std::string_view body) {
   EndpointList list;
   if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return list;
-  auto doc = json::parse_json_text(body, "endpoint list");
+  auto doc = json::parse_json_text(body, "endpoint list", endpoint_fields());
   if (!doc) return std::unexpected(doc.error());
   if (doc->is_null()) return list;
   if (!doc->is_array()) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/labels/label_set.h"
+#include "common/util/json_fields.h"
 #include "common/util/result.h"
 
 namespace cn::cilium {
@@ -37,6 +38,9 @@ struct Endpoint {
   std::vector<Addressing> addressing;                 // status.networking.addressing
   std::string health;                                 // status.health.overallHealth
 };
+
+// The members parse_endpoint() reads: keep it in step with endpoint.cpp.
+const json::Fields& endpoint_fields();
 
 // Only wrong types fail; every missing or null field is its zero value. Endpoints of other
 // orchestrators parse fine and are told apart by attachment_of().

@@ -38,6 +38,16 @@ void read_job(JsonReader& alloc, Allocation& out) {
 
 }  // namespace
 
+const json::Fields& allocation_fields() {
+  static const json::Fields fields = {
+      {"ID", {}}, {"Namespace", {}}, {"JobID", {}}, {"TaskGroup", {}}, {"Name", {}}, {"NodeID", {}},
+      {"ClientStatus", {}}, {"DesiredStatus", {}}, {"CreateIndex", {}}, {"ModifyIndex", {}},
+      {"AllocModifyIndex", {}}, {"CreateTime", {}}, {"ModifyTime", {}},
+      {"NetworkStatus", {{"InterfaceName", {}}, {"Address", {}}, {"AddressIPv6", {}}}},
+      {"Job", job_fields()}};
+  return fields;
+}
+
 bool Allocation::is_terminal() const {
   return desired_status == "stop" || desired_status == "evict" || is_client_terminal();
 }
@@ -77,13 +87,15 @@ Result<Allocation> parse_allocation(const nlohmann::json& value, std::string_vie
 }
 
 Result<Allocation> parse_allocation_text(std::string_view body) {
-  auto doc = json::parse_json_text(body, "Allocation");
+  auto doc = json::parse_json_text(body, "Allocation", allocation_fields());
   if (!doc) return std::unexpected(doc.error());
   return parse_allocation(*doc);
 }
 
 Result<AllocationList> parse_allocation_list(std::string_view body) {
-  auto doc = json::parse_json_text(body, "allocation list");
+  // A node's list is the labeler's biggest read (the Job rides along in every allocation):
+  // only what parse_allocation() reads is built.
+  auto doc = json::parse_json_text(body, "allocation list", allocation_fields());
   if (!doc) return std::unexpected(doc.error());
   AllocationList list;
   if (doc->is_null()) return list;

@@ -49,6 +49,9 @@ struct Allocation {
   std::string_view address() const;
 };
 
+// The members parse_allocation() reads (Job included): keep it in step with allocation.cpp.
+const json::Fields& allocation_fields();
+
 // Fails on wrong types and on an ID that is not a UUID (the ID becomes file names, URL segments
 // and endpoint IDs downstream).
 Result<Allocation> parse_allocation(const nlohmann::json& value,

@@ -45,6 +45,14 @@ void read_groups(JsonReader& job, std::vector<TaskGroup>& out) {
 
 }  // namespace
 
+const json::Fields& job_fields() {
+  static const json::Fields fields = {
+      {"ID", {}}, {"Namespace", {}}, {"ParentID", {}}, {"Type", {}}, {"Periodic", {}}, {"Dispatched", {}},
+      {"Meta", {}}, {"JobModifyIndex", {}}, {"ModifyIndex", {}}, {"Version", {}},
+      {"TaskGroups", {{"Name", {}}, {"Meta", {}}, {"Tasks", {{"Name", {}}, {"Meta", {}}}}}}};
+  return fields;
+}
+
 const TaskGroup* Job::find_group(std::string_view name) const {
   for (const auto& g : task_groups) {
     if (g.name == name) return &g;
@@ -71,7 +79,7 @@ Result<Job> parse_job(const nlohmann::json& value, std::string_view where) {
 }
 
 Result<Job> parse_job_text(std::string_view body) {
-  auto doc = json::parse_json_text(body, "Job");
+  auto doc = json::parse_json_text(body, "Job", job_fields());
   if (!doc) return std::unexpected(doc.error());
   return parse_job(*doc);
 }

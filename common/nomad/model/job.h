@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/util/json_fields.h"
 #include "common/util/result.h"
 
 namespace cn::nomad {
@@ -39,6 +40,9 @@ struct Job {
 
   const TaskGroup* find_group(std::string_view name) const;
 };
+
+// The members parse_job() reads: keep it in step with the readers in job.cpp.
+const json::Fields& job_fields();
 
 // `where` prefixes error messages (e.g. "Allocation.Job").
 Result<Job> parse_job(const nlohmann::json& value, std::string_view where = "Job");
