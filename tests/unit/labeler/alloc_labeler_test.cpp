@@ -162,6 +162,16 @@ TEST_F(AllocLabelerTest, RateLimitedWriteIsRetriedLater) {
   EXPECT_EQ(again.status, notify::ReplyStatus::kLabeled);
 }
 
+TEST_F(AllocLabelerTest, LabelWriteMayWaitOutTheAgentsRateLimiter) {
+  // The agent holds a PATCH in its limiter up to 15 s before serving it: a write bounded by one
+  // call's 5 s would be abandoned (and sent again later) whenever a burst queues at 0.5/s.
+  nomad_.put(make_alloc(kAlloc));
+  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  auto before = system_clock().now();
+  ASSERT_EQ(labeler_.label(notified()).status, notify::ReplyStatus::kLabeled);
+  EXPECT_GE(cilium_.last_write_deadline() - before, LabelSettings{}.item_budget - std::chrono::seconds{1});
+}
+
 TEST_F(AllocLabelerTest, IpOfAnotherAllocationIsNotMistakenForOurs) {
   nomad_.put(make_alloc(kAlloc));
   cilium_.add_init_endpoint("0a1b2c3d-4e5f-6789-abcd-ef0123456789", "10.200.3.17");

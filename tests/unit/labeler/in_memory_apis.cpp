@@ -368,9 +368,15 @@ Result<cilium::EndpointList> InMemoryCilium::endpoints(MonoTime) {
   return out;
 }
 
-Status InMemoryCilium::replace_identity_labels(const cilium::EndpointRef& ref, const std::vector<std::string>& labels,
-                                               MonoTime) {
+MonoTime InMemoryCilium::last_write_deadline() const {
   std::lock_guard lock(mu_);
+  return last_write_deadline_;
+}
+
+Status InMemoryCilium::replace_identity_labels(const cilium::EndpointRef& ref, const std::vector<std::string>& labels,
+                                               MonoTime deadline) {
+  std::lock_guard lock(mu_);
+  last_write_deadline_ = deadline;
   if (auto e = injected("patch_endpoint")) return std::unexpected(*e);
   if (!endpoint_patch_supported) return fail("method not allowed", 405);
   auto id = lookup(ref);

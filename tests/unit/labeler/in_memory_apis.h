@@ -97,6 +97,8 @@ class InMemoryCilium : public cilium::CiliumApi {
   // Identity resolution is asynchronous: a write shows up after this many GETs.
   int gets_until_resolved = 0;
   bool endpoint_patch_supported = true;
+  // The deadline the caller gave the last PATCH /v1/endpoint/{id}.
+  MonoTime last_write_deadline() const;
 
   Status ready(MonoTime) override;
   Result<cilium::Endpoint> endpoint(const cilium::EndpointRef& ref, MonoTime) override;
@@ -120,6 +122,7 @@ class InMemoryCilium : public cilium::CiliumApi {
   long long next_endpoint_ = 100;
   std::map<std::string, int> calls_;
   std::map<std::string, std::pair<int, int>> failures_;
+  MonoTime last_write_deadline_{};
 };
 
 // An allocation shaped like nomad/alloc_get.json (job web, group app, meta team/tier).
