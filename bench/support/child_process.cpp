@@ -24,7 +24,7 @@ ChildProcess::ChildProcess(std::vector<std::string> argv, std::string log_path) 
   std::vector<char*> args;
   for (auto& a : argv) args.push_back(a.data());
   args.push_back(nullptr);
-  int rc = ::posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ);
+  int rc = ::posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw std::runtime_error("cannot start " + argv[0]);
 }

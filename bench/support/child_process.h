@@ -13,7 +13,7 @@ namespace cn::bench {
 
 class ChildProcess {
  public:
-  // argv[0] is a path; the child inherits the environment and gets stdout+stderr in `log_path`.
+  // argv[0] is a path or a name found in PATH; the child inherits the environment and gets stdout+stderr in `log_path`.
   ChildProcess(std::vector<std::string> argv, std::string log_path);
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
