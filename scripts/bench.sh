@@ -1,7 +1,61 @@
 #!/usr/bin/env bash
-# Builds Release and runs the benchmarks; tables go to stdout and build/bench-results/*.md.
-# RUNS (default 1000) sets the plugin ADD sample count.
+# Builds the Release binaries and runs every benchmark (about 5 minutes on 2 cores); the tables
+# go to $OUT/results.md (default build/bench-results) and are printed at the end. See
+# docs/benchmarks.md for what each one measures.
+#   RUNS=1000        plugin ADD samples per case
+#   BENCH_LONG=1     also the 200-allocation burst at Cilium's rate limits (adds ~7 minutes)
+#   BUILD_DIR=dir    use this (configured, non-sanitizer) tree instead of build/
 set -euo pipefail
 cd "$(dirname "$0")/.."
-TARGETS="cilium-nomad-cni cn-bench-plugin cn-noop-floor" scripts/build.sh release >/dev/null
-CN_BIN_DIR=$PWD/build/bin build/bench/cn-bench-plugin "${RUNS:-1000}"
+
+TARGETS="cilium-nomad-cni cilium-nomad-labeler fake-nomad fake-cilium-agent cn-noop-floor cn-bench-plugin
+         cn-add-to-labels-bench cn-reconcile-bench cn-footprint-bench cn-state-contention-bench"
+if [ -n "${BUILD_DIR:-}" ]; then
+  # shellcheck disable=SC2086
+  cmake --build "$BUILD_DIR" -j "${JOBS:-$(nproc)}" --target $TARGETS >/dev/null
+else
+  BUILD_DIR=build
+  TARGETS="$TARGETS" scripts/build.sh release >/dev/null
+fi
+OUT=${OUT:-$BUILD_DIR/bench-results}
+mkdir -p "$OUT"
+rm -f "$OUT"/*.md "$OUT"/*.csv "$OUT"/run.log
+export CN_BIN_DIR=$PWD/$BUILD_DIR/bin CN_BENCH_OUT=$OUT
+
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+{
+  echo "## Benchmarks"
+  echo
+  echo "- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) RAM, $(uname -sr)"
+  echo "- commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with local changes)'), $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo "- command: \`scripts/bench.sh\` (RUNS=${RUNS:-1000}${BENCH_LONG:+, BENCH_LONG=1}); load average at start: $(load)"
+  echo
+} >"$OUT/header.md"
+
+started=$SECONDS
+step() {
+  local n=$1 name=$2; shift 2
+  echo "[$n/5] $name" >&2
+  if ! "$@" >>"$OUT/run.log" 2>&1; then
+    echo "      FAILED: see $OUT/run.log" >&2
+    failed=1
+  fi
+}
+failed=0
+step 1 "plugin ADD overhead" "$BUILD_DIR/bench/cn-bench-plugin" "${RUNS:-1000}"
+step 2 "ADD -> final labels, ours and the event-stream design" "$BUILD_DIR/bench/cn-add-to-labels-bench"
+step 3 "startup reconciliation, ours and netreap's" "$BUILD_DIR/bench/cn-reconcile-bench"
+step 4 "labeler footprint" "$BUILD_DIR/bench/cn-footprint-bench"
+step 5 "state file under contention" "$BUILD_DIR/bench/cn-state-contention-bench"
+
+{
+  cat "$OUT/header.md"
+  for part in plugin_add add_to_labels reconcile footprint state_contention; do
+    [ -f "$OUT/$part.md" ] && { cat "$OUT/$part.md"; echo; }
+  done
+  echo "_Run took $((SECONDS - started)) s; load average at the end: $(load)._"
+} >"$OUT/results.md"
+rm -f "$OUT/header.md"
+cat "$OUT/results.md"
+echo "written: $OUT/results.md (per-endpoint times under reserved:init: $OUT/init_times.csv)" >&2
+exit "$failed"
