@@ -9,7 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TARGETS="cilium-nomad-cni cilium-nomad-labeler fake-nomad fake-cilium-agent cn-noop-floor cn-bench-plugin
-         cn-add-to-labels-bench cn-reconcile-bench cn-footprint-bench cn-state-contention-bench"
+         cn-add-to-labels-bench cn-reconcile-bench cn-footprint-bench cn-state-contention-bench
+         cn-machine-noise-bench"
 if [ -n "${BUILD_DIR:-}" ]; then
   # shellcheck disable=SC2086
   cmake --build "$BUILD_DIR" -j "${JOBS:-$(nproc)}" --target $TARGETS >/dev/null
@@ -23,12 +24,14 @@ rm -f "$OUT"/*.md "$OUT"/*.csv "$OUT"/run.log
 export CN_BIN_DIR=$PWD/$BUILD_DIR/bin CN_BENCH_OUT=$OUT
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
+noise() { "$BUILD_DIR/bench/cn-machine-noise-bench"; }
 {
   echo "## Benchmarks"
   echo
   echo "- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) RAM, $(uname -sr)"
   echo "- commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with local changes)'), $(date -u +%Y-%m-%dT%H:%MZ)"
-  echo "- command: \`scripts/bench.sh\` (RUNS=${RUNS:-1000}${BENCH_LONG:+, BENCH_LONG=1}); load average at start: $(load)"
+  echo "- command: \`scripts/bench.sh\` (RUNS=${RUNS:-1000}${BENCH_LONG:+, BENCH_LONG=1})"
+  echo "- at the start: load average $(load); $(noise)"
   echo
 } >"$OUT/header.md"
 
@@ -53,7 +56,7 @@ step 5 "state file under contention" "$BUILD_DIR/bench/cn-state-contention-bench
   for part in plugin_add add_to_labels reconcile footprint state_contention; do
     [ -f "$OUT/$part.md" ] && { cat "$OUT/$part.md"; echo; }
   done
-  echo "_Run took $((SECONDS - started)) s; load average at the end: $(load)._"
+  echo "_Run took $((SECONDS - started)) s. At the end: load average $(load); $(noise)._"
 } >"$OUT/results.md"
 rm -f "$OUT/header.md"
 cat "$OUT/results.md"

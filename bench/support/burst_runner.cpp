@@ -12,6 +12,28 @@ long long unix_us(WallTime t) {
   return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
 }
 
+double ms_between(MonoTime from, MonoTime to) { return std::chrono::duration<double, std::milli>(to - from).count(); }
+
+// When the fakes saw the labeler's calls for one allocation, relative to the plugin's exec.
+void trace_steps(LabelerStack& stack, const std::string& alloc, const InitSpan& span, const PluginRun& run,
+                 AllocSample& s) {
+  for (const auto& r : stack.nomad().requests()) {
+    if (r.route == "allocation" && r.target.find(alloc) != std::string::npos) {
+      s.nomad_answered_ms = ms_between(run.started_mono, r.at);
+      break;
+    }
+  }
+  const std::string patch_path = "/v1/endpoint/" + std::to_string(span.endpoint_id);
+  for (const auto& r : stack.agent().requests()) {
+    if (r.method == "GET" && s.endpoint_get_ms == 0 && r.path.find(alloc) != std::string::npos) {
+      s.endpoint_get_ms = ms_between(run.started_mono, r.received);
+    }
+    if (r.method == "PATCH" && r.path == patch_path && s.patch_ms == 0) s.patch_ms = ms_between(run.started_mono, r.received);
+  }
+  // The agent stamps the identity on the system clock; the plugin's start is known on both.
+  s.identity_ms = static_cast<double>(span.resolved_us - unix_us(run.started)) / 1000.0;
+}
+
 }  // namespace
 
 BurstResult run_burst(LabelerStack& stack, Design design, int allocs, std::chrono::milliseconds deadline) {
@@ -60,6 +82,7 @@ BurstResult run_burst(LabelerStack& stack, Design design, int allocs, std::chron
       s.plugin_ms = runs[i].ms;
       s.plugin_labeled = runs[i].err.find("labeler=labeled") != std::string::npos;
       s.exposed_ms = std::max(0.0, static_cast<double>(span.resolved_us - unix_us(runs[i].ended)) / 1000.0);
+      trace_steps(stack, placed[i].first, span, runs[i], s);
     } else {
       s.exposed_ms = s.init_ms;  // ADD returned when cilium-cni did: the workload starts under init
     }

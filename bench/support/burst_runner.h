@@ -19,6 +19,11 @@ struct AllocSample {
   double plugin_ms = 0;    // plugin ADD exec -> exit: how long the workload's start waited (0: no plugin)
   double exposed_ms = 0;   // workload running while still under reserved:init
   bool plugin_labeled = false;  // the plugin heard "labeled" before returning
+  // Our design only, from the plugin's exec (ms): when the fakes saw each step of the labeling.
+  double nomad_answered_ms = 0;  // GET /v1/allocation/:id answered
+  double endpoint_get_ms = 0;    // GET /v1/endpoint/cni-attachment-id:... received
+  double patch_ms = 0;           // PATCH /v1/endpoint/{id} received
+  double identity_ms = 0;        // final identity applied
 };
 
 struct BurstResult {

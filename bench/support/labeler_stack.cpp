@@ -100,7 +100,8 @@ std::optional<std::map<std::string, InitSpan>> LabelerStack::wait_labeled(const 
       if (id.empty() || !ep["identity"].is_number()) continue;
       if (ep["identity"].get<long long>() < 256) continue;  // init (5) or another reserved one
       if (ep["identity-labels"].get<std::vector<std::string>>() != kFinalLabels) continue;
-      done[id] = InitSpan{ep["created-unix-us"].get<long long>(), ep["identity-resolved-unix-us"].get<long long>()};
+      done[id] = InitSpan{ep["id"].get<long long>(), ep["created-unix-us"].get<long long>(),
+                          ep["identity-resolved-unix-us"].get<long long>()};
     }
     bool all = std::all_of(allocs.begin(), allocs.end(), [&](const auto& a) { return done.contains(a); });
     if (all) return done;

@@ -28,6 +28,7 @@ struct StackOptions {
 
 // An endpoint's life on the agent clock (system clock, microseconds since the epoch).
 struct InitSpan {
+  long long endpoint_id = 0;
   long long created_us = 0;
   long long resolved_us = 0;  // the final identity applied: the end of reserved:init
   double init_ms() const { return static_cast<double>(resolved_us - created_us) / 1000.0; }

@@ -35,6 +35,7 @@ PluginRun run_plugin(const PluginTarget& target, const std::string& verb, const 
   PluginRun run;
   run.started = std::chrono::system_clock::now();
   auto start = std::chrono::steady_clock::now();
+  run.started_mono = start;
   auto r = testing::run_process({target.binary}, env, netconf);
   auto end = std::chrono::steady_clock::now();
   run.ended = std::chrono::system_clock::now();

@@ -21,6 +21,7 @@ struct PluginRun {
   double ms = 0;         // exec to exit
   WallTime started{};    // system clock, comparable with the fake agent's timestamps
   WallTime ended{};
+  MonoTime started_mono{};  // steady clock, comparable with the fakes' request logs
   std::string err;       // the plugin's log line (labeler=labeled|timeout|unreachable ...)
 };
 
