@@ -63,7 +63,7 @@ void forget(const std::string& dir, const std::string& id) {
   (void)store.update([&](state::StateDoc& doc) { return doc.allocations.erase(id) > 0; });
 }
 
-std::vector<double> time_runs(const std::string& binary, const std::string& stdin_data, int runs,
+std::vector<double> time_runs(const std::vector<std::string>& argv, const std::string& stdin_data, int runs,
                               const std::string& dir) {
   std::vector<double> samples;
   samples.reserve(static_cast<std::size_t>(runs));
@@ -74,7 +74,7 @@ std::vector<double> time_runs(const std::string& binary, const std::string& stdi
         {"CNI_NETNS", "/var/run/netns/x"}, {"CNI_PATH", "/opt/cni/bin"},
         {"CNI_ARGS", "IgnoreUnknown=true;NOMAD_NAMESPACE=default;NOMAD_JOB_ID=web;NOMAD_GROUP_NAME=app"}};
     auto start = std::chrono::steady_clock::now();
-    auto r = testing::run_process({binary}, env, stdin_data);
+    auto r = testing::run_process(argv, env, stdin_data);
     auto end = std::chrono::steady_clock::now();
     if (r.exit_code != 0) {
       std::fprintf(stderr, "run failed: %s %s\n", r.out.c_str(), r.err.c_str());
@@ -123,12 +123,13 @@ int main(int argc, char** argv) {
   std::string input_confirm = add_conf(dir_confirm, 3000).dump();
 
   for (const auto& d : {dir_absent, dir_confirm, dir_state}) populate(d);
-  auto floor_s = bench::summarize(time_runs(floor_bin, input_absent, runs, dir_floor));
-  auto absent_s = bench::summarize(time_runs(plugin, input_absent, runs, dir_absent));
+  auto floor_s = bench::summarize(time_runs({floor_bin}, input_absent, runs, dir_floor));
+  auto echo_s = bench::summarize(time_runs({floor_bin, "--echo"}, input_absent, runs, dir_floor));
+  auto absent_s = bench::summarize(time_runs({plugin}, input_absent, runs, dir_absent));
   bench::Summary confirm_s;
   {
     testing::StubLabeler labeler(dir_confirm + "/labeler.sock", testing::StubLabeler::Mode::kConfirm);
-    confirm_s = bench::summarize(time_runs(plugin, input_confirm, runs, dir_confirm));
+    confirm_s = bench::summarize(time_runs({plugin}, input_confirm, runs, dir_confirm));
   }
   auto state_s = bench::summarize(time_state_writes(dir_state, runs));
 
@@ -138,6 +139,7 @@ int main(int argc, char** argv) {
     t.add({name, bench::fmt_ms(s.p50_ms), bench::fmt_ms(s.p99_ms), bench::fmt_ms(s.max_ms)});
   };
   row("floor: static no-op, same stdin", floor_s);
+  row("floor printing its stdin back (not the target's floor)", echo_s);
   row("state write alone (in-process, tmpfs)", state_s);
   row("ADD, labeler absent", absent_s);
   row("ADD, labeler confirms at once", confirm_s);
