@@ -178,7 +178,14 @@ int main() {
   // FOOTPRINT_WATCH=node (or events) measures one design only, e.g. under LABELER_PREFIX.
   const char* only = std::getenv("FOOTPRINT_WATCH");
   for (const std::string watch : {"node", "events"}) {
-    if (!only || watch == only) results.push_back(measure(watch));
+    if (only && watch != only) continue;
+    // Caught here so that the stack unwinds and stops the child processes it started.
+    try {
+      results.push_back(measure(watch));
+    } catch (const std::exception& e) {
+      std::cerr << "footprint (" << watch << "): " << e.what() << "\n";
+      return 1;
+    }
   }
 
   MarkdownTable t({"design", "startup: 1,000 labeled in", "CPU at startup", "RSS after startup", "peak RSS",

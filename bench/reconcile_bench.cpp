@@ -118,10 +118,8 @@ std::string breakdown(Node& node, state::StateStore& store) {
   return buf;
 }
 
-}  // namespace
-
-int main() {
-  spdlog::set_level(spdlog::level::warn);
+// The whole benchmark; main() catches what it throws.
+int run() {
   std::vector<int> sizes = {1000, 10000};
   if (const char* s = std::getenv("RECONCILE_SIZES")) sizes = {std::atoi(s)};
 
@@ -212,4 +210,16 @@ int main() {
       t.str() + target_line;
   publish("reconcile", text);
   return 0;
+}
+
+}  // namespace
+
+int main() {
+  spdlog::set_level(spdlog::level::warn);
+  try {
+    return run();
+  } catch (const std::exception& e) {
+    std::cerr << "reconcile bench: " << e.what() << "\n";
+    return 1;
+  }
 }
