@@ -39,9 +39,8 @@ std::string lines_about(const std::string& log, const std::string& needle) {
   while (begin < log.size()) {
     std::size_t end = log.find('\n', begin);
     if (end == std::string::npos) end = log.size();
-    if (log.compare(begin, end - begin, needle) != 0 && log.substr(begin, end - begin).find(needle) != std::string::npos) {
-      out += log.substr(begin, end - begin) + "\n";
-    }
+    std::string line = log.substr(begin, end - begin);
+    if (line.find(needle) != std::string::npos) out += line + "\n";
     begin = end + 1;
   }
   return out;

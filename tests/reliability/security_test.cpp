@@ -50,7 +50,7 @@ TEST(Security, NomadTokenNeverAppearsInLogsErrorsOrState) {
   fakes::TokenSpec token;
   token.secret = kToken;
   node.nomad().add_token(token);
-  BackgroundProcess labeler(node.labeler_argv({"--watch", "node", "--resync-interval", "1"}),
+  BackgroundProcess labeler(node.labeler_argv({"--watch", "node", "--resync-interval", "1"}, "debug"),
                             node.labeler_env({{"NOMAD_TOKEN", kToken}}), node.dir().file("labeler.log"));
   ASSERT_TRUE(labeler.wait_for_log("ready: node=")) << labeler.log();
 
@@ -78,6 +78,7 @@ TEST(Security, NomadTokenNeverAppearsInLogsErrorsOrState) {
   }
   EXPECT_NE(labeler.log().find("rejected token <redacted>"), std::string::npos);
   EXPECT_NE(labeler.log().find("token=set"), std::string::npos) << "startup says a token is configured";
+  EXPECT_EQ(sanitizer_report(labeler.log()), "");
 }
 
 // Runs the plugin binary as uid/gid 65534 (nobody) in a forked child; stderr goes to `err_path`.
@@ -147,6 +148,7 @@ TEST(Security, NonRootPluginIsRefusedByDirectoryModeThenByPeerCredentials) {
   ASSERT_TRUE(labeler.wait_for_log("notification refused: peer uid=65534")) << labeler.log();
   EXPECT_EQ(node.label_writes(alloc), 0) << "nothing labeled on a non-root peer's word";
   EXPECT_FALSE(node.labeled(alloc, kWebLabels));
+  EXPECT_EQ(sanitizer_report(labeler.log() + testing::read_file(err1) + testing::read_file(err2)), "");
 }
 
 // Expected: the labeler refuses to start when told to turn a `nomad.` meta key or an invalid

@@ -137,7 +137,8 @@ int FakeNode::label_writes(const std::string& alloc) const {
   return n;
 }
 
-std::vector<std::string> FakeNode::labeler_argv(const std::vector<std::string>& extra) const {
+std::vector<std::string> FakeNode::labeler_argv(const std::vector<std::string>& extra,
+                                                const std::string& log_level) const {
   std::vector<std::string> argv = {testing::bin_dir() + "/cilium-nomad-labeler",
                                    "run",
                                    "--cilium-socket", cilium_socket(),
@@ -146,7 +147,7 @@ std::vector<std::string> FakeNode::labeler_argv(const std::vector<std::string>& 
                                    "--socket", labeler_socket(),
                                    "--state-file", state_file(),
                                    "--metrics-addr", "",
-                                   "--log-level", "debug"};
+                                   "--log-level", log_level};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
 }

@@ -74,8 +74,10 @@ class FakeNode {
   // PATCH forms); refused, dropped and stalled attempts are not writes.
   int label_writes(const std::string& alloc) const;
 
-  // `cilium-nomad-labeler run` against this node, plus `extra` flags.
-  std::vector<std::string> labeler_argv(const std::vector<std::string>& extra = {}) const;
+  // `cilium-nomad-labeler run` against this node, plus `extra` flags. Info level by default:
+  // debug lines cost real time under the sanitizers.
+  std::vector<std::string> labeler_argv(const std::vector<std::string>& extra = {},
+                                        const std::string& log_level = "info") const;
   // The environment the daemon gets: Nomad's address and the sanitizer settings of this test.
   std::map<std::string, std::string> labeler_env(const std::map<std::string, std::string>& extra = {}) const;
 
