@@ -26,6 +26,7 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id, const std::f
 
   auto doc = state_.load();
   if (!doc) return fail("state: " + doc.error().message);
+  (void)state_.remove_orphan_temp_files();  // best effort: a leftover costs disk, never correctness
 
   // The two lists are independent, and on a big node each is tens of megabytes to fetch and
   // decode: Nomad's (the larger, with the Job in every allocation) comes in on its own thread

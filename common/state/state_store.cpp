@@ -168,6 +168,21 @@ Status StateStore::write_text_locked(const std::string& text) {
   return {};
 }
 
+Result<int> StateStore::remove_orphan_temp_files() {
+  auto lock = acquire();
+  if (!lock) return std::unexpected(lock.error());
+  const std::filesystem::path file(options_.path);
+  const std::string prefix = file.filename().string() + ".tmp.";
+  std::error_code ec;
+  int removed = 0;
+  for (const auto& item : std::filesystem::directory_iterator(parent_dir(options_.path), ec)) {
+    if (!item.path().filename().string().starts_with(prefix)) continue;
+    if (std::filesystem::remove(item.path(), ec)) ++removed;
+  }
+  if (removed > 0) log_->warn("removed temp files left by interrupted state writers: file={} count={}", options_.path, removed);
+  return removed;
+}
+
 Result<StateDoc> StateStore::load() {
   auto lock = acquire();
   if (!lock) return std::unexpected(lock.error());

@@ -43,6 +43,11 @@ class StateStore {
   // framing (see state_lines.h): the plugin's path. `mutate` runs exactly once.
   Status update_entry(const std::string& alloc_id, const EntryMutation& mutate);
 
+  // Temp files of writers that died between create and rename (kill -9, OOM). Writers only make
+  // them while holding the lock, so any found under the lock is an orphan. Returns how many
+  // were removed.
+  Result<int> remove_orphan_temp_files();
+
   const std::string& path() const { return options_.path; }
 
  private:

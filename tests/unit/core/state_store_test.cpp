@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <set>
 #include <thread>
 
 #include "common/state/state_store.h"
@@ -64,6 +66,25 @@ TEST_F(StateStoreTest, NoWriteWhenNothingChanged) {
   ASSERT_TRUE(s.update([](StateDoc&) { return false; }));
   EXPECT_EQ(std::filesystem::last_write_time(dir_.file("run/state.json")), before);
   EXPECT_EQ(std::filesystem::hard_link_count(dir_.file("run/state.json")), inode_before);
+}
+
+TEST_F(StateStoreTest, OrphanTempFilesOfDeadWritersAreRemovedAndNothingElse) {
+  auto s = store();
+  ASSERT_TRUE(s.update([&](StateDoc& d) { d.allocations[alloc_id(1)] = StateEntry{}; return true; }));
+  for (const char* name : {"state.json.tmp.4242.0", "state.json.tmp.4243.7", "state.json.corrupt-1795982400000",
+                           "other.json.tmp.1.0", "labeler.sock"}) {
+    std::ofstream(dir_.file(std::string("run/") + name)) << "x";
+  }
+  auto removed = s.remove_orphan_temp_files();
+  ASSERT_TRUE(removed);
+  EXPECT_EQ(*removed, 2);
+  std::set<std::string> left;
+  for (const auto& f : std::filesystem::directory_iterator(dir_.file("run"))) left.insert(f.path().filename().string());
+  EXPECT_EQ(left, (std::set<std::string>{"state.json", "state.json.lock", "state.json.corrupt-1795982400000",
+                                         "other.json.tmp.1.0", "labeler.sock"}));
+  auto doc = s.load();
+  ASSERT_TRUE(doc);
+  EXPECT_EQ(doc->allocations.size(), 1u);
 }
 
 TEST_F(StateStoreTest, CorruptFileIsKeptAsideAndAFreshOneStarted) {
