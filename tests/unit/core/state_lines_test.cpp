@@ -6,16 +6,13 @@
 
 #include "common/state/state_lines.h"
 #include "common/state/state_store.h"
+#include "tests/support/alloc_ids.h"
 #include "tests/support/temp_dir.h"
 
 namespace cn::state {
 namespace {
 
-std::string alloc_id(int i) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%08x-0000-4000-8000-%012x", i, i);
-  return buf;
-}
+std::string alloc_id(int i) { return cn::testing::numbered_alloc_id(i); }
 
 StateEntry entry(int i) {
   StateEntry e;
