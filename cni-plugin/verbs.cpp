@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cni-plugin/verb_context.h"
+#include "cni-plugin/version_rules.h"
 #include "common/cni/cni_version.h"
 #include "common/notify/protocol.h"
 #include "common/util/alloc_id.h"
@@ -111,7 +112,13 @@ Outcome run_cni(const Invocation& inv, PluginContext& pctx) {
     if (auto err = validate_attachment_env(ctx)) {
       return finish(error_outcome(*err, conf->cni_version, log));
     }
+    if (auto err = version_rule_violation(*command, conf->cni_version)) {
+      return finish(error_outcome(*err, conf->cni_version, log));
+    }
     return finish(it->second(ctx));
+  }
+  if (auto err = version_rule_violation(*command, conf->cni_version)) {
+    return finish(error_outcome(*err, conf->cni_version, log));
   }
   if (*command == "STATUS") return finish(Outcome{});  // ADD never depends on a daemon: always ready
   if (*command == "GC") return finish(verb_gc(ctx));
