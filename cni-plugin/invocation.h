@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "cni-plugin/step.h"
 #include "common/util/clock.h"
 
 namespace cn::plugin {
@@ -24,8 +25,11 @@ struct Outcome {
 
 struct PluginContext {
   Clock& clock;
+  FaultHook fault_hook = nullptr;
 };
 
+// Never lets an exception out once the config is parsed: the verb fails open instead (ADD passes
+// prevResult on, the other verbs exit 0). Exceptions before that reach plugin_main's last resort.
 Outcome run_cni(const Invocation& invocation, PluginContext& ctx);
 
 }  // namespace cn::plugin

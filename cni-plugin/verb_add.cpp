@@ -1,6 +1,7 @@
 // ADD and CHECK: record the allocation, tell the labeler, and (ADD) hand prevResult on.
 // Everything after input validation fails open: a broken state file, a missing labeler or a
-// slow Cilium must never fail an allocation's networking.
+// slow Cilium must never fail an allocation's networking, and neither must an exception
+// (fail_open.cpp).
 #include <nlohmann/json.hpp>
 
 #include "cni-plugin/verb_context.h"
@@ -102,9 +103,13 @@ std::optional<CniError> record_and_notify(VerbContext& ctx, const nlohmann::json
   }
   auto nomad = cni::nomad_workload_from_args(
       cni::parse_cni_args(ctx.invocation.get("CNI_ARGS").value_or("")));
+  ctx.enter(Step::kStateWrite);
   std::string state_result = record(ctx, make_entry(ctx, *addrs, nomad));
+  ctx.enter(Step::kStateWritten);
   std::string detail;
+  ctx.enter(Step::kLabelerNotify);
   std::string labeler = notify_labeler(ctx, *addrs, nomad, wait_ms, detail);
+  ctx.enter(Step::kLabelerNotified);
   auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(ctx.clock.now() - ctx.started);
   bool ok = state_result == "ok" && (labeler == "labeled" || labeler == "sent");
   auto level = ok ? spdlog::level::info : spdlog::level::warn;
@@ -117,14 +122,11 @@ std::optional<CniError> record_and_notify(VerbContext& ctx, const nlohmann::json
 
 }  // namespace
 
-Outcome verb_add(VerbContext& ctx) {
+Outcome add_output(VerbContext& ctx) {
   if (!ctx.conf.prev_result) {
     return error_outcome(CniError{ErrorCode::kInvalidNetworkConfig, "missing prevResult",
                                   "cilium-nomad-cni must be chained after cilium-cni"},
                          ctx.conf.cni_version, ctx.log);
-  }
-  if (auto err = record_and_notify(ctx, *ctx.conf.prev_result, ctx.conf.wait_for_labels_ms, "add")) {
-    return error_outcome(*err, ctx.conf.cni_version, ctx.log);
   }
   // Pass-through: the same document, stamped with the version this chain runs at.
   nlohmann::json result = *ctx.conf.prev_result;
@@ -134,7 +136,17 @@ Outcome verb_add(VerbContext& ctx) {
   return out;
 }
 
+Outcome verb_add(VerbContext& ctx) {
+  if (!ctx.conf.prev_result) return add_output(ctx);  // the missing-prevResult error, before any work
+  if (auto err = record_and_notify(ctx, *ctx.conf.prev_result, ctx.conf.wait_for_labels_ms, "add")) {
+    return error_outcome(*err, ctx.conf.cni_version, ctx.log);
+  }
+  ctx.enter(Step::kOutput);
+  return add_output(ctx);
+}
+
 Outcome verb_check(VerbContext& ctx) {
+  ctx.enter(Step::kStateRead);
   auto store = ctx.state_store();
   auto doc = store.load();
   if (!doc) {
@@ -152,6 +164,7 @@ Outcome verb_check(VerbContext& ctx) {
   if (auto err = record_and_notify(ctx, *ctx.conf.prev_result, 0, "check-recreate")) {
     return error_outcome(*err, ctx.conf.cni_version, ctx.log);
   }
+  ctx.enter(Step::kOutput);
   return {};
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // What every verb gets once the dispatcher has parsed stdin and the environment.
 #include <string>
+#include <string_view>
 
 #include "cni-plugin/invocation.h"
 #include "cni-plugin/plugin_logger.h"
@@ -19,11 +20,20 @@ struct VerbContext {
   std::string container_id;  // validated alloc ID (empty for GC/STATUS)
   std::string ifname;
   std::string netns;
+  const FaultHook& fault_hook;
+  Step step = Step::kConfigParsed;  // the last step entered, for the fail-open log line
 
+  void enter(Step next);
   state::StateStore state_store() const;
 };
 
 Outcome error_outcome(const cni::CniError& error, const std::string& cni_version, PluginLogger& log);
+
+// ADD's output: prevResult stamped with the config's cniVersion, or the error for a missing one.
+Outcome add_output(VerbContext& ctx);
+
+// What a verb returns when it threw: ADD passes prevResult on, DEL/CHECK/GC/STATUS exit 0.
+Outcome fail_open(VerbContext& ctx, std::string_view command, std::string_view cause);
 
 Outcome verb_add(VerbContext& ctx);
 Outcome verb_check(VerbContext& ctx);

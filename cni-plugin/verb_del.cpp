@@ -6,6 +6,7 @@
 namespace cn::plugin {
 
 Outcome verb_del(VerbContext& ctx) {
+  ctx.enter(Step::kStateWrite);
   auto store = ctx.state_store();
   bool removed = false;
   auto ok = store.update_entry(ctx.container_id, [&](std::optional<state::StateEntry>& current) {
@@ -13,12 +14,14 @@ Outcome verb_del(VerbContext& ctx) {
     current.reset();
     return removed;
   });
+  ctx.enter(Step::kStateWritten);
   std::string state_result = ok ? (removed ? "removed" : "absent") : "failed";
   if (!ok) {
     ctx.log.get().warn("del: state update failed (the labeler's GC drops the entry later): "
                        "alloc={} error=\"{}\"", ctx.container_id, ok.error().message);
   }
 
+  ctx.enter(Step::kLabelerNotify);
   notify::Request req;
   req.op = notify::Op::kDel;
   req.alloc_id = ctx.container_id;
@@ -26,8 +29,10 @@ Outcome verb_del(VerbContext& ctx) {
   req.netns = ctx.netns;
   auto sent = notify::send_request(ctx.conf.labeler_socket, req, ctx.clock,
                                    ctx.started + std::chrono::milliseconds{200});
+  ctx.enter(Step::kLabelerNotified);
   ctx.log.get().info("del alloc={} ifname={} state={} labeler={}", ctx.container_id, ctx.ifname,
                      state_result, sent ? "sent" : "unreachable");
+  ctx.enter(Step::kOutput);
   return {};
 }
 

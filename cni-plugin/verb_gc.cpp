@@ -25,6 +25,7 @@ Outcome verb_gc(VerbContext& ctx) {
       valid.emplace(cid->get<std::string>(), ifn->get<std::string>());
     }
   }
+  ctx.enter(Step::kStateWrite);
   auto store = ctx.state_store();
   std::size_t removed = 0;
   auto ok = store.update([&](state::StateDoc& doc) {
@@ -35,11 +36,13 @@ Outcome verb_gc(VerbContext& ctx) {
     });
     return removed > 0;
   });
+  ctx.enter(Step::kStateWritten);
   if (!ok) {
     ctx.log.get().warn("gc: state update failed: error=\"{}\"", ok.error().message);
   } else {
     ctx.log.get().info("gc valid={} removed={}", valid.size(), removed);
   }
+  ctx.enter(Step::kOutput);
   return {};
 }
 

@@ -73,7 +73,40 @@ std::optional<CniError> validate_attachment_env(VerbContext& ctx) {
   return std::nullopt;
 }
 
+// Everything after the config parsed, where the verb has a context to fail open with.
+Outcome dispatch(VerbContext& ctx, const std::string& command) {
+  ctx.log.use_file(ctx.conf.log_file);
+  ctx.enter(Step::kConfigParsed);
+  static const std::map<std::string_view, Outcome (*)(VerbContext&)> attachment_verbs = {
+      {"ADD", verb_add}, {"DEL", verb_del}, {"CHECK", verb_check}};
+  if (auto it = attachment_verbs.find(command); it != attachment_verbs.end()) {
+    if (auto err = validate_attachment_env(ctx)) {
+      return error_outcome(*err, ctx.conf.cni_version, ctx.log);
+    }
+    if (auto err = version_rule_violation(command, ctx.conf.cni_version)) {
+      return error_outcome(*err, ctx.conf.cni_version, ctx.log);
+    }
+    return it->second(ctx);
+  }
+  if (auto err = version_rule_violation(command, ctx.conf.cni_version)) {
+    return error_outcome(*err, ctx.conf.cni_version, ctx.log);
+  }
+  if (command == "STATUS") {
+    ctx.enter(Step::kOutput);
+    return Outcome{};  // ADD never depends on a daemon: always ready
+  }
+  if (command == "GC") return verb_gc(ctx);
+  return error_outcome(
+      CniError{ErrorCode::kInvalidEnvironment, "unknown CNI_COMMAND", "got \"" + command + "\""},
+      ctx.conf.cni_version, ctx.log);
+}
+
 }  // namespace
+
+void VerbContext::enter(Step next) {
+  step = next;
+  if (fault_hook) fault_hook(next);
+}
 
 state::StateStore VerbContext::state_store() const {
   // Nomad may start a hundred allocations at once and each ADD holds the lock for a few
@@ -103,28 +136,14 @@ Outcome run_cni(const Invocation& inv, PluginContext& pctx) {
   if (!conf) {
     return finish(error_outcome(conf.error(), std::string(cni::kNewestVersion), log));
   }
-  log.use_file(conf->log_file);
-  VerbContext ctx{inv, *conf, log, pctx.clock, pctx.clock.now(), {}, {}, {}};
-
-  static const std::map<std::string_view, Outcome (*)(VerbContext&)> attachment_verbs = {
-      {"ADD", verb_add}, {"DEL", verb_del}, {"CHECK", verb_check}};
-  if (auto it = attachment_verbs.find(*command); it != attachment_verbs.end()) {
-    if (auto err = validate_attachment_env(ctx)) {
-      return finish(error_outcome(*err, conf->cni_version, log));
-    }
-    if (auto err = version_rule_violation(*command, conf->cni_version)) {
-      return finish(error_outcome(*err, conf->cni_version, log));
-    }
-    return finish(it->second(ctx));
+  VerbContext ctx{inv, *conf, log, pctx.clock, pctx.clock.now(), {}, {}, {}, pctx.fault_hook};
+  try {
+    return finish(dispatch(ctx, *command));
+  } catch (const std::exception& e) {
+    return finish(fail_open(ctx, *command, e.what()));
+  } catch (...) {
+    return finish(fail_open(ctx, *command, "an exception not derived from std::exception"));
   }
-  if (auto err = version_rule_violation(*command, conf->cni_version)) {
-    return finish(error_outcome(*err, conf->cni_version, log));
-  }
-  if (*command == "STATUS") return finish(Outcome{});  // ADD never depends on a daemon: always ready
-  if (*command == "GC") return finish(verb_gc(ctx));
-  return finish(error_outcome(
-      CniError{ErrorCode::kInvalidEnvironment, "unknown CNI_COMMAND", "got \"" + *command + "\""},
-      conf->cni_version, log));
 }
 
 }  // namespace cn::plugin

@@ -45,8 +45,9 @@ class PluginTest : public ::testing::Test {
                  ";example=value;NOMAD_REGION=global;NOMAD_JOB_ID=web;NOMAD_NAMESPACE=default"}};
   }
 
-  Outcome invoke(const std::map<std::string, std::string>& e, const std::string& stdin_data) {
-    PluginContext ctx{system_clock()};
+  Outcome invoke(const std::map<std::string, std::string>& e, const std::string& stdin_data,
+                 FaultHook fault_hook = nullptr) {
+    PluginContext ctx{system_clock(), std::move(fault_hook)};
     return run_cni(Invocation{e, stdin_data}, ctx);
   }
   Outcome invoke(const std::string& command, const nlohmann::json& c) {
