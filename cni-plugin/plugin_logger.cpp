@@ -1,5 +1,7 @@
 #include "cni-plugin/plugin_logger.h"
 
+#include <cctype>
+
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/ostream_sink.h>
 
@@ -29,6 +31,12 @@ void PluginLogger::use_file(const std::string& path) {
   } catch (const spdlog::spdlog_ex& e) {
     logger_->warn("cannot open log-file, logging to stderr: path={} error=\"{}\"", path, e.what());
   }
+}
+
+std::string verb_log_name(std::string_view command) {
+  std::string out(command);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
 }  // namespace cn::plugin

@@ -4,6 +4,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 #include <spdlog/spdlog.h>
 
@@ -22,5 +23,8 @@ class PluginLogger {
   std::ostringstream stderr_buffer_;
   std::shared_ptr<spdlog::logger> logger_;
 };
+
+// A CNI command as the log lines name it: lowercase ("add", "del").
+std::string verb_log_name(std::string_view command);
 
 }  // namespace cn::plugin

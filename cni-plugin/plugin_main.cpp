@@ -4,6 +4,7 @@
 #include <exception>
 #include <optional>
 
+#include "cni-plugin/fail_open.h"
 #include "cni-plugin/plugin_logger.h"
 #include "common/cni/cni_error.h"
 #include "common/cni/cni_version.h"
@@ -44,20 +45,21 @@ void log_last_resort(const PluginIo& io, std::string_view command, std::string_v
                      const char* cause) noexcept {
   try {
     PluginLogger log;
-    log.get().error("{} threw {}: error=\"{}\"", command.empty() ? "plugin" : command, what_failed,
-                    cause);
+    log.get().error("{} threw {}: error=\"{}\"", command.empty() ? "plugin" : verb_log_name(command),
+                    what_failed, cause);
     write_quietly(io.write_stderr, log.captured_stderr());
   } catch (...) {
     write_quietly(io.write_stderr, "cilium-nomad-cni: an exception escaped the last resort\n");
   }
 }
 
-// Without a parsed config (or after failing open with it threw too) there is no prevResult to pass on, so ADD cannot succeed correctly:
-// it reports "try again later" (the spec's code for a transient condition). DEL, CHECK, GC and
-// STATUS exit 0 as they do for any trouble of ours.
+// Reached when no parsed config is at hand (or failing open with it threw as well): with no
+// prevResult to pass on, ADD cannot succeed correctly, so it reports "try again later" (the
+// spec's code for a transient condition). DEL, CHECK, GC and STATUS exit 0 as they do for any
+// trouble of ours.
 int fail_without_config(std::string_view command, const char* cause, const PluginIo& io) noexcept {
   log_last_resort(io, command, "outside the verb's fail-open handling", cause);
-  if (command == "DEL" || command == "CHECK" || command == "GC" || command == "STATUS") return 0;
+  if (exits_zero_on_our_trouble(command)) return 0;
   // The Nomad fingerprint probe (no command) reads a version from the output: print no JSON there.
   if (command.empty()) return 1;
   try {
@@ -65,7 +67,10 @@ int fail_without_config(std::string_view command, const char* cause, const Plugi
                   cni::CniError{cni::ErrorCode::kTryAgainLater, "internal error", cause}.to_json(
                       std::string(cni::kNewestVersion)));
   } catch (...) {
-    write_quietly(io.write_stdout, R"({"cniVersion":"1.1.0","code":11,"msg":"internal error"})");
+    // Pieces that need no allocation to join.
+    write_quietly(io.write_stdout, R"({"cniVersion":")");
+    write_quietly(io.write_stdout, cni::kNewestVersion);
+    write_quietly(io.write_stdout, R"(","code":11,"msg":"internal error"})");
   }
   return 1;
 }

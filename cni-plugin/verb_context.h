@@ -1,7 +1,6 @@
 #pragma once
 // What every verb gets once the dispatcher has parsed stdin and the environment.
 #include <string>
-#include <string_view>
 
 #include "cni-plugin/invocation.h"
 #include "cni-plugin/plugin_logger.h"
@@ -31,9 +30,6 @@ Outcome error_outcome(const cni::CniError& error, const std::string& cni_version
 
 // ADD's output: prevResult stamped with the config's cniVersion, or the error for a missing one.
 Outcome add_output(VerbContext& ctx);
-
-// What a verb returns when it threw: ADD passes prevResult on, DEL/CHECK/GC/STATUS exit 0.
-Outcome fail_open(VerbContext& ctx, std::string_view command, std::string_view cause);
 
 Outcome verb_add(VerbContext& ctx);
 Outcome verb_check(VerbContext& ctx);

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cni-plugin/fail_open.h"
 #include "cni-plugin/verb_context.h"
 #include "cni-plugin/version_rules.h"
 #include "common/cni/cni_version.h"

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <vector>
 
+#include "cni-plugin/plugin_logger.h"
 #include "tests/unit/plugin/injected_exceptions.h"
 #include "tests/unit/plugin/plugin_test_fixture.h"
 
@@ -93,9 +94,7 @@ TEST_P(FailOpenTest, ExceptionAtEveryStepFailsOpen) {
     EXPECT_EQ(out.stdout_data, "");
   }
 
-  std::string verb = c.command;
-  std::transform(verb.begin(), verb.end(), verb.begin(), [](unsigned char ch) { return std::tolower(ch); });
-  auto lines = lines_containing(out.stderr_data, verb + " threw");
+  auto lines = lines_containing(out.stderr_data, verb_log_name(c.command) + " threw");
   ASSERT_EQ(lines.size(), 1u) << out.stderr_data;
   EXPECT_NE(lines[0].find("step=" + std::string(step_name(c.step)) + " "), std::string::npos) << lines[0];
   EXPECT_NE(lines[0].find(injected_what(c.injected)), std::string::npos) << lines[0];

@@ -3,6 +3,7 @@
 // outside the verbs (reading stdin, writing the outcome), where no prevResult is known yet.
 #include <vector>
 
+#include "cni-plugin/plugin_logger.h"
 #include "cni-plugin/plugin_main.h"
 #include "tests/unit/plugin/injected_exceptions.h"
 #include "tests/unit/plugin/plugin_test_fixture.h"
@@ -87,9 +88,9 @@ TEST_P(ExceptionBeforeConfigTest, AddReportsTryAgainLaterOthersExitZero) {
     EXPECT_EQ(exit_code, 0);
     EXPECT_EQ(stdout_, "");
   }
-  EXPECT_NE(stderr_.find(command + " threw outside the verb's fail-open handling: error=\"std::bad_alloc\""),
-            std::string::npos)
-      << stderr_;
+  std::string log_line = verb_log_name(command) +
+                         " threw outside the verb's fail-open handling: error=\"std::bad_alloc\"";
+  EXPECT_NE(stderr_.find(log_line), std::string::npos) << stderr_;
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryCommand, ExceptionBeforeConfigTest,
