@@ -138,9 +138,10 @@ int run() {
     cilium::CurlCiliumClient cilium_client(ccfg);
 
     labeler::Metrics metrics;
+    labeler::CallRecorder calls(metrics);
     labeler::LabelSettings settings;
     state::StateStore store({node.dir.file("state.json")}, system_clock(), spdlog::default_logger());
-    labeler::Reconciler reconciler(**nomad_client, cilium_client, store, system_clock(), metrics, settings,
+    labeler::Reconciler reconciler(**nomad_client, cilium_client, store, system_clock(), metrics, calls, settings,
                                    spdlog::default_logger());
     std::size_t enqueued = 0;
     auto enqueue = [&](labeler::WorkItem) { return ++enqueued, true; };

@@ -51,7 +51,7 @@ std::string record(VerbContext& ctx, state::StateEntry entry) {
     }
     current = std::move(entry);
     return true;
-  });
+  }, state::StateStore::Creation::allowed);
   if (!ok) {
     ctx.log.get().error(
         "state write failed, continuing (fail-open; the labeler's reconcile covers this alloc): "
@@ -77,7 +77,7 @@ std::string notify_labeler(VerbContext& ctx, const cni::SandboxAddresses& addrs,
   auto reply = notify::send_request(ctx.conf.labeler_socket, req, ctx.clock, deadline);
   if (!reply) {
     detail = reply.error().message;
-    return reply.error().code == ETIMEDOUT ? "timeout" : "unreachable";
+    return reply.error().kind == ErrorKind::timeout ? "timeout" : "unreachable";
   }
   if (!*reply) return "sent";
   const notify::Reply& r = **reply;

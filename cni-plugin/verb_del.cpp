@@ -9,11 +9,8 @@ Outcome verb_del(VerbContext& ctx) {
   ctx.enter(Step::kStateWrite);
   auto store = ctx.state_store();
   bool removed = false;
-  auto ok = store.update_entry(ctx.container_id, [&](std::optional<state::StateEntry>& current) {
-    removed = current.has_value();
-    current.reset();
-    return removed;
-  });
+  // A tombstone, not a plain removal: labeling already in flight must not bring the entry back.
+  auto ok = store.remove_entry(ctx.container_id, removed);
   ctx.enter(Step::kStateWritten);
   std::string state_result = ok ? (removed ? "removed" : "absent") : "failed";
   if (!ok) {

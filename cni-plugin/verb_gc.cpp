@@ -28,9 +28,12 @@ Outcome verb_gc(VerbContext& ctx) {
   ctx.enter(Step::kStateWrite);
   auto store = ctx.state_store();
   std::size_t removed = 0;
+  const long long now_ms = unix_millis(ctx.clock.wall_now());
   auto ok = store.update([&](state::StateDoc& doc) {
+    // Tombstoned like a DEL: the runtime says these attachments are gone.
     std::erase_if(doc.allocations, [&](const auto& kv) {
       bool stale = !valid.contains({kv.first, kv.second.ifname});
+      if (stale) doc.deleted.insert_or_assign(kv.first, now_ms);
       removed += stale ? 1 : 0;
       return stale;
     });

@@ -6,6 +6,7 @@
 #include "cni-plugin/verb_context.h"
 #include "cni-plugin/version_rules.h"
 #include "common/cni/cni_version.h"
+#include "common/cni/ifname.h"
 #include "common/notify/protocol.h"
 #include "common/util/alloc_id.h"
 
@@ -64,7 +65,7 @@ std::optional<CniError> validate_attachment_env(VerbContext& ctx) {
   if (!ifname || ifname->empty()) {
     return CniError{ErrorCode::kInvalidEnvironment, "missing CNI_IFNAME", ""};
   }
-  if (!notify::is_valid_ifname(*ifname)) {
+  if (!cni::is_valid_ifname(*ifname)) {
     return CniError{ErrorCode::kInvalidEnvironment, "invalid CNI_IFNAME",
                     "an interface name has 1 to 15 characters, without '/', ':' or whitespace"};
   }

@@ -2,18 +2,19 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/cilium/model/label_write_plan.h"
 #include "common/labels/derive_labels.h"
 #include "common/labels/parent_job.h"
-#include "common/cilium/model/label_write_plan.h"
 #include "common/nomad/model/alloc_identity.h"
 #include "common/util/alloc_id.h"
+#include "labeler/state_rebuild.h"
 
 namespace cn::labeler {
 namespace {
 
 using notify::ReplyStatus;
 
-LabelOutcome outcome(ReplyStatus status, std::string message, bool retry) {
+LabelOutcome outcome(ReplyStatus status, std::string message, RetryRule retry) {
   LabelOutcome o;
   o.status = status;
   o.message = std::move(message);
@@ -27,24 +28,40 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
-// Transport trouble and server-side errors pass; a 4xx other than 429 will not change by itself.
-bool transient(const Error& e) { return e.code == 0 || e.code == 429 || e.code >= 500; }
+// A token that may not read an allocation's namespace gets 500 "Unknown allocation" from Nomad
+// rather than a 403: the lookup cannot tell hidden from missing, the operator can.
+bool looks_like_acl_hidden(const Error& e) {
+  return e.kind == ErrorKind::http && e.message.find("nknown allocation") != std::string::npos;
+}
 
 }  // namespace
 
-AllocLabeler::AllocLabeler(nomad::NomadApi& nomad, cilium::CiliumApi& cilium, state::StateStore& state,
-                           Clock& clock, Metrics& metrics, LabelSettings settings,
-                           std::shared_ptr<spdlog::logger> log)
-    : nomad_(nomad), cilium_(cilium), state_(state), clock_(clock), metrics_(metrics),
-      settings_(std::move(settings)), log_(log ? std::move(log) : spdlog::default_logger()) {}
+struct AllocLabeler::Attempt {
+  MonoTime deadline;        // lookups and confirmation
+  MonoTime write_deadline;  // the label write, which may wait out the agent's limiter
+  std::stop_token stop;
+};
 
-MonoTime AllocLabeler::call_deadline(MonoTime item_deadline) const {
-  return std::min(item_deadline, clock_.now() + settings_.call_timeout);
+AllocLabeler::AllocLabeler(nomad::NomadApi& nomad, cilium::CiliumApi& cilium, state::StateStore& state,
+                           Clock& clock, Metrics& metrics, CallRecorder& calls, LabelSettings settings,
+                           std::shared_ptr<spdlog::logger> log)
+    : nomad_(nomad), cilium_(cilium), state_(state), clock_(clock), metrics_(metrics), calls_(calls),
+      settings_(std::move(settings)), log_(log ? std::move(log) : spdlog::default_logger()),
+      write_slots_(std::clamp(settings_.max_concurrent_writes, 1, 64)) {}
+
+Deadline AllocLabeler::call_deadline(const Attempt& attempt) const {
+  return Deadline{std::min(attempt.deadline, clock_.now() + settings_.call_timeout), attempt.stop};
 }
 
-void AllocLabeler::count_call(const char* target, const Error* error) {
-  std::string status = error ? (error->code == 0 ? "transport" : std::to_string(error->code)) : "ok";
-  metrics_.inc("cilium_nomad_api_calls_total", std::string("target=\"") + target + "\",status=\"" + status + "\"");
+LabelOutcome AllocLabeler::failed_call(Peer peer, std::string context, const Error& error) const {
+  LabelOutcome o = outcome(ReplyStatus::kPending, std::move(context) + error.message, retry_rule(error));
+  o.remedy = std::string(remedy(error, peer));
+  if (peer == Peer::nomad && looks_like_acl_hidden(error)) {
+    o.remedy = "Nomad hides allocations whose namespace the token may not read: attach "
+               "conf-examples/acl-policy.hcl to NOMAD_TOKEN";
+  }
+  if (error.kind == ErrorKind::cancelled) o.retry = RetryRule::never;
+  return o;
 }
 
 void AllocLabeler::note_labeled(const std::string& alloc_id) {
@@ -66,22 +83,22 @@ bool AllocLabeler::labeled_since(const std::string& alloc_id, MonoTime since) {
 }
 
 std::expected<AllocLabeler::Identity, LabelOutcome> AllocLabeler::resolve_identity(const WorkItem& item,
-                                                                                  MonoTime deadline) {
+                                                                                  const Attempt& attempt) {
   std::optional<nomad::Allocation> alloc = item.alloc;
   if (!alloc || !alloc->job) {
-    auto fetched = nomad_.allocation(item.alloc_id, call_deadline(deadline));
-    count_call("nomad", fetched ? nullptr : &fetched.error());
+    auto fetched = nomad_.allocation(item.alloc_id, call_deadline(attempt));
+    calls_.record(Peer::nomad, fetched);
     if (fetched && fetched->id != item.alloc_id) {
       // A confused proxy or cache answered about another allocation: labeling from it would give
       // this endpoint someone else's identity. Try again rather than trust it.
       return std::unexpected(outcome(ReplyStatus::kPending, "Nomad answered for allocation " + fetched->id +
-                                                                " when asked for " + item.alloc_id, true));
+                                                                " when asked for " + item.alloc_id, RetryRule::later));
     }
     if (fetched) {
       alloc = std::move(*fetched);
-    } else if (fetched.error().code == 404) {
-      return std::unexpected(outcome(ReplyStatus::kFailed, "Nomad has no allocation " + item.alloc_id, false));
-    } else if (item.hint.has_identity()) {
+    } else if (fetched.error().kind == ErrorKind::not_found) {
+      return std::unexpected(outcome(ReplyStatus::kFailed, "Nomad has no allocation " + item.alloc_id, RetryRule::never));
+    } else if (item.hint.has_identity() && fetched.error().kind != ErrorKind::cancelled) {
       // Nomad is away but the plugin passed what Nomad >= 1.9.4 puts in CNI_ARGS: label from
       // that now, and check the full set (meta labels) once Nomad answers again.
       log_->warn("nomad unreachable, labeling from CNI_ARGS: alloc={} error=\"{}\"", item.alloc_id,
@@ -93,22 +110,26 @@ std::expected<AllocLabeler::Identity, LabelOutcome> AllocLabeler::resolve_identi
       id.degraded = true;
       return id;
     } else {
-      return std::unexpected(outcome(ReplyStatus::kPending, "Nomad: " + fetched.error().message, true));
+      return std::unexpected(failed_call(Peer::nomad, "Nomad: ", fetched.error()));
     }
   }
-  if (alloc->is_client_terminal() || alloc->desired_status == "stop" || alloc->desired_status == "evict") {
-    return std::unexpected(outcome(ReplyStatus::kFailed, "allocation is terminal (client " +
-                                                              alloc->client_status + ", desired " +
-                                                              alloc->desired_status + ")", false));
+  if (alloc->is_terminal()) {
+    return std::unexpected(outcome(ReplyStatus::kFailed, "allocation is terminal (client " + alloc->client_status +
+                                                              ", desired " + alloc->desired_status + ")",
+                                   RetryRule::never));
   }
   auto identity = nomad::identity_of(*alloc);
   if (!identity) {
-    return std::unexpected(outcome(ReplyStatus::kFailed, "cannot derive labels: " + identity.error().message, false));
+    // "Job": null or a job that does not match: Nomad's answer is incomplete right now (a
+    // purged job, a proxy trimming bodies); it may be whole on the next read.
+    return std::unexpected(outcome(ReplyStatus::kFailed, "cannot derive labels: " + identity.error().message,
+                                   RetryRule::later));
   }
   return Identity{std::move(*identity), false};
 }
 
-std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::find_endpoint(const WorkItem& item, MonoTime deadline) {
+std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::find_endpoint(const WorkItem& item,
+                                                                        const Attempt& attempt) {
   std::vector<cilium::EndpointRef> refs;
   auto add = [&](Result<cilium::EndpointRef> r) {
     if (r) refs.push_back(std::move(*r));
@@ -121,10 +142,9 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::find_endpoint(const 
   auto preferred = static_cast<cilium::EndpointIdKind>(preferred_kind_.load());
   std::stable_partition(refs.begin(), refs.end(), [&](const auto& r) { return r.kind() == preferred; });
 
-  std::string last_error = "no endpoint for this allocation yet";
   for (const auto& ref : refs) {
-    auto ep = cilium_.endpoint(ref, call_deadline(deadline));
-    count_call("cilium", ep ? nullptr : &ep.error());
+    auto ep = cilium_.endpoint(ref, call_deadline(attempt));
+    calls_.record(Peer::cilium, ep);
     if (ep) {
       // An IP can be reused by a newer allocation: only accept an endpoint that is this one's,
       // or one that does not say whose it is.
@@ -133,17 +153,22 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::find_endpoint(const 
       preferred_kind_ = static_cast<int>(ref.kind());
       return std::move(*ep);
     }
-    // 400: this agent does not know the prefix (cni-attachment-id before 1.15); 404: no match.
-    if (ep.error().code == 400 || ep.error().code == 404) continue;
-    return std::unexpected(outcome(ReplyStatus::kPending, "Cilium: " + ep.error().message, transient(ep.error())));
+    // 400: this agent does not parse the prefix (cni-attachment-id before 1.15, container-id
+    // from 1.20); not found: no match under this form. Either way the next form may match.
+    if (ep.error().kind == ErrorKind::not_found || ep.error().status == 400) continue;
+    return std::unexpected(failed_call(Peer::cilium, "Cilium: ", ep.error()));
   }
-  return std::unexpected(outcome(ReplyStatus::kPending, last_error, true));
+  return std::unexpected(outcome(ReplyStatus::kPending, "no endpoint for this allocation yet", RetryRule::later));
 }
 
 std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(const WorkItem& item, cilium::Endpoint ep,
                                                                        const labels::LabelSet& desired,
-                                                                       MonoTime deadline, bool& wrote) {
-  const auto ref = cilium::EndpointRef::local(static_cast<std::uint16_t>(ep.id));
+                                                                       const Attempt& attempt, bool& wrote) {
+  auto ref = cilium::EndpointRef::local(ep.id);
+  if (!ref) {
+    metrics_.inc("cilium_nomad_errors_total", "kind=\"endpoint_id\"");
+    return std::unexpected(outcome(ReplyStatus::kPending, "Cilium: " + ref.error().message, RetryRule::later));
+  }
   // Written already, identity still resolving (a previous attempt, or the reconciler): the
   // agent holds our set as its security-relevant labels. Writing again would only cost a
   // rate-limited PATCH and another identity change; confirm() waits for the resolution instead.
@@ -153,6 +178,17 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(const W
       return ep;
     }
   }
+  // A free write slot, or the item goes back to the queue: a worker must not sit behind writes
+  // that the agent's limiter holds.
+  if (!write_slots_.try_acquire_for(std::chrono::milliseconds{50})) {
+    return std::unexpected(outcome(ReplyStatus::kPending, "every label write slot is busy (agent limiter)",
+                                   RetryRule::later));
+  }
+  struct SlotRelease {
+    std::counting_semaphore<64>& slots;
+    ~SlotRelease() { slots.release(); }
+  } release{write_slots_};
+
   // Two rounds at most: the /labels fallback needs a second, identical PATCH to drop init.
   for (int round = 0; round < 3; ++round) {
     auto plan = cilium::plan_label_write(ep, desired);
@@ -161,11 +197,12 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(const W
         return ep;
       case cilium::LabelWriteAction::skip_reserved:
         return std::unexpected(outcome(ReplyStatus::kFailed, "endpoint " + std::to_string(ep.id) +
-                                                                 " belongs to the agent (host/health)", false));
+                                                                 " belongs to the agent (host/health)", RetryRule::never));
       case cilium::LabelWriteAction::filtered:
         metrics_.inc("cilium_nomad_errors_total", "kind=\"labels_filtered\"");
         return std::unexpected(outcome(ReplyStatus::kFailed,
-                                       "the agent's --labels filter drops nomad: labels; add \"nomad:.*\"", false));
+                                       "the agent's --labels filter drops nomad: labels; add \"nomad:.*\"",
+                                       RetryRule::at_resync));
       case cilium::LabelWriteAction::write:
         break;
     }
@@ -175,30 +212,26 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(const W
     // strips init, and the agent waits its identity-change grace period).
     Status written = fail("not attempted");
     const char* api = "endpoint";
-    // A write may wait out the agent's PATCH limiter (0.5/s, burst 4, up to 15 s by default)
-    // before it is served: it gets the rest of the item's budget, not one call's 5 s. Giving up
-    // earlier only sends the same write again later, from the back of the queue.
-    const MonoTime write_deadline = deadline;
+    const Deadline write_deadline{attempt.write_deadline, attempt.stop};
     if (!endpoint_patch_gone_) {
-      written = cilium_.replace_identity_labels(ref, desired.to_strings(), write_deadline);
-      count_call("cilium", written ? nullptr : &written.error());
-      if (!written && (written.error().code == 405 || written.error().code == 501)) {
+      written = cilium_.replace_identity_labels(*ref, desired.to_strings(), write_deadline);
+      calls_.record(Peer::cilium, written);
+      if (!written && written.error().kind == ErrorKind::http && retry_rule(written.error()) == RetryRule::never) {
         endpoint_patch_gone_ = true;
         log_->warn("agent refuses PATCH /v1/endpoint/{{id}}; using PATCH /v1/endpoint/{{id}}/labels");
       }
     }
     if (endpoint_patch_gone_) {
       api = "labels";
-      written = cilium_.set_user_labels(ref, desired.to_strings(), write_deadline);
-      count_call("cilium", written ? nullptr : &written.error());
+      written = cilium_.set_user_labels(*ref, desired.to_strings(), write_deadline);
+      calls_.record(Peer::cilium, written);
     }
     if (!written) {
-      if (written.error().code == 404) {
-        return std::unexpected(outcome(ReplyStatus::kPending, "endpoint vanished during the write", true));
+      if (written.error().kind == ErrorKind::not_found) {
+        return std::unexpected(outcome(ReplyStatus::kPending, "endpoint vanished during the write", RetryRule::later));
       }
       metrics_.inc("cilium_nomad_errors_total", "kind=\"label_write\"");
-      return std::unexpected(outcome(ReplyStatus::kPending, "label write failed: " + written.error().message,
-                                     transient(written.error())));
+      return std::unexpected(failed_call(Peer::cilium, "label write failed: ", written.error()));
     }
     wrote = true;
     metrics_.inc("cilium_nomad_label_writes_total", std::string("api=\"") + api + "\"");
@@ -206,8 +239,8 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(const W
                join(desired.to_strings()), join(plan.missing), join(plan.stale));
     if (!endpoint_patch_gone_) return ep;
     // /labels: look again; if init is still there with our labels, the second PATCH is due.
-    auto fresh = cilium_.endpoint(ref, call_deadline(deadline));
-    count_call("cilium", fresh ? nullptr : &fresh.error());
+    auto fresh = cilium_.endpoint(*ref, call_deadline(attempt));
+    calls_.record(Peer::cilium, fresh);
     if (!fresh) return ep;
     ep = std::move(*fresh);
   }
@@ -215,24 +248,29 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(const W
 }
 
 std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::confirm(const cilium::EndpointRef& ref,
-                                                                  const labels::LabelSet& desired, MonoTime deadline) {
+                                                                  const labels::LabelSet& desired,
+                                                                  const Attempt& attempt) {
   // Identity resolution is asynchronous. Back off from 10 ms: a real agent rate-limits GETs at
   // 4/s with a burst of 4, and resolution usually takes a few milliseconds.
   auto delay = std::chrono::milliseconds{10};
   for (;;) {
-    auto ep = cilium_.endpoint(ref, call_deadline(deadline));
-    count_call("cilium", ep ? nullptr : &ep.error());
+    auto ep = cilium_.endpoint(ref, call_deadline(attempt));
+    calls_.record(Peer::cilium, ep);
     if (ep && cilium::plan_label_write(*ep, desired).action == cilium::LabelWriteAction::none &&
         ep->identity_id != 0 && !cilium::is_init(*ep)) {
       return std::move(*ep);
     }
-    if (!ep && ep.error().code == 404) {
-      return std::unexpected(outcome(ReplyStatus::kPending, "endpoint vanished before its identity resolved", true));
+    if (!ep && ep.error().kind == ErrorKind::not_found) {
+      return std::unexpected(outcome(ReplyStatus::kPending, "endpoint vanished before its identity resolved",
+                                     RetryRule::later));
     }
-    if (clock_.now() + delay >= deadline) {
-      return std::unexpected(outcome(ReplyStatus::kPending, "identity not resolved yet", true));
+    if (!ep && ep.error().kind == ErrorKind::cancelled) return std::unexpected(failed_call(Peer::cilium, "", ep.error()));
+    if (clock_.now() + delay >= attempt.deadline) {
+      return std::unexpected(outcome(ReplyStatus::kPending, "identity not resolved yet", RetryRule::later));
     }
-    clock_.sleep_for(delay, {});
+    if (!clock_.sleep_for(delay, attempt.stop)) {
+      return std::unexpected(outcome(ReplyStatus::kPending, "stopping", RetryRule::never));
+    }
     delay = std::min(delay * 2, std::chrono::milliseconds{500});
   }
 }
@@ -240,67 +278,74 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::confirm(const cilium
 void AllocLabeler::record(const WorkItem& item, const cilium::Endpoint& ep, const labels::AllocationIdentity& identity,
                           const labels::LabelSet& desired) {
   state::LabeledInfo info{ep.id, ep.identity_id, desired.to_strings(), rfc3339(clock_.wall_now())};
-  // Only this allocation's line: decoding and re-encoding the whole document for every label
-  // made labeling a full node quadratic (1,000 endpoints at startup: ~11 s of CPU).
-  auto ok = state_.update_entry(item.alloc_id, [&](std::optional<state::StateEntry>& entry) {
-    const bool inserted = !entry;
-    if (inserted) entry.emplace();
-    state::StateEntry& e = *entry;
-    if (inserted) {
-      // Rebuilt from what the labeler saw: the plugin never recorded it, or the file was lost.
-      e.ifname = item.ifname;
-      e.ips = item.ips;
-      if (e.ips.empty()) {
-        for (const auto& a : ep.addressing) {
-          if (!a.ipv4.empty()) e.ips.push_back(a.ipv4);
-          if (!a.ipv6.empty()) e.ips.push_back(a.ipv6);
+  bool present = false;
+  // Update-only: an absent entry was DEL'd while this worker labeled (or never recorded); the
+  // plugin's ADD/CHECK and the reconciler's rebuild are the only ones that may create entries.
+  // Only this allocation's line is touched: decoding the whole document for every label made
+  // labeling a full node quadratic.
+  auto ok = state_.update_entry(
+      item.alloc_id,
+      [&](std::optional<state::StateEntry>& entry) {
+        present = true;
+        state::StateEntry& e = *entry;
+        fill_nomad_fields(e, identity);
+        // A re-check that changed nothing keeps the original time: `state` shows when labeling
+        // happened, not when it was last looked at.
+        if (e.labeled && e.labeled->endpoint_id == info.endpoint_id && e.labeled->labels == info.labels &&
+            (e.labeled->identity == info.identity || info.identity == 0)) {
+          return false;
         }
-      }
-      e.added_at = rfc3339(clock_.wall_now());
-      e.added_unix_ms = unix_millis(clock_.wall_now());
-    }
-    if (e.nomad.namespace_.empty()) e.nomad.namespace_ = identity.nomad_namespace;
-    if (e.nomad.job_id.empty()) e.nomad.job_id = identity.job_id;
-    if (e.nomad.group.empty()) e.nomad.group = identity.task_group;
-    // A re-check that changed nothing keeps the original time: `state` shows when labeling
-    // happened, not when it was last looked at.
-    if (e.labeled && e.labeled->endpoint_id == info.endpoint_id && e.labeled->labels == info.labels &&
-        (e.labeled->identity == info.identity || info.identity == 0)) {
-      return false;
-    }
-    e.labeled = info;
-    return true;
-  });
+        e.labeled = info;
+        return true;
+      },
+      state::StateStore::Creation::forbidden);
   if (!ok) {
     metrics_.inc("cilium_nomad_errors_total", "kind=\"state_write\"");
     log_->error("state write failed: alloc={} error=\"{}\"", item.alloc_id, ok.error().message);
+  } else if (!present) {
+    log_->debug("state entry gone (deleted), not recorded: alloc={}", item.alloc_id);
   }
 }
 
-LabelOutcome AllocLabeler::label(const WorkItem& item) {
-  if (!is_valid_alloc_id(item.alloc_id)) return outcome(ReplyStatus::kFailed, "invalid allocation ID", false);
-  const MonoTime deadline = clock_.now() + settings_.item_budget;
+LabelOutcome AllocLabeler::label(const WorkItem& item, std::stop_token stop) {
+  if (!is_valid_alloc_id(item.alloc_id)) return outcome(ReplyStatus::kFailed, "invalid allocation ID", RetryRule::never);
+  const MonoTime now = clock_.now();
+  const Attempt attempt{now + settings_.item_budget, now + std::max(settings_.item_budget, settings_.write_budget),
+                        std::move(stop)};
 
-  auto identity = resolve_identity(item, deadline);
+  auto step = [&](LabelStep s) {
+    if (settings_.fault_hook) settings_.fault_hook(s);
+  };
+  step(LabelStep::resolve_identity);
+  auto identity = resolve_identity(item, attempt);
   if (!identity) return identity.error();
   auto desired = labels::derive_labels(identity->identity, settings_.policy);
   if (!labels::is_complete(identity->identity)) {
-    return outcome(ReplyStatus::kFailed, "allocation has no namespace, job or group to label with", false);
+    return outcome(ReplyStatus::kFailed, "allocation has no namespace, job or group to label with", RetryRule::never);
   }
 
   // A resync's snapshot may predate a notification's work on the same allocation (the list was
   // read, then the queue took a while): look again rather than write from it a second time.
   const bool fresh = item.endpoint && !labeled_since(item.alloc_id, item.endpoint_seen_at);
-  auto ep = fresh ? std::expected<cilium::Endpoint, LabelOutcome>(*item.endpoint) : find_endpoint(item, deadline);
+  step(LabelStep::find_endpoint);
+  auto ep = fresh ? std::expected<cilium::Endpoint, LabelOutcome>(*item.endpoint) : find_endpoint(item, attempt);
   if (!ep) return ep.error();
 
+  step(LabelStep::write_labels);
   bool wrote = false;
-  auto written = write_labels(item, std::move(*ep), desired, deadline, wrote);
-  if (!written) return written.error();
+  auto written = write_labels(item, std::move(*ep), desired, attempt, wrote);
+  if (!written) {
+    auto o = written.error();
+    o.wrote = wrote;
+    return o;
+  }
 
   cilium::Endpoint final_ep = std::move(*written);
   if (item.confirm && (wrote || cilium::is_init(final_ep) || final_ep.identity_id == 0)) {
-    auto confirmed = confirm(cilium::EndpointRef::local(static_cast<std::uint16_t>(final_ep.id)), desired, deadline);
+    auto ref = cilium::EndpointRef::local(final_ep.id);
+    if (!ref) return outcome(ReplyStatus::kPending, "Cilium: " + ref.error().message, RetryRule::later);
+    step(LabelStep::confirm);
+    auto confirmed = confirm(*ref, desired, attempt);
     if (!confirmed) {
       auto o = confirmed.error();
       o.wrote = wrote;
@@ -310,6 +355,7 @@ LabelOutcome AllocLabeler::label(const WorkItem& item) {
   } else if (wrote) {
     final_ep.identity_id = 0;  // written, not yet seen resolved: the next reconcile fills it in
   }
+  step(LabelStep::record);
   record(item, final_ep, identity->identity, desired);
   note_labeled(item.alloc_id);
 
@@ -320,7 +366,7 @@ LabelOutcome AllocLabeler::label(const WorkItem& item) {
   o.labels = desired.to_strings();
   o.wrote = wrote;
   o.degraded = identity->degraded;
-  o.retry = identity->degraded;
+  o.retry = identity->degraded ? RetryRule::later : RetryRule::never;
   if (wrote) {
     metrics_.inc("cilium_nomad_endpoints_labeled_total", std::string("source=\"") +
                                                            std::string(to_string(item.source)) + "\"");

@@ -2,9 +2,12 @@
 // Labels one allocation's endpoint: fetch the allocation (Job embedded), find the endpoint,
 // derive the labels, write them at most once, confirm the identity resolved, record it.
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <semaphore>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -16,17 +19,33 @@
 #include "common/nomad/client/nomad_api.h"
 #include "common/notify/protocol.h"
 #include "common/state/state_store.h"
+#include "common/util/retry_rule.h"
+#include "labeler/call_recorder.h"
 #include "labeler/metrics.h"
 #include "labeler/work_item.h"
 
 namespace cn::labeler {
 
+// The steps of one labeling, for the test-only fault hook below.
+enum class LabelStep { resolve_identity, find_endpoint, write_labels, confirm, record };
+
 struct LabelSettings {
   labels::LabelPolicy policy;
   std::chrono::milliseconds call_timeout{5000};
-  // How long a worker keeps at one item (endpoint not there yet, identity resolving) before it
-  // hands it back as a delayed retry.
+  // How long a worker keeps at one item's lookups and confirmation (endpoint not there yet,
+  // identity resolving) before it hands the item back as a delayed retry.
   std::chrono::milliseconds item_budget{15000};
+  // A label write's own budget. Cilium's endpoint-patch limiter (apiRateLimitDefaults in
+  // cilium/cilium daemon/cmd/api_limits.go) may hold a PATCH for its MaxWaitDuration, 15 s by
+  // default, before serving it, and the agent then regenerates the endpoint: the write must
+  // outlast both, or a queued write is abandoned and sent again from the back of the queue.
+  std::chrono::milliseconds write_budget{30000};
+  // Label writes in flight at once. Kept below the worker count so that writes stalled in the
+  // agent's limiter never hold every worker: other allocations' lookups and confirmations go on.
+  int max_concurrent_writes = 3;
+  // Tests only: called before each step, may throw to prove that a stray exception costs one
+  // item, never the worker or the daemon. Unset in production.
+  std::function<void(LabelStep)> fault_hook;
 };
 
 struct LabelOutcome {
@@ -37,32 +56,40 @@ struct LabelOutcome {
   std::string message;
   bool wrote = false;
   bool degraded = false;  // labelled from CNI_ARGS only: re-check once Nomad answers
-  bool retry = false;     // not finished: try again later
+  // Whether and when to try again (common/util/retry_rule.h); never when finished.
+  RetryRule retry = RetryRule::never;
+  // What an operator must fix before a retry can help (at_resync), for the log.
+  std::string remedy;
+
+  bool will_retry() const { return retry == RetryRule::now || retry == RetryRule::later; }
 };
 
 class AllocLabeler {
  public:
   AllocLabeler(nomad::NomadApi& nomad, cilium::CiliumApi& cilium, state::StateStore& state, Clock& clock,
-               Metrics& metrics, LabelSettings settings, std::shared_ptr<spdlog::logger> log);
+               Metrics& metrics, CallRecorder& calls, LabelSettings settings, std::shared_ptr<spdlog::logger> log);
 
-  LabelOutcome label(const WorkItem& item);
+  // `stop` abandons the item's calls and waits (shutdown): the outcome is then a cancelled retry.
+  LabelOutcome label(const WorkItem& item, std::stop_token stop = {});
 
  private:
   struct Identity {
     labels::AllocationIdentity identity;
     bool degraded = false;
   };
-  std::expected<Identity, LabelOutcome> resolve_identity(const WorkItem& item, MonoTime deadline);
-  std::expected<cilium::Endpoint, LabelOutcome> find_endpoint(const WorkItem& item, MonoTime deadline);
+  struct Attempt;  // one label() call's deadlines and stop
+  std::expected<Identity, LabelOutcome> resolve_identity(const WorkItem& item, const Attempt& attempt);
+  std::expected<cilium::Endpoint, LabelOutcome> find_endpoint(const WorkItem& item, const Attempt& attempt);
   std::expected<cilium::Endpoint, LabelOutcome> write_labels(const WorkItem& item, cilium::Endpoint ep,
-                                                           const labels::LabelSet& desired, MonoTime deadline,
+                                                           const labels::LabelSet& desired, const Attempt& attempt,
                                                            bool& wrote);
   std::expected<cilium::Endpoint, LabelOutcome> confirm(const cilium::EndpointRef& ref,
-                                                      const labels::LabelSet& desired, MonoTime deadline);
+                                                      const labels::LabelSet& desired, const Attempt& attempt);
   void record(const WorkItem& item, const cilium::Endpoint& ep, const labels::AllocationIdentity& identity,
               const labels::LabelSet& desired);
-  MonoTime call_deadline(MonoTime item_deadline) const;
-  void count_call(const char* target, const Error* error);
+  Deadline call_deadline(const Attempt& attempt) const;
+  // A failed call as an outcome: the retry rule and remedy come from the error's kind.
+  LabelOutcome failed_call(Peer peer, std::string context, const Error& error) const;
   // When this process last saw each allocation's endpoint carry its labels. A prefetched
   // endpoint read before that is stale: planning a write from it would write a second time.
   void note_labeled(const std::string& alloc_id);
@@ -73,8 +100,10 @@ class AllocLabeler {
   state::StateStore& state_;
   Clock& clock_;
   Metrics& metrics_;
+  CallRecorder& calls_;
   LabelSettings settings_;
   std::shared_ptr<spdlog::logger> log_;
+  std::counting_semaphore<64> write_slots_;
   // The endpoint ID form this agent answered last (cni-attachment-id on 1.15+, container-id on
   // older ones): tried first next time, which saves a 400/404 round trip per allocation.
   std::atomic<int> preferred_kind_{static_cast<int>(cilium::EndpointIdKind::cni_attachment)};

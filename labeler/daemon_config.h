@@ -27,6 +27,7 @@ struct DaemonConfig {
   std::size_t max_queued = 4096;
   std::chrono::milliseconds call_timeout{5000};
   std::chrono::milliseconds item_budget{15000};
+  std::chrono::milliseconds write_budget{30000};  // see LabelSettings::write_budget
   std::chrono::seconds resync_interval{300};  // 0: startup reconcile only
   WatchMode watch = WatchMode::kNode;
   std::string metrics_addr = "127.0.0.1:9810";  // empty: no metrics/health server

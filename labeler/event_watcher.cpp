@@ -49,7 +49,7 @@ void EventWatcher::run(std::stop_token stop) {
     }
 
     Error error = s.error ? *s.error
-                          : (!status ? status.error() : Error{"event stream ended without being asked to", 0});
+                          : (!status ? status.error() : Error{ErrorKind::transport, "event stream ended without being asked to", 0, 0});
     std::string_view kind = s.error ? "nomad_stream_bad_line" : (s.got_line ? "nomad_stream" : "nomad_stream_open");
     const bool healthy =
         s.got_line && !s.error && (s.frames > 0 || clock_.now() - s.opened_at >= options_.healthy_after);
@@ -59,13 +59,14 @@ void EventWatcher::run(std::stop_token stop) {
     ++attempt;
     if (!s.got_line) {
       // A denied subscription on Nomad >= 1.11.2 looks exactly like this (200, then EOF).
-      log_->warn("event stream ended before its first heartbeat (denied?), retrying: node={} code={} error=\"{}\" "
-                 "attempt={} retry_ms={}",
-                 node_id_, error.code, error.message, attempt, delay.count());
+      log_->warn("event stream ended before its first heartbeat (denied?), retrying: node={} kind={} error=\"{}\" "
+                 "attempt={} retry_ms={}{}",
+                 node_id_, to_string(error.kind), error.message, attempt, delay.count(), remedy_note(error));
     } else {
-      log_->warn("event stream broken, reconnecting: node={} code={} error=\"{}\" frames={} resume_index={} "
-                 "attempt={} retry_ms={}",
-                 node_id_, error.code, error.message, s.frames, last_index_.load() + 1, attempt, delay.count());
+      log_->warn("event stream broken, reconnecting: node={} kind={} error=\"{}\" frames={} resume_index={} "
+                 "attempt={} retry_ms={}{}",
+                 node_id_, to_string(error.kind), error.message, s.frames, last_index_.load() + 1, attempt, delay.count(),
+                 remedy_note(error));
     }
     if (!clock_.sleep_for(delay, stop)) break;
   }
@@ -75,9 +76,9 @@ void EventWatcher::run(std::stop_token stop) {
 bool EventWatcher::on_line(Session& s, std::string_view line) {
   auto message = nomad::parse_event_frame(line);
   if (!message) {
-    // A decoder cannot resynchronise inside a broken stream (netreap weakness 3): end it here
+    // A decoder cannot resynchronise inside a broken stream: end it here
     // and reconnect at the last good index.
-    s.error = Error{"unusable event stream line: " + message.error().message, 0};
+    s.error = Error{ErrorKind::bad_answer, "unusable event stream line: " + message.error().message, 0, 0};
     return false;
   }
   if (!s.got_line) {

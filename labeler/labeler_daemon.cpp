@@ -17,9 +17,15 @@ LabelerDaemon::LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium
     : config_(std::move(config)), nomad_(nomad), cilium_(cilium), clock_(clock),
       log_(log ? std::move(log) : spdlog::default_logger()),
       state_({config_.state_file}, clock_, log_) {
-  LabelSettings settings{config_.policy, config_.call_timeout, config_.item_budget};
-  labeler_ = std::make_unique<AllocLabeler>(nomad_, cilium_, state_, clock_, metrics_, settings, log_);
-  reconciler_ = std::make_unique<Reconciler>(nomad_, cilium_, state_, clock_, metrics_, settings, log_);
+  LabelSettings settings;
+  settings.policy = config_.policy;
+  settings.call_timeout = config_.call_timeout;
+  settings.item_budget = config_.item_budget;
+  settings.write_budget = config_.write_budget;
+  // One worker always stays free of writes held in the agent's limiter.
+  settings.max_concurrent_writes = std::max(1, config_.workers - 1);
+  labeler_ = std::make_unique<AllocLabeler>(nomad_, cilium_, state_, clock_, metrics_, calls_, settings, log_);
+  reconciler_ = std::make_unique<Reconciler>(nomad_, cilium_, state_, clock_, metrics_, calls_, settings, log_);
   orphans_ = std::make_unique<OrphanCollector>(
       nomad_, cilium_, clock_, metrics_,
       OrphanCollector::Options{config_.gc_endpoints, config_.gc_grace, config_.call_timeout}, log_);
@@ -41,13 +47,6 @@ std::string LabelerDaemon::not_ready_reason() const {
   return not_ready_reason_;
 }
 
-std::chrono::milliseconds LabelerDaemon::retry_delay(int attempt) {
-  // Full jitter over an exponential ceiling: 0.5 s, 1 s, 2 s ... capped at 60 s.
-  auto ceiling = std::min<long long>(60'000, 500LL << std::min(attempt, 7));
-  std::lock_guard lock(rng_mu_);
-  return std::chrono::milliseconds{std::uniform_int_distribution<long long>(ceiling / 2, ceiling)(rng_)};
-}
-
 Status LabelerDaemon::start(std::stop_token stop) {
   if (auto ok = server_->listen(); !ok) return ok;
   queue_->start();
@@ -55,36 +54,51 @@ Status LabelerDaemon::start(std::stop_token stop) {
   log_->info("listening: socket={} state={} workers={} watch={} resync_s={}", config_.socket_path, config_.state_file,
              config_.workers, to_string(config_.watch), config_.resync_interval.count());
 
-  for (int attempt = 0; !stop.stop_requested(); ++attempt) {
-    auto ready = cilium_.ready(clock_.now() + config_.call_timeout);
+  // The caller's stop, or stop(): whichever comes first ends a half-started daemon's waits.
+  std::stop_callback forward(stop, [this] { shutdown_.request_stop(); });
+  const std::stop_token halt = shutdown_token();
+  Backoff start_backoff{BackoffPolicy{std::chrono::milliseconds{500}, std::chrono::seconds{60},
+                                      std::chrono::milliseconds{250}}};
+  auto wait_before_retry = [&](int attempt, const Error& error) {
+    const auto fix = remedy(error, Peer::nomad);
+    if (!fix.empty()) log_->warn("start-up blocked until fixed: kind={} fix=\"{}\"", to_string(error.kind), fix);
+    clock_.sleep_for(start_backoff.delay(attempt), halt);
+  };
+  for (int attempt = 0; !halt.stop_requested(); ++attempt) {
+    auto ready = cilium_.ready(Deadline{clock_.now() + config_.call_timeout, halt});
+    calls_.record(Peer::cilium, ready);
     if (ready) break;
     set_reason("Cilium agent not answering: " + ready.error().message);
-    log_->warn("waiting for the Cilium agent: error=\"{}\"", ready.error().message);
-    clock_.sleep_for(retry_delay(attempt), stop);
+    log_->warn("waiting for the Cilium agent: kind={} error=\"{}\"", to_string(ready.error().kind),
+               ready.error().message);
+    clock_.sleep_for(start_backoff.delay(attempt), halt);
   }
   node_id_ = config_.node_id;
-  for (int attempt = 0; node_id_.empty() && !stop.stop_requested(); ++attempt) {
-    auto id = nomad_.local_node_id(clock_.now() + config_.call_timeout);
+  for (int attempt = 0; node_id_.empty() && !halt.stop_requested(); ++attempt) {
+    auto id = nomad_.local_node_id(Deadline{clock_.now() + config_.call_timeout, halt});
+    calls_.record(Peer::nomad, id);
     if (id) {
       node_id_ = *id;
       break;
     }
     set_reason("Nomad agent not answering: " + id.error().message);
-    log_->warn("waiting for Nomad to tell this node's ID: error=\"{}\"", id.error().message);
-    clock_.sleep_for(retry_delay(attempt), stop);
+    log_->warn("waiting for Nomad to tell this node's ID: kind={} error=\"{}\"", to_string(id.error().kind),
+               id.error().message);
+    wait_before_retry(attempt, id.error());
   }
   std::uint64_t first_index = 0;
-  for (int attempt = 0; !stop.stop_requested(); ++attempt) {
-    auto report = reconcile_now();
+  for (int attempt = 0; !halt.stop_requested(); ++attempt) {
+    auto report = reconcile_now(halt);
     if (report) {
       first_index = report->nomad_index;
       break;
     }
     set_reason("first reconcile failed: " + report.error().message);
-    log_->warn("startup reconcile failed, retrying: error=\"{}\"", report.error().message);
-    clock_.sleep_for(retry_delay(attempt), stop);
+    log_->warn("startup reconcile failed, retrying: kind={} error=\"{}\"", to_string(report.error().kind),
+               report.error().message);
+    wait_before_retry(attempt, report.error());
   }
-  if (stop.stop_requested()) return {};
+  if (halt.stop_requested()) return {};
   ready_ = true;
   metrics_.set("cilium_nomad_ready", 1);
   set_reason("");
@@ -103,7 +117,7 @@ void LabelerDaemon::start_watcher(std::uint64_t index) {
     return ok;
   };
   auto resync = [this] {
-    if (auto report = reconcile_now(); !report) {
+    if (auto report = reconcile_now(shutdown_token()); !report) {
       metrics_.inc("cilium_nomad_errors_total", "kind=\"reconcile\"");
       log_->warn("watch resync failed: error=\"{}\"", report.error().message);
     }
@@ -124,10 +138,27 @@ void LabelerDaemon::start_watcher(std::uint64_t index) {
     case WatchMode::kNone:
       return;  // plugin notifications and the periodic resync only
   }
-  watch_thread_ = std::jthread([this](std::stop_token st) { watcher_->run(st); });
+  watch_thread_ = std::jthread([this](std::stop_token st) {
+    // A watcher that throws is started again after a pause: without it, nothing would see what
+    // the plugin missed until the next resync.
+    Backoff restarts{BackoffPolicy{std::chrono::seconds{1}, std::chrono::seconds{60}, std::chrono::milliseconds{500}}};
+    for (int attempt = 0; !st.stop_requested(); ++attempt) {
+      try {
+        watcher_->run(st);
+        return;
+      } catch (const std::exception& e) {
+        metrics_.inc("cilium_nomad_errors_total", "kind=\"exception\"");
+        log_->error("watcher threw, restarting: mode={} error=\"{}\"", watcher_->mode(), e.what());
+      }
+      clock_.sleep_for(restarts.delay(attempt), st);
+    }
+  });
 }
 
 void LabelerDaemon::stop() {
+  // First: every in-flight call (a PATCH queued in the agent's limiter, a confirmation poll, a
+  // reconcile's listing) is abandoned, so the joins below are quick.
+  shutdown_.request_stop();
   // Asked first, joined last: a node-mode blocking query in flight holds the watcher until it
   // returns, and nothing else should wait behind it.
   if (watch_thread_.joinable()) watch_thread_.request_stop();
@@ -140,11 +171,18 @@ void LabelerDaemon::stop() {
   if (watch_thread_.joinable()) watch_thread_ = {};
 }
 
-Result<ReconcileReport> LabelerDaemon::reconcile_now() {
+Result<ReconcileReport> LabelerDaemon::reconcile_now(std::stop_token stop) {
   std::lock_guard lock(reconcile_mu_);
-  auto report = reconciler_->run(node_id_, [this](WorkItem item) { return queue_->enqueue(std::move(item)); });
-  if (report) orphans_->collect(*report);
-  return report;
+  // Decoding a big node's lists can run out of memory: one failed pass, retried like any other.
+  try {
+    auto report = reconciler_->run(node_id_, [this](WorkItem item) { return queue_->enqueue(std::move(item)); },
+                                   std::move(stop));
+    if (report) orphans_->collect(*report);
+    return report;
+  } catch (const std::exception& e) {
+    metrics_.inc("cilium_nomad_errors_total", "kind=\"exception\"");
+    return fail(ErrorKind::io, std::string("reconcile threw: ") + e.what());
+  }
 }
 
 void LabelerDaemon::resync_loop(std::stop_token stop) {
@@ -158,7 +196,7 @@ void LabelerDaemon::resync_loop(std::stop_token stop) {
       wait = interval + std::chrono::milliseconds{std::uniform_int_distribution<long long>(-spread, spread)(rng_)};
     }
     if (!clock_.sleep_for(wait, stop)) return;
-    if (auto report = reconcile_now(); !report) {
+    if (auto report = reconcile_now(shutdown_token()); !report) {
       metrics_.inc("cilium_nomad_errors_total", "kind=\"reconcile\"");
       log_->warn("resync failed: error=\"{}\"", report.error().message);
     }
@@ -166,6 +204,16 @@ void LabelerDaemon::resync_loop(std::stop_token stop) {
 }
 
 void LabelerDaemon::on_notification(const notify::Request& request) {
+  try {
+    handle_notification(request);
+  } catch (const std::exception& e) {
+    // The plugin fails open on its own deadline; the daemon must not die of one notification.
+    metrics_.inc("cilium_nomad_errors_total", "kind=\"exception\"");
+    log_->error("notification threw: alloc={} error=\"{}\"", request.alloc_id, e.what());
+  }
+}
+
+void LabelerDaemon::handle_notification(const notify::Request& request) {
   if (request.op == notify::Op::kDel) {
     // cilium-cni deletes the endpoint; the plugin already dropped the entry. Nothing to label.
     server_->reply(request.alloc_id, notify::Reply{notify::ReplyStatus::kFailed, 0, 0, {}, "deleted"});
@@ -187,8 +235,24 @@ void LabelerDaemon::on_notification(const notify::Request& request) {
 }
 
 void LabelerDaemon::process(WorkItem item) {
+  const std::string alloc_id = item.alloc_id;
+  // A worker survives anything one item throws (out of memory, a library's exception): the item
+  // is counted, logged and left to its retry or the next resync; the worker takes the next one.
+  try {
+    process_item(std::move(item));
+  } catch (const std::exception& e) {
+    metrics_.inc("cilium_nomad_errors_total", "kind=\"exception\"");
+    log_->error("labeling threw, item dropped until the next retry or resync: alloc={} error=\"{}\"", alloc_id,
+                e.what());
+  } catch (...) {
+    metrics_.inc("cilium_nomad_errors_total", "kind=\"exception\"");
+    log_->error("labeling threw a non-standard exception, item dropped until the next resync: alloc={}", alloc_id);
+  }
+}
+
+void LabelerDaemon::process_item(WorkItem item) {
   auto started = clock_.now();
-  LabelOutcome out = labeler_->label(item);
+  LabelOutcome out = labeler_->label(item, shutdown_token());
   // A waiting plugin hears "labeled" only with a resolved identity. Work that did not confirm
   // (reconcile) leaves it waiting: its own notification runs right after and confirms.
   bool unconfirmed = out.status == notify::ReplyStatus::kLabeled && out.identity == 0;
@@ -197,7 +261,7 @@ void LabelerDaemon::process(WorkItem item) {
   }
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - started).count();
   // What the log says must be what happens: after the last attempt nothing is retried.
-  const bool retry = out.retry && item.attempt + 1 < kMaxAttempts;
+  const bool retry = out.will_retry() && item.attempt + 1 < kMaxAttempts && !shutdown_.stop_requested();
   if (out.status == notify::ReplyStatus::kLabeled) {
     if (item.added_unix_ms && out.wrote) {
       double seconds = static_cast<double>(unix_millis(clock_.wall_now()) - *item.added_unix_ms) / 1000.0;
@@ -206,17 +270,19 @@ void LabelerDaemon::process(WorkItem item) {
     log_->info("labeled: alloc={} source={} endpoint={} identity={} wrote={} degraded={} ms={}", item.alloc_id,
                to_string(item.source), out.endpoint_id, out.identity, out.wrote, out.degraded, ms);
   } else {
+    const char* next = retry ? "backoff" : out.retry == RetryRule::at_resync ? "resync" : "none";
     log_->log(retry ? spdlog::level::info : spdlog::level::warn,
-              "not labeled: alloc={} source={} status={} reason=\"{}\" attempt={} retry={}", item.alloc_id,
-              to_string(item.source), notify::to_string(out.status), out.message, item.attempt, retry);
+              "not labeled: alloc={} source={} status={} reason=\"{}\" attempt={} retry={}{}", item.alloc_id,
+              to_string(item.source), notify::to_string(out.status), out.message, item.attempt, next,
+              out.remedy.empty() ? std::string() : " fix=\"" + out.remedy + "\"");
   }
-  if (out.retry && !retry) {
+  if (out.will_retry() && !retry && !shutdown_.stop_requested()) {
     log_->warn("giving up after {} attempts, leaving the allocation to the next resync: alloc={}", kMaxAttempts,
                item.alloc_id);
   }
   if (retry) {
     const std::string id = item.alloc_id;
-    const auto delay = retry_delay(item.attempt);
+    const auto delay = item_backoff_.delay(item.attempt);
     WorkItem again = std::move(item);
     again.attempt += 1;
     again.source = out.degraded ? WorkSource::kRetry : again.source;

@@ -11,7 +11,9 @@
 
 #include <spdlog/fwd.h>
 
+#include "common/util/backoff.h"
 #include "labeler/alloc_labeler.h"
+#include "labeler/call_recorder.h"
 #include "labeler/daemon_config.h"
 #include "labeler/notify_server.h"
 #include "labeler/orphan_collector.h"
@@ -37,15 +39,20 @@ class LabelerDaemon {
   bool ready() const { return ready_; }
   std::string not_ready_reason() const;
   Metrics& metrics() { return metrics_; }
+  CallRecorder& calls() { return calls_; }
   WorkQueue& queue() { return *queue_; }
   const std::string& node_id() const { return node_id_; }
-  Result<ReconcileReport> reconcile_now();
+  Result<ReconcileReport> reconcile_now(std::stop_token stop = {});
 
  private:
   void on_notification(const notify::Request& request);
+  void handle_notification(const notify::Request& request);
   void process(WorkItem item);
+  void process_item(WorkItem item);
   void resync_loop(std::stop_token stop);
-  std::chrono::milliseconds retry_delay(int attempt);
+  // Stops every call and wait of the daemon's own threads (workers, reconciles) at once: stop()
+  // requests it first, so nothing it joins afterwards still waits out a deadline.
+  std::stop_token shutdown_token() const { return shutdown_.get_token(); }
   void set_reason(std::string reason);
   // --watch: runs the configured watcher on its own thread; `index` is the first reconcile's.
   void start_watcher(std::uint64_t index);
@@ -56,6 +63,7 @@ class LabelerDaemon {
   Clock& clock_;
   std::shared_ptr<spdlog::logger> log_;
   Metrics metrics_;
+  CallRecorder calls_{metrics_};
   state::StateStore state_;
   std::unique_ptr<AllocLabeler> labeler_;
   std::unique_ptr<Reconciler> reconciler_;
@@ -66,6 +74,10 @@ class LabelerDaemon {
   std::atomic<bool> ready_{false};
   mutable std::mutex reason_mu_;
   std::string not_ready_reason_ = "starting";
+  std::stop_source shutdown_;
+  // Work items that did not finish: from half a second up to a minute, full jitter.
+  Backoff item_backoff_{BackoffPolicy{std::chrono::milliseconds{500}, std::chrono::seconds{60},
+                                      std::chrono::milliseconds{100}}};
   std::mutex rng_mu_;
   std::mt19937_64 rng_{std::random_device{}()};
   std::jthread resync_thread_;

@@ -35,7 +35,7 @@ void NodeWatcher::run(std::stop_token stop) {
     auto answer = nomad_.node_allocations(node_id_, asked, wait, deadline, stop);
     if (stop.stop_requested()) break;
     metrics_.inc("cilium_nomad_api_calls_total",
-                 std::string("target=\"nomad\",status=\"") + (answer ? "ok" : std::to_string(answer.error().code)) +
+                 std::string("target=\"nomad\",status=\"") + (answer ? std::string("ok") : std::string(to_string(answer.error().kind))) +
                      "\"");
 
     if (!answer) {
@@ -43,8 +43,9 @@ void NodeWatcher::run(std::stop_token stop) {
       metrics_.inc("cilium_nomad_watch_reconnects_total", "mode=\"node\"");
       auto delay = backoff_delay(options_.backoff, attempt, rng_);
       ++attempt;
-      log_->warn("node watch failed, retrying: node={} index={} code={} error=\"{}\" attempt={} retry_ms={}", node_id_,
-                 asked, answer.error().code, answer.error().message, attempt, delay.count());
+      log_->warn("node watch failed, retrying: node={} index={} kind={} error=\"{}\" attempt={} retry_ms={}{}",
+                 node_id_, asked, to_string(answer.error().kind), answer.error().message, attempt, delay.count(),
+                 remedy_note(answer.error()));
       if (!clock_.sleep_for(delay, stop)) break;
       continue;
     }

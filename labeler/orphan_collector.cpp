@@ -26,7 +26,9 @@ std::vector<long long> OrphanCollector::collect(const ReconcileReport& report) {
       continue;
     }
     auto alloc = nomad_.allocation(alloc_id, now + options_.call_timeout);
-    bool gone = (!alloc && alloc.error().code == 404) || (alloc && alloc->is_client_terminal());
+    // Stricter than is_terminal() on purpose: a stop-desired allocation may still be running out
+    // its shutdown delay behind this endpoint. Deleting waits until the client says it stopped.
+    bool gone = (!alloc && alloc.error().kind == ErrorKind::not_found) || (alloc && alloc->is_client_terminal());
     if (!gone) {
       // Live elsewhere, unreadable, or Nomad unsure: keep it and look again next time.
       log_->info("orphan kept: endpoint={} alloc={} reason=\"{}\"", endpoint_id, alloc_id,
@@ -34,9 +36,15 @@ std::vector<long long> OrphanCollector::collect(const ReconcileReport& report) {
       ++it;
       continue;
     }
-    auto ok = cilium_.delete_endpoint(cilium::EndpointRef::local(static_cast<std::uint16_t>(endpoint_id)),
-                                      now + options_.call_timeout);
-    if (ok || ok.error().code == 404) {
+    auto ref = cilium::EndpointRef::local(endpoint_id);
+    if (!ref) {
+      metrics_.inc("cilium_nomad_errors_total", "kind=\"endpoint_id\"");
+      log_->warn("orphan kept: endpoint={} alloc={} reason=\"{}\"", endpoint_id, alloc_id, ref.error().message);
+      it = first_seen_.erase(it);
+      continue;
+    }
+    auto ok = cilium_.delete_endpoint(*ref, now + options_.call_timeout);
+    if (ok || ok.error().kind == ErrorKind::not_found) {
       metrics_.inc("cilium_nomad_endpoints_deleted_total");
       log_->warn("orphan endpoint deleted: endpoint={} alloc={} orphaned_s={}", endpoint_id, alloc_id,
                  std::chrono::duration_cast<std::chrono::seconds>(now - it->second).count());

@@ -11,17 +11,20 @@
 #include "common/cilium/model/label_write_plan.h"
 #include "common/labels/derive_labels.h"
 #include "common/nomad/model/alloc_identity.h"
+#include "labeler/state_rebuild.h"
 
 namespace cn::labeler {
 
 Reconciler::Reconciler(nomad::NomadApi& nomad, cilium::CiliumApi& cilium, state::StateStore& state, Clock& clock,
-                       Metrics& metrics, LabelSettings settings, std::shared_ptr<spdlog::logger> log)
-    : nomad_(nomad), cilium_(cilium), state_(state), clock_(clock), metrics_(metrics),
+                       Metrics& metrics, CallRecorder& calls, LabelSettings settings,
+                       std::shared_ptr<spdlog::logger> log)
+    : nomad_(nomad), cilium_(cilium), state_(state), clock_(clock), metrics_(metrics), calls_(calls),
       settings_(std::move(settings)), log_(log ? std::move(log) : spdlog::default_logger()) {}
 
-Result<ReconcileReport> Reconciler::run(const std::string& node_id, const std::function<bool(WorkItem)>& enqueue) {
+Result<ReconcileReport> Reconciler::run(const std::string& node_id, const std::function<bool(WorkItem)>& enqueue,
+                                        std::stop_token stop) {
   const MonoTime started = clock_.now();
-  const MonoTime deadline = started + settings_.call_timeout * 4;
+  const Deadline deadline{started + settings_.call_timeout * 4, stop};
   ReconcileReport report;
 
   auto doc = state_.load();
@@ -32,18 +35,16 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id, const std::f
   // decode: Nomad's (the larger, with the Job in every allocation) comes in on its own thread
   // while the agent's does.
   auto pending_allocs = std::async(std::launch::async, [&] {
-    return nomad_.node_allocations(node_id, 0, std::chrono::seconds{0}, deadline);
+    return nomad_.node_allocations(node_id, 0, std::chrono::seconds{0}, deadline.at, deadline.stop);
   });
   // Before the call: anything labeled after this instant may be missing from the list.
   const MonoTime listed_at = clock_.now();
   auto endpoints = cilium_.endpoints(deadline);
   auto allocs = pending_allocs.get();
-  metrics_.inc("cilium_nomad_api_calls_total",
-               std::string("target=\"cilium\",status=\"") + (endpoints ? "ok" : std::to_string(endpoints.error().code)) + "\"");
-  metrics_.inc("cilium_nomad_api_calls_total",
-               std::string("target=\"nomad\",status=\"") + (allocs ? "ok" : std::to_string(allocs.error().code)) + "\"");
-  if (!endpoints) return fail("Cilium endpoint list: " + endpoints.error().message, endpoints.error().code);
-  if (!allocs) return fail("Nomad node allocations: " + allocs.error().message, allocs.error().code);
+  calls_.record(Peer::cilium, endpoints);
+  calls_.record(Peer::nomad, allocs);
+  if (!endpoints) return std::unexpected(with_context("Cilium endpoint list: ", endpoints.error()));
+  if (!allocs) return std::unexpected(with_context("Nomad node allocations: ", allocs.error()));
   report.nomad_index = allocs->index;
   for (const auto& rejected : allocs->value.rejected) {
     log_->warn("reconcile: Nomad allocation skipped: error=\"{}\"", rejected.message);
@@ -93,7 +94,7 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id, const std::f
     }
     WorkItem item;
     item.alloc_id = alloc.id;
-    item.ifname = owner->ifname.empty() ? "eth0" : owner->ifname;
+    if (!owner->ifname.empty()) item.ifname = owner->ifname;
     item.alloc = alloc;
     item.endpoint = ep;
     item.endpoint_seen_at = listed_at;
@@ -109,14 +110,14 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id, const std::f
     if (handled.contains(id)) continue;
     auto it = by_id.find(id);
     if (it != by_id.end()) {
-      if (it->second->is_client_terminal() || it->second->desired_status != "run") {
+      if (it->second->is_terminal()) {
         drop.insert(id);
         continue;
       }
       if (entry.labeled && entry.labeled->identity != 0) continue;
       WorkItem item;
       item.alloc_id = id;
-      item.ifname = entry.ifname.empty() ? "eth0" : entry.ifname;
+      if (!entry.ifname.empty()) item.ifname = entry.ifname;
       item.ips = entry.ips;
       item.alloc = *it->second;
       item.source = WorkSource::kReconcile;
@@ -126,29 +127,28 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id, const std::f
     }
     // Not on this node's list: gone, or never this node's. Ask once before forgetting it.
     auto one = nomad_.allocation(id, deadline);
-    metrics_.inc("cilium_nomad_api_calls_total",
-                 std::string("target=\"nomad\",status=\"") + (one ? "ok" : std::to_string(one.error().code)) + "\"");
-    if ((!one && one.error().code == 404) || (one && one->is_terminal())) drop.insert(id);
+    calls_.record(Peer::nomad, one);
+    if ((!one && one.error().kind == ErrorKind::not_found) || (one && one->is_terminal())) drop.insert(id);
   }
 
   // One state write for everything learned.
+  const long long now_ms = unix_millis(clock_.wall_now());
+  const long long tombstone_ttl_ms = std::chrono::duration_cast<std::chrono::milliseconds>(state::kTombstoneTtl).count();
   auto ok = state_.update([&](state::StateDoc& d) {
     bool changed = false;
     for (const auto& id : drop) changed = d.allocations.erase(id) > 0 || changed;
+    // Old enough that nothing can still be working from a list that showed the allocation alive.
+    changed = std::erase_if(d.deleted, [&](const auto& kv) { return now_ms - kv.second > tombstone_ttl_ms; }) > 0 ||
+              changed;
     for (const auto& [id, info] : confirmed) {
+      // The lists were read before this lock: a DEL since then left a tombstone, and the
+      // endpoint the agent showed is being torn down. Never bring such an entry back.
+      if (d.deleted.contains(id)) continue;
       auto [it, inserted] = d.allocations.try_emplace(id);
       state::StateEntry& e = it->second;
       if (inserted) {
         const auto& [ep, alloc] = seen[id];
-        e.ifname = "eth0";
-        if (auto owner = cilium::attachment_of(*ep); owner && !owner->ifname.empty()) e.ifname = owner->ifname;
-        for (const auto& a : ep->addressing) {
-          if (!a.ipv4.empty()) e.ips.push_back(a.ipv4);
-          if (!a.ipv6.empty()) e.ips.push_back(a.ipv6);
-        }
-        e.nomad = {"", alloc->nomad_namespace, alloc->job_id, alloc->task_group};
-        e.added_at = rfc3339(clock_.wall_now());
-        e.added_unix_ms = unix_millis(clock_.wall_now());
+        e = rebuild_entry(*ep, *alloc, clock_.wall_now());
       }
       bool same = e.labeled && e.labeled->endpoint_id == info.endpoint_id && e.labeled->identity == info.identity &&
                   e.labeled->labels == info.labels;

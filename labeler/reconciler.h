@@ -1,9 +1,8 @@
 #pragma once
 // Full reconciliation of this node, at startup and on every resync: the state file, ONE
 // endpoint list from the agent and ONE node-allocations call to Nomad (full allocations with
-// their Job and NetworkStatus), then label work for what is wrong. No per-endpoint Nomad call
-// (netreap's reconcile made one per endpoint); only state entries Nomad no longer lists cost a
-// confirming GET before they are dropped.
+// their Job and NetworkStatus), then label work for what is wrong. No per-endpoint Nomad call;
+// only state entries Nomad no longer lists cost a confirming GET before they are dropped.
 #include <functional>
 #include <memory>
 #include <string>
@@ -33,10 +32,12 @@ struct ReconcileReport {
 class Reconciler {
  public:
   Reconciler(nomad::NomadApi& nomad, cilium::CiliumApi& cilium, state::StateStore& state, Clock& clock,
-             Metrics& metrics, LabelSettings settings, std::shared_ptr<spdlog::logger> log);
+             Metrics& metrics, CallRecorder& calls, LabelSettings settings, std::shared_ptr<spdlog::logger> log);
 
-  // `enqueue` hands work to the queue and says whether it was accepted.
-  Result<ReconcileReport> run(const std::string& node_id, const std::function<bool(WorkItem)>& enqueue);
+  // `enqueue` hands work to the queue and says whether it was accepted. `stop` abandons the
+  // pass's calls (shutdown).
+  Result<ReconcileReport> run(const std::string& node_id, const std::function<bool(WorkItem)>& enqueue,
+                              std::stop_token stop = {});
 
  private:
   nomad::NomadApi& nomad_;
@@ -44,6 +45,7 @@ class Reconciler {
   state::StateStore& state_;
   Clock& clock_;
   Metrics& metrics_;
+  CallRecorder& calls_;
   LabelSettings settings_;
   std::shared_ptr<spdlog::logger> log_;
 };

@@ -10,9 +10,12 @@
 #include <functional>
 #include <random>
 #include <stop_token>
+#include <string>
 #include <string_view>
 
 #include "common/nomad/model/allocation.h"
+#include "common/util/backoff.h"
+#include "common/util/retry_rule.h"
 #include "labeler/work_item.h"
 
 namespace cn::labeler {
@@ -32,23 +35,10 @@ class Watcher {
   virtual std::string_view mode() const = 0;
 };
 
-// Exponential backoff with full jitter (AWS "Exponential Backoff And Jitter"): the delay is
-// uniform in [floor, min(cap, base * 2^attempt)], so nodes that lost Nomad together do not come
-// back together. The floor keeps a run of unlucky draws near 0 from becoming a busy loop.
-struct BackoffPolicy {
-  std::chrono::milliseconds base{1'000};
-  std::chrono::milliseconds cap{60'000};
-  std::chrono::milliseconds floor{250};
-};
-
-inline std::chrono::milliseconds backoff_delay(const BackoffPolicy& policy, int attempt, std::mt19937_64& rng) {
-  const long long cap = std::max<long long>(policy.cap.count(), 1);
-  const long long floor = std::clamp<long long>(policy.floor.count(), 0, cap);
-  long long ceiling = std::max<long long>(policy.base.count(), 1);
-  // Doubling stops at the cap, which also keeps the shift from overflowing.
-  for (int i = 0; i < attempt && ceiling < cap; ++i) ceiling *= 2;
-  ceiling = std::clamp(ceiling, floor, cap);
-  return std::chrono::milliseconds{std::uniform_int_distribution<long long>(floor, ceiling)(rng)};
+// " fix=\"...\"" for a log line when an operator must act before retrying can help (TLS, ACL).
+inline std::string remedy_note(const Error& error) {
+  auto fix = remedy(error, Peer::nomad);
+  return fix.empty() ? std::string() : " fix=\"" + std::string(fix) + "\"";
 }
 
 // Whether an allocation's endpoint should carry labels now: it has an address (the client

@@ -8,6 +8,7 @@
 
 #include "common/cilium/model/endpoint.h"
 #include "common/cni/cni_args.h"
+#include "common/cni/ifname.h"
 #include "common/nomad/model/allocation.h"
 #include "common/util/clock.h"
 
@@ -19,7 +20,7 @@ std::string_view to_string(WorkSource source);
 
 struct WorkItem {
   std::string alloc_id;
-  std::string ifname = "eth0";
+  std::string ifname{cni::kDefaultIfname};
   std::vector<std::string> ips;
   cni::NomadWorkload hint;  // from CNI_ARGS (Nomad >= 1.9.4): the fallback when Nomad is away
   std::optional<nomad::Allocation> alloc;

@@ -28,7 +28,7 @@ bool header_safe(std::string_view s) { return s.find_first_of("\r\n") == std::st
 
 std::string path_only(const std::string& target) { return target.substr(0, target.find('?')); }
 
-FailureKind classify(CURLcode code) {
+ErrorKind classify(CURLcode code) {
   switch (code) {
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_CONNECT:
@@ -36,9 +36,9 @@ FailureKind classify(CURLcode code) {
     case CURLE_RECV_ERROR:
     case CURLE_GOT_NOTHING:
     case CURLE_PARTIAL_FILE:
-      return FailureKind::connect;
+      return ErrorKind::transport;
     case CURLE_OPERATION_TIMEDOUT:
-      return FailureKind::timeout;
+      return ErrorKind::timeout;
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_PEER_FAILED_VERIFICATION:
     case CURLE_SSL_CERTPROBLEM:
@@ -53,11 +53,16 @@ FailureKind classify(CURLcode code) {
     case CURLE_SSL_ENGINE_INITFAILED:
     case CURLE_SSL_CLIENTCERT:
     case CURLE_USE_SSL_FAILED:
-      return FailureKind::tls;
+      return ErrorKind::tls;
     case CURLE_ABORTED_BY_CALLBACK:
-      return FailureKind::aborted;
+      return ErrorKind::cancelled;
+    case CURLE_URL_MALFORMAT:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_BAD_FUNCTION_ARGUMENT:
+    case CURLE_OUT_OF_MEMORY:
+      return ErrorKind::invalid;
     default:
-      return FailureKind::other;
+      return ErrorKind::transport;  // a server that broke the protocol: it may do better next time
   }
 }
 
@@ -116,26 +121,26 @@ class HttpClient::Impl {
                                           std::chrono::milliseconds total_timeout,
                                           std::chrono::milliseconds idle_timeout, const std::stop_token& stop) {
     const std::string what = std::string(to_string(req.method)) + " " + path_only(req.target);
-    auto failure = [&](FailureKind kind, const std::string& detail_text) {
-      HttpFailure f{kind, what + " (" + cfg_.target.describe() + "): " + detail_text};
+    auto failure = [&](ErrorKind kind, const std::string& detail_text) {
+      Error f{kind, what + " (" + cfg_.target.describe() + "): " + detail_text, 0, 0};
       log_->debug("http failure method={} path={} target={} kind={} detail=\"{}\"", to_string(req.method),
                   path_only(req.target), cfg_.target.describe(), to_string(kind), detail_text);
       return std::unexpected(std::move(f));
     };
     if (req.target.empty() || req.target.front() != '/' || !header_safe(req.target) ||
         req.target.find(' ') != std::string::npos) {
-      return failure(FailureKind::other, "request target must be an encoded path starting with '/'");
+      return failure(ErrorKind::invalid, "request target must be an encoded path starting with '/'");
     }
-    if (stop.stop_requested()) return failure(FailureKind::aborted, "stopped before sending");
+    if (stop.stop_requested()) return failure(ErrorKind::cancelled, "stopped before sending");
 
     std::unique_ptr<Slot> slot;
     try {
       slot = acquire();
     } catch (const std::exception& e) {
-      return failure(FailureKind::other, e.what());
+      return failure(ErrorKind::invalid, e.what());
     }
     CurlSlist headers;
-    if (!build_headers(req, headers)) return failure(FailureKind::other, "header names and values must not contain CR or LF");
+    if (!build_headers(req, headers)) return failure(ErrorKind::invalid, "header names and values must not contain CR or LF");
     configure(*slot, req, headers, total_timeout);
 
     const auto started = std::chrono::steady_clock::now();
@@ -148,15 +153,15 @@ class HttpClient::Impl {
 
     if (out.stopped) {
       if (sink.on_data != nullptr) return out;  // a requested end of a stream is not a failure
-      return failure(FailureKind::aborted, "stopped");
+      return failure(ErrorKind::cancelled, "stopped");
     }
     if (out.idle_expired) {
-      return failure(FailureKind::timeout, "no data for " + std::to_string(idle_timeout.count()) + " ms");
+      return failure(ErrorKind::timeout, "no data for " + std::to_string(idle_timeout.count()) + " ms");
     }
     if (out.code == CURLE_WRITE_ERROR && (out.callback_stopped || out.error_body_full)) {
       out.code = CURLE_OK;
     } else if (out.code == CURLE_WRITE_ERROR && out.too_large) {
-      return failure(FailureKind::too_large, "response body larger than " + std::to_string(sink.max_body) + " bytes");
+      return failure(ErrorKind::bad_answer, "response body larger than " + std::to_string(sink.max_body) + " bytes");
     } else if (out.code != CURLE_OK) {
       return failure(classify(out.code), out.curl_message);
     }

@@ -13,16 +13,4 @@ std::string_view to_string(Method m) {
   return "GET";
 }
 
-std::string_view to_string(FailureKind k) {
-  switch (k) {
-    case FailureKind::connect: return "connect";
-    case FailureKind::timeout: return "timeout";
-    case FailureKind::tls: return "tls";
-    case FailureKind::aborted: return "aborted";
-    case FailureKind::too_large: return "too_large";
-    case FailureKind::other: return "other";
-  }
-  return "other";
-}
-
 }  // namespace cn::http

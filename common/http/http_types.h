@@ -1,8 +1,6 @@
 #pragma once
 // Requests, responses and transport failures of the HTTP layer. An HTTP status is never a
-// failure here: the API clients decide what a 404 or a 429 means. A failure is "no usable
-// HTTP answer" (refused, timed out, TLS, aborted), classified so that retry logic can tell a
-// connection problem (worth retrying) from one that will not go away (TLS, bad URL).
+// failure here: the API clients decide what a 404 or a 429 means.
 #include <chrono>
 #include <expected>
 #include <optional>
@@ -35,25 +33,18 @@ struct Response {
   std::string body;
 };
 
-enum class FailureKind {
-  connect,    // refused, reset, closed before/while answering: the server may do better later
-  timeout,    // total timeout or stream idle timeout
-  tls,        // handshake or certificate verification: retrying cannot help
-  aborted,    // the caller stopped the transfer (stop_token or callback)
-  too_large,  // response body over the client's limit
-  other,      // bad URL, protocol violation, out of memory
-};
-std::string_view to_string(FailureKind k);
-
-struct HttpFailure {
-  FailureKind kind = FailureKind::other;
-  std::string message;  // never contains header values (tokens)
-};
-
+// A failure is "no usable HTTP answer", as a cn::Error: transport (refused, reset, closed
+// early, a protocol violation), timeout, tls, cancelled (the caller's stop), bad_answer (a body
+// over the client's limit) or invalid (a request this client cannot send).
 template <class T>
-using HttpResult = std::expected<T, HttpFailure>;
+using HttpResult = Result<T>;
 
-// The module-boundary form: transport failures carry code 0 (cilium_api.h, nomad_api.h).
-inline Error to_error(const HttpFailure& f) { return Error{f.message, 0}; }
+// A body from a server that our models refuse is that server's fault, not bad input of ours:
+// invalid becomes bad_answer (retried later, never final).
+template <class T>
+Result<T> refused_answer(Result<T> decoded) {
+  if (!decoded && decoded.error().kind == ErrorKind::invalid) decoded.error().kind = ErrorKind::bad_answer;
+  return decoded;
+}
 
 }  // namespace cn::http

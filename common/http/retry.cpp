@@ -4,27 +4,22 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/util/retry_rule.h"
+
 namespace cn::http {
 
 using std::chrono::milliseconds;
 
-Backoff::Backoff(RetryPolicy policy, std::uint64_t seed) : policy_(policy), rng_(seed) {}
+Backoff::Backoff(RetryPolicy policy, std::uint64_t seed)
+    : policy_(policy), backoff_(BackoffPolicy{policy.base_delay, policy.max_delay, milliseconds{0}}, seed) {}
 
-milliseconds Backoff::delay(int retry) {
-  const long long base = std::max<long long>(policy_.base_delay.count(), 0);
-  const long long cap = std::max<long long>(policy_.max_delay.count(), 0);
-  long long ceiling = base;
-  for (int i = 1; i < retry && ceiling < cap; ++i) ceiling *= 2;  // no overflow: stops at cap
-  ceiling = std::min(ceiling, cap);
-  std::uniform_int_distribution<long long> dist(0, ceiling);
-  std::lock_guard lock(mu_);
-  return milliseconds{dist(rng_)};
+bool is_retryable_status(int status) {
+  if (status >= 200 && status < 400) return false;
+  return retry_rule(http_error(status, "")) == RetryRule::now;
 }
 
-bool is_retryable_status(int status) { return status == 429 || (status >= 500 && status != 501); }
-
 bool is_retryable(const HttpResult<Response>& result) {
-  if (!result) return result.error().kind == FailureKind::connect;
+  if (!result) return retry_rule(result.error()) == RetryRule::now;
   return is_retryable_status(result->status);
 }
 
@@ -34,7 +29,7 @@ HttpResult<Response> with_retry(const RetryRun& run,
   spdlog::logger& log = run.log != nullptr ? *run.log : *spdlog::default_logger();
   const RetryPolicy& policy = run.backoff.policy();
   const int max_attempts = std::max(policy.max_attempts, 1);
-  HttpResult<Response> last = std::unexpected(HttpFailure{FailureKind::timeout, "deadline exceeded before the first attempt"});
+  HttpResult<Response> last = fail(ErrorKind::timeout, "deadline exceeded before the first attempt");
   int made = 0;
   for (;;) {
     auto left = std::chrono::duration_cast<milliseconds>(run.deadline - run.clock.now());

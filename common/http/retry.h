@@ -2,9 +2,8 @@
 // Retrying an HTTP exchange: exponential backoff with FULL jitter (delay uniform in
 // [0, min(max_delay, base_delay * 2^(n-1))]: many workers hitting the same limiter spread out
 // instead of retrying in lock-step), sleeping on the injected Clock and never past the caller's
-// deadline. Retried: connection failures, 5xx (except 501, a permanent "not on this agent"),
-// and 429. Never retried: other statuses, TLS, timeouts (the attempt already used the time),
-// stops. The last answer or failure is what the caller gets.
+// deadline. Retried: what retry_rule() calls RetryRule::now (connection failures, 5xx except
+// 501, 429). The last answer or failure is what the caller gets.
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -16,6 +15,7 @@
 #include <spdlog/fwd.h>
 
 #include "common/http/http_types.h"
+#include "common/util/backoff.h"
 #include "common/util/clock.h"
 
 namespace cn::http {
@@ -29,19 +29,19 @@ struct RetryPolicy {
   bool rate_limited_until_deadline = false;
 };
 
-// Thread-safe: one per client, shared by its worker threads. The seed makes delays reproducible
-// in tests.
+// The clients' in-call retries: their policy over the project's one backoff (full jitter,
+// common/util/backoff.h). Thread-safe: one per client, shared by its worker threads. The seed
+// makes delays reproducible in tests.
 class Backoff {
  public:
   explicit Backoff(RetryPolicy policy, std::uint64_t seed = std::random_device{}());
   // Delay before retry number `retry` (1 = the first retry).
-  std::chrono::milliseconds delay(int retry);
+  std::chrono::milliseconds delay(int retry) { return backoff_.delay(retry - 1); }
   const RetryPolicy& policy() const { return policy_; }
 
  private:
   RetryPolicy policy_;
-  std::mutex mu_;
-  std::mt19937_64 rng_;
+  cn::Backoff backoff_;
 };
 
 bool is_retryable_status(int status);

@@ -1,5 +1,7 @@
 #include "common/notify/protocol.h"
 
+#include "common/cni/ifname.h"
+
 #include <nlohmann/json.hpp>
 
 #include "common/util/alloc_id.h"
@@ -73,15 +75,6 @@ std::string_view to_string(ReplyStatus status) {
   return "failed";
 }
 
-bool is_valid_ifname(std::string_view ifname) {
-  // Linux IFNAMSIZ is 16 including the NUL; '/' and whitespace cannot appear in a name.
-  if (ifname.empty() || ifname.size() > 15 || ifname == "." || ifname == "..") return false;
-  for (char c : ifname) {
-    if (c == '/' || c == ':' || static_cast<unsigned char>(c) <= ' ' || c == 0x7f) return false;
-  }
-  return true;
-}
-
 std::string encode(const Request& r) {
   json j = {{"v", kProtocolVersion}, {"op", to_string(r.op)}, {"alloc_id", r.alloc_id},
             {"ifname", r.ifname}};
@@ -136,7 +129,7 @@ Result<Request> decode_request(std::string_view line) {
 
   auto ifname = string_field(*j, "ifname", true);
   if (!ifname) return std::unexpected(ifname.error());
-  if (!is_valid_ifname(*ifname)) return fail("invalid ifname");
+  if (!cni::is_valid_ifname(*ifname)) return fail("invalid ifname");
   r.ifname = std::move(*ifname);
 
   auto netns = string_field(*j, "netns", false);

@@ -66,6 +66,4 @@ Result<Reply> decode_reply(std::string_view line);
 // from garbage (connection dropped).
 std::optional<int> peek_version(std::string_view line);
 
-bool is_valid_ifname(std::string_view ifname);
-
 }  // namespace cn::notify

@@ -17,11 +17,11 @@ namespace {
 Status wait_for(int fd, short events, Clock& clock, MonoTime deadline) {
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock.now());
-    if (left.count() <= 0) return fail("deadline reached", ETIMEDOUT);
+    if (left.count() <= 0) return fail_errno("deadline reached", ETIMEDOUT);
     pollfd p{fd, events, 0};
     int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return fail(std::strerror(errno), errno);
+    if (n < 0) return fail_errno(std::strerror(errno), errno);
     if (n > 0) return {};
   }
 }
@@ -52,7 +52,7 @@ Result<UniqueFd> connect_unix(const std::string& path, Clock& clock, MonoTime de
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
 
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!fd) return fail(std::string("socket: ") + std::strerror(errno), errno);
+  if (!fd) return fail_errno(std::string("socket: ") + std::strerror(errno), errno);
   for (;;) {
     if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) return fd;
     if (errno == EINTR) continue;
@@ -63,13 +63,13 @@ Result<UniqueFd> connect_unix(const std::string& path, Clock& clock, MonoTime de
       }
       continue;
     }
-    return fail("connect " + path + ": " + std::strerror(errno), errno);
+    return fail_errno("connect " + path + ": " + std::strerror(errno), errno);
   }
   if (auto ok = wait_for(fd.get(), POLLOUT, clock, deadline); !ok) return std::unexpected(ok.error());
   int err = 0;
   socklen_t len = sizeof err;
   ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
-  if (err != 0) return fail("connect " + path + ": " + std::strerror(err), err);
+  if (err != 0) return fail_errno("connect " + path + ": " + std::strerror(err), err);
   return fd;
 }
 
@@ -85,7 +85,7 @@ Status send_all(int fd, std::string_view data, Clock& clock, MonoTime deadline) 
       if (auto ok = wait_for(fd, POLLOUT, clock, deadline); !ok) return ok;
       continue;
     }
-    return fail(std::string("send: ") + std::strerror(errno), errno);
+    return fail_errno(std::string("send: ") + std::strerror(errno), errno);
   }
   return {};
 }
@@ -101,15 +101,15 @@ Result<std::string> read_line(int fd, std::size_t max_bytes, Clock& clock, MonoT
       if (auto ok = wait_for(fd, POLLIN, clock, deadline); !ok) return std::unexpected(ok.error());
       continue;
     }
-    if (n < 0) return fail(std::string("recv: ") + std::strerror(errno), errno);
-    if (n == 0) return fail("connection closed before a full line", ECONNRESET);
+    if (n < 0) return fail_errno(std::string("recv: ") + std::strerror(errno), errno);
+    if (n == 0) return fail_errno("connection closed before a full line", ECONNRESET);
     std::string_view chunk(buf, static_cast<std::size_t>(n));
     auto nl = chunk.find('\n');
     std::size_t take = nl == std::string_view::npos ? chunk.size() : nl + 1;
     ssize_t got = ::recv(fd, buf, take, MSG_DONTWAIT);
     if (got <= 0) continue;
     line.append(buf, static_cast<std::size_t>(got));
-    if (line.size() > max_bytes) return fail("line longer than " + std::to_string(max_bytes), EMSGSIZE);
+    if (line.size() > max_bytes) return fail_errno("line longer than " + std::to_string(max_bytes), EMSGSIZE);
     if (nl != std::string_view::npos) return line;
   }
 }

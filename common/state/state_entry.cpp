@@ -1,5 +1,6 @@
 #include "common/state/state_entry.h"
 
+#include <map>
 #include <expected>
 #include <set>
 #include <stdexcept>
@@ -11,6 +12,8 @@ namespace cn::state {
 namespace {
 
 using json = nlohmann::json;
+
+constexpr const char* kTombstoneKey = "deleted_unix_ms";
 
 json entry_to_json(const StateEntry& e) {
   json j = e.unknown.is_object() ? e.unknown : json::object();
@@ -92,6 +95,7 @@ StateEntry entry_from_json(const json& j) {
 
 json to_json(const StateDoc& doc) {
   json allocs = json::object();
+  for (const auto& [id, ms] : doc.deleted) allocs[id] = {{kTombstoneKey, ms}};
   for (const auto& [id, entry] : doc.allocations) allocs[id] = entry_to_json(entry);
   return {{"schema", kSchemaVersion}, {"allocations", std::move(allocs)}};
 }
@@ -110,15 +114,29 @@ std::expected<StateEntry, std::string> entry_from_text(std::string_view text) {
   }
 }
 
+std::string tombstone_to_text(long long deleted_unix_ms) {
+  return std::string("{\"") + kTombstoneKey + "\":" + std::to_string(deleted_unix_ms) + "}";
+}
+
+std::optional<long long> tombstone_from_text(std::string_view text) {
+  const std::string prefix = std::string("{\"") + kTombstoneKey + "\":";
+  if (!text.starts_with(prefix)) return std::nullopt;
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || j.size() != 1) return std::nullopt;
+  const auto& ms = j[kTombstoneKey];
+  if (!ms.is_number_integer()) return std::nullopt;
+  return ms.get<long long>();
+}
+
 std::string to_text(const StateDoc& doc) {
-  std::vector<std::string> bodies;
-  bodies.reserve(doc.allocations.size());
+  // Entries and tombstones share the ID space (ADD replaces a tombstone, DEL an entry): one
+  // sorted run of lines, as the line framing wants.
+  std::map<std::string_view, std::string> bodies;
+  for (const auto& [id, entry] : doc.allocations) bodies.emplace(id, entry_to_text(entry));
+  for (const auto& [id, ms] : doc.deleted) bodies.try_emplace(id, tombstone_to_text(ms));
   std::vector<StateLine> lines;
-  lines.reserve(doc.allocations.size());
-  for (const auto& [id, entry] : doc.allocations) {
-    bodies.push_back(entry_to_text(entry));
-    lines.push_back({id, bodies.back()});
-  }
+  lines.reserve(bodies.size());
+  for (const auto& [id, body] : bodies) lines.push_back({id, body});
   return join_state_lines(lines);
 }
 
@@ -140,6 +158,12 @@ std::expected<StateDoc, std::string> state_from_json(std::string_view text) {
   try {
     for (const auto& [id, value] : allocs->items()) {
       if (!cn::is_valid_alloc_id(id)) return std::unexpected("invalid allocation ID key");
+      if (value.is_object() && value.contains(kTombstoneKey)) {
+        const auto& ms = value[kTombstoneKey];
+        if (!ms.is_number_integer() || value.size() != 1) return std::unexpected("bad tombstone for " + id);
+        doc.deleted.emplace(id, ms.get<long long>());
+        continue;
+      }
       doc.allocations.emplace(id, entry_from_json(value));
     }
   } catch (const std::exception& e) {

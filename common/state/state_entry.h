@@ -1,6 +1,7 @@
 #pragma once
 // One allocation as recorded on this node. The plugin writes it on ADD; the labeler adds the
 // `labeled` part once the endpoint carries its final labels.
+#include <chrono>
 #include <expected>
 #include <map>
 #include <optional>
@@ -43,8 +44,15 @@ struct StateEntry {
   bool operator==(const StateEntry&) const = default;
 };
 
+// A DEL'd allocation leaves a tombstone (its ID and when) instead of vanishing, so that work
+// already in flight for it (a worker, a resync's lists, a restarted labeler reading old lists)
+// can tell "deleted" from "never recorded" and never brings the entry back. Only the plugin's
+// ADD/CHECK replaces a tombstone; the labeler drops it after kTombstoneTtl.
+inline constexpr std::chrono::hours kTombstoneTtl{1};
+
 struct StateDoc {
   std::map<std::string, StateEntry> allocations;  // keyed by allocation ID
+  std::map<std::string, long long> deleted;       // allocation ID -> unix ms of its DEL
   bool operator==(const StateDoc&) const = default;
 };
 
@@ -55,6 +63,9 @@ std::string to_text(const StateDoc& doc);
 // One entry as it appears on its line, and back (strict like `state_from_json`).
 std::string entry_to_text(const StateEntry& entry);
 std::expected<StateEntry, std::string> entry_from_text(std::string_view text);
+// A tombstone's line body, and back (nullopt: the body is not a tombstone).
+std::string tombstone_to_text(long long deleted_unix_ms);
+std::optional<long long> tombstone_from_text(std::string_view text);
 // Strict where a mistake would mislead (wrong types, bad alloc IDs); tolerant of unknown keys.
 std::expected<StateDoc, std::string> state_from_json(std::string_view text);
 

@@ -31,7 +31,7 @@ Status ensure_dir(const std::string& dir) {
   std::error_code ec;
   if (std::filesystem::is_directory(dir, ec)) return {};
   std::filesystem::create_directories(dir, ec);
-  if (ec) return fail("cannot create " + dir + ": " + ec.message());
+  if (ec) return fail_errno("cannot create " + dir + ": " + ec.message(), ec.value());
   ::chmod(dir.c_str(), 0700);
   return {};
 }
@@ -42,7 +42,7 @@ Status write_all(int fd, const std::string& data) {
     ssize_t n = ::write(fd, data.data() + done, data.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return fail(errno_text(errno), errno);
+      return fail_errno(errno_text(errno), errno);
     }
     done += static_cast<std::size_t>(n);
   }
@@ -73,15 +73,15 @@ Result<StateStore::Lock> StateStore::acquire() {
   if (auto ok = ensure_dir(parent_dir(options_.path)); !ok) return std::unexpected(ok.error());
   std::string lock_path = options_.path + ".lock";
   int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return fail("cannot open " + lock_path + ": " + errno_text(errno), errno);
+  if (fd < 0) return fail_errno("cannot open " + lock_path + ": " + errno_text(errno), errno);
   Lock lock(fd);
   const MonoTime deadline = clock_.now() + options_.lock_timeout;
   auto backoff = std::chrono::microseconds{200};
   while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     if (errno == EINTR) continue;
-    if (errno != EWOULDBLOCK) return fail("flock " + lock_path + ": " + errno_text(errno), errno);
+    if (errno != EWOULDBLOCK) return fail_errno("flock " + lock_path + ": " + errno_text(errno), errno);
     if (clock_.now() >= deadline) {
-      return fail("timed out after " + std::to_string(options_.lock_timeout.count()) +
+      return fail_errno("timed out after " + std::to_string(options_.lock_timeout.count()) +
                   " ms waiting for the lock on " + lock_path, ETIMEDOUT);
     }
     clock_.sleep_for(backoff, {});
@@ -94,7 +94,7 @@ Result<std::optional<std::string>> StateStore::read_text_locked() {
   int fd = ::open(options_.path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return std::optional<std::string>{};
-    return fail("cannot open " + options_.path + ": " + errno_text(errno), errno);
+    return fail_errno("cannot open " + options_.path + ": " + errno_text(errno), errno);
   }
   std::string text;
   char buf[65536];
@@ -110,7 +110,7 @@ Result<std::optional<std::string>> StateStore::read_text_locked() {
     text.append(buf, static_cast<std::size_t>(n));
   }
   ::close(fd);
-  if (read_errno != 0) return fail("cannot read " + options_.path + ": " + errno_text(read_errno), read_errno);
+  if (read_errno != 0) return fail_errno("cannot read " + options_.path + ": " + errno_text(read_errno), read_errno);
   return std::optional<std::string>{std::move(text)};
 }
 
@@ -122,7 +122,7 @@ Result<StateDoc> StateStore::parse_or_quarantine(const std::optional<std::string
   // Keep the bad file for a post-mortem; never let it block allocation starts.
   std::string aside = options_.path + ".corrupt-" + std::to_string(unix_millis(clock_.wall_now()));
   if (::rename(options_.path.c_str(), aside.c_str()) != 0) {
-    return fail("state file " + options_.path + " is unreadable (" + doc.error() +
+    return fail_errno("state file " + options_.path + " is unreadable (" + doc.error() +
                 ") and could not be moved aside: " + errno_text(errno), errno);
   }
   log_->error("state file corrupt, moved aside and starting fresh: file={} aside={} reason=\"{}\"",
@@ -145,18 +145,18 @@ Status StateStore::write_text_locked(const std::string& text) {
   std::string tmp = options_.path + ".tmp." + std::to_string(::getpid()) + "." +
                     std::to_string(counter.fetch_add(1));
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return fail("cannot create " + tmp + ": " + errno_text(errno), errno);
+  if (fd < 0) return fail_errno("cannot create " + tmp + ": " + errno_text(errno), errno);
   Status written = write_all(fd, text);
-  if (written && ::fsync(fd) != 0) written = fail("fsync: " + errno_text(errno), errno);
+  if (written && ::fsync(fd) != 0) written = fail_errno("fsync: " + errno_text(errno), errno);
   ::close(fd);
   if (!written) {
     ::unlink(tmp.c_str());
-    return fail("cannot write " + tmp + ": " + written.error().message, written.error().code);
+    return std::unexpected(with_context("cannot write " + tmp + ": ", written.error()));
   }
   if (::rename(tmp.c_str(), options_.path.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
-    return fail("cannot rename " + tmp + ": " + errno_text(err), err);
+    return fail_errno("cannot rename " + tmp + ": " + errno_text(err), err);
   }
   // The rename is durable only once the directory entry is.
   std::string dir = parent_dir(options_.path);
@@ -211,21 +211,50 @@ Status StateStore::update_doc_locked(const std::optional<std::string>& text, con
   return write_locked(*doc);
 }
 
-Status StateStore::update_entry(const std::string& alloc_id, const EntryMutation& mutate) {
+Status StateStore::update_entry(const std::string& alloc_id, const EntryMutation& mutate, Creation creation) {
+  return update_slot(alloc_id, [&](Slot& slot) {
+    if (!slot.entry && creation == Creation::forbidden) return false;
+    std::optional<StateEntry> entry = slot.entry;
+    if (!mutate(entry)) return false;
+    if (entry) {
+      slot.entry = std::move(entry);
+      slot.deleted_unix_ms.reset();
+    } else if (slot.entry) {
+      slot.entry.reset();
+      slot.deleted_unix_ms = unix_millis(clock_.wall_now());
+    }
+    return true;
+  });
+}
+
+Status StateStore::remove_entry(const std::string& alloc_id, bool& removed) {
+  removed = false;
+  return update_slot(alloc_id, [&](Slot& slot) {
+    removed = slot.entry.has_value();
+    if (!removed && slot.deleted_unix_ms) return false;  // DEL repeated: the tombstone stands
+    slot.entry.reset();
+    slot.deleted_unix_ms = unix_millis(clock_.wall_now());
+    return true;
+  });
+}
+
+Status StateStore::update_slot(const std::string& alloc_id, const SlotMutation& mutate) {
   auto lock = acquire();
   if (!lock) return std::unexpected(lock.error());
   auto text = read_text_locked();
   if (!text) return std::unexpected(text.error());
   if (auto done = update_line_locked(*text, alloc_id, mutate)) return *done;
   return update_doc_locked(*text, [&](StateDoc& doc) {
-    std::optional<StateEntry> entry;
-    auto it = doc.allocations.find(alloc_id);
-    if (it != doc.allocations.end()) entry = it->second;
-    if (!mutate(entry)) return false;
-    if (entry) {
-      doc.allocations.insert_or_assign(alloc_id, std::move(*entry));
-    } else {
-      doc.allocations.erase(alloc_id);
+    Slot slot;
+    if (auto it = doc.allocations.find(alloc_id); it != doc.allocations.end()) slot.entry = it->second;
+    if (auto it = doc.deleted.find(alloc_id); it != doc.deleted.end()) slot.deleted_unix_ms = it->second;
+    if (!mutate(slot)) return false;
+    doc.allocations.erase(alloc_id);
+    doc.deleted.erase(alloc_id);
+    if (slot.entry) {
+      doc.allocations.emplace(alloc_id, std::move(*slot.entry));
+    } else if (slot.deleted_unix_ms) {
+      doc.deleted.emplace(alloc_id, *slot.deleted_unix_ms);
     }
     return true;
   });
@@ -233,22 +262,30 @@ Status StateStore::update_entry(const std::string& alloc_id, const EntryMutation
 
 std::optional<Status> StateStore::update_line_locked(const std::optional<std::string>& text,
                                                      const std::string& alloc_id,
-                                                     const EntryMutation& mutate) {
+                                                     const SlotMutation& mutate) {
   std::optional<std::vector<StateLine>> lines = text ? split_state_lines(*text) : std::vector<StateLine>{};
   if (!lines) return std::nullopt;
   auto pos = std::lower_bound(lines->begin(), lines->end(), alloc_id,
                               [](const StateLine& line, const std::string& id) { return line.alloc_id < id; });
   const bool found = pos != lines->end() && pos->alloc_id == alloc_id;
-  std::optional<StateEntry> entry;
+  Slot slot;
   if (found) {
-    auto decoded = entry_from_text(pos->body);
-    if (!decoded) return std::nullopt;  // the full parser decides what to do with a bad line
-    entry = std::move(*decoded);
+    if (auto ms = tombstone_from_text(pos->body)) {
+      slot.deleted_unix_ms = *ms;
+    } else {
+      auto decoded = entry_from_text(pos->body);
+      if (!decoded) return std::nullopt;  // the full parser decides what to do with a bad line
+      slot.entry = std::move(*decoded);
+    }
   }
-  if (!mutate(entry)) return Status{};
+  if (!mutate(slot)) return Status{};
   std::string body;
-  if (entry) {
-    body = entry_to_text(*entry);
+  if (slot.entry) {
+    body = entry_to_text(*slot.entry);
+  } else if (slot.deleted_unix_ms) {
+    body = tombstone_to_text(*slot.deleted_unix_ms);
+  }
+  if (!body.empty()) {
     if (found) {
       pos->body = body;
     } else {

@@ -32,16 +32,25 @@ class StateStore {
   StateStore(Options options, Clock& clock, std::shared_ptr<spdlog::logger> log);
 
   using DocMutation = std::function<bool(StateDoc&)>;
-  // Gets the allocation's entry (nullopt when absent) and may replace or reset it.
+  // Gets the allocation's entry (nullopt when absent) and may replace or reset it; resetting it
+  // leaves a tombstone, as remove_entry does.
   using EntryMutation = std::function<bool(std::optional<StateEntry>&)>;
+
+  // Who may bring an allocation into the file. The plugin's ADD and CHECK may; the labeler's
+  // workers only update what is there: an absent entry was DEL'd (or never added), and writing
+  // it back would resurrect a stopped allocation.
+  enum class Creation { allowed, forbidden };
 
   Result<StateDoc> load();
   // Read-modify-write under the lock. `mutate` returns whether it changed anything; the file is
   // written only then (or when a corrupt file had to be replaced).
   Status update(const DocMutation& mutate);
   // The same for one allocation, without decoding the others when the file is in its usual
-  // framing (see state_lines.h): the plugin's path. `mutate` runs exactly once.
-  Status update_entry(const std::string& alloc_id, const EntryMutation& mutate);
+  // framing (see state_lines.h): the plugin's path. `mutate` runs exactly once, except that with
+  // Creation::forbidden it does not run at all when the entry is absent or tombstoned.
+  Status update_entry(const std::string& alloc_id, const EntryMutation& mutate, Creation creation);
+  // DEL: replaces the entry by a tombstone. `removed` tells whether there was an entry.
+  Status remove_entry(const std::string& alloc_id, bool& removed);
 
   // Temp files of writers that died between create and rename (kill -9, OOM). Writers only make
   // them while holding the lock, so any found under the lock is an orphan. Returns how many
@@ -59,9 +68,16 @@ class StateStore {
   Result<StateDoc> parse_or_quarantine(const std::optional<std::string>& text, bool& replaced);
   Result<StateDoc> read_locked(bool& replaced);
   Status update_doc_locked(const std::optional<std::string>& text, const DocMutation& mutate);
-  // nullopt: the text is not in the line framing, or the entry's line does not decode.
+  // One allocation as stored: an entry, a tombstone, or neither.
+  struct Slot {
+    std::optional<StateEntry> entry;
+    std::optional<long long> deleted_unix_ms;
+  };
+  using SlotMutation = std::function<bool(Slot&)>;
+  Status update_slot(const std::string& alloc_id, const SlotMutation& mutate);
+  // nullopt: the text is not in the line framing, or the allocation's line does not decode.
   std::optional<Status> update_line_locked(const std::optional<std::string>& text,
-                                           const std::string& alloc_id, const EntryMutation& mutate);
+                                           const std::string& alloc_id, const SlotMutation& mutate);
   Status write_locked(const StateDoc& doc);
   Status write_text_locked(const std::string& text);
 

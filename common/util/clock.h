@@ -13,6 +13,15 @@ using MonoTime = std::chrono::steady_clock::time_point;
 using WallTime = std::chrono::system_clock::time_point;
 using Millis = std::chrono::milliseconds;
 
+// When an outside call must be done by, and the stop that abandons it sooner: a shutdown must not
+// wait out a PATCH queued in the agent's limiter or a worker's confirmation poll. Implicit from a
+// bare time on purpose: most callers have no stop to pass.
+struct Deadline {
+  Deadline(MonoTime when, std::stop_token stop_token = {}) : at(when), stop(std::move(stop_token)) {}  // NOLINT
+  MonoTime at;
+  std::stop_token stop;
+};
+
 class Clock {
  public:
   virtual ~Clock() = default;

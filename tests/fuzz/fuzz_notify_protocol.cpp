@@ -5,13 +5,14 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "common/cni/ifname.h"
 #include "common/notify/protocol.h"
 #include "common/util/alloc_id.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view line(reinterpret_cast<const char*>(data), size);
   if (auto req = cn::notify::decode_request(line)) {
-    if (!cn::is_valid_alloc_id(req->alloc_id) || !cn::notify::is_valid_ifname(req->ifname)) std::abort();
+    if (!cn::is_valid_alloc_id(req->alloc_id) || !cn::cni::is_valid_ifname(req->ifname)) std::abort();
     if (req->wait_ms < 0 || req->wait_ms > 600000 || req->ips.size() > 16) std::abort();
     auto again = cn::notify::decode_request(cn::notify::encode(*req));
     if (!again) std::abort();

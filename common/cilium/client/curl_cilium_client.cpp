@@ -41,14 +41,14 @@ Error CurlCiliumClient::error_from(const http::Response& response, bool endpoint
   if (text.empty()) {
     text = (endpoint_op && response.status == 404) ? "endpoint not found" : "HTTP " + std::to_string(response.status);
   }
-  return Error{std::move(text), response.status};
+  return http_error(response.status, std::move(text));
 }
 
-Result<http::Response> CurlCiliumClient::call(http::Request request, MonoTime deadline, bool retry) {
+Result<http::Response> CurlCiliumClient::call(http::Request request, Deadline deadline, bool retry) {
   const std::string what = std::string(http::to_string(request.method)) + " " + request.target;
   auto attempt = [&](milliseconds left) {
     request.timeout = std::min(left, config_.request_timeout);
-    return http_.send(request);
+    return http_.send(request, deadline.stop);
   };
   http::HttpResult<http::Response> res;
   if (retry) {
@@ -56,20 +56,21 @@ Result<http::Response> CurlCiliumClient::call(http::Request request, MonoTime de
       if (r.status != 429) return std::nullopt;
       return rate_limit_wait_hint(agent_error_text(r.body));
     };
-    res = http::with_retry(http::RetryRun{backoff_, clock_, deadline, {}, hint, log_.get(), what.c_str()}, attempt);
+    res = http::with_retry(http::RetryRun{backoff_, clock_, deadline.at, deadline.stop, hint, log_.get(), what.c_str()},
+                           attempt);
   } else {
-    auto left = std::chrono::duration_cast<milliseconds>(deadline - clock_.now());
-    if (left.count() <= 0) return fail("cilium: " + what + ": deadline exceeded");
+    auto left = std::chrono::duration_cast<milliseconds>(deadline.at - clock_.now());
+    if (left.count() <= 0) return fail(ErrorKind::timeout, what + ": deadline exceeded");
     res = attempt(left);
   }
-  if (!res) return fail("cilium: " + res.error().message, 0);
+  if (!res) return std::unexpected(res.error());
   if (!success(res->status)) {
     log_->debug("cilium error request=\"{}\" status={}", what, res->status);
   }
   return std::move(*res);
 }
 
-Status CurlCiliumClient::ready(MonoTime deadline) {
+Status CurlCiliumClient::ready(Deadline deadline) {
   // A probe: one try, the caller polls.
   auto res = call(http::Request{http::Method::get, "/v1/config", {}, std::nullopt, milliseconds{0}}, deadline, false);
   if (!res) return std::unexpected(res.error());
@@ -77,23 +78,23 @@ Status CurlCiliumClient::ready(MonoTime deadline) {
   return {};
 }
 
-Result<Endpoint> CurlCiliumClient::endpoint(const EndpointRef& ref, MonoTime deadline) {
+Result<Endpoint> CurlCiliumClient::endpoint(const EndpointRef& ref, Deadline deadline) {
   auto res = call(http::Request{http::Method::get, endpoint_path(ref), {}, std::nullopt, milliseconds{0}}, deadline, true);
   if (!res) return std::unexpected(res.error());
   if (res->status != 200) return std::unexpected(error_from(*res, true));
-  return parse_endpoint_text(res->body);
+  return http::refused_answer(parse_endpoint_text(res->body));
 }
 
-Result<EndpointList> CurlCiliumClient::endpoints(MonoTime deadline) {
+Result<EndpointList> CurlCiliumClient::endpoints(Deadline deadline) {
   // No body: a GET body would be a label filter, and an unmatched filter answers 404.
   auto res = call(http::Request{http::Method::get, "/v1/endpoint", {}, std::nullopt, milliseconds{0}}, deadline, true);
   if (!res) return std::unexpected(res.error());
   if (res->status != 200) return std::unexpected(error_from(*res, false));
-  return parse_endpoint_list(res->body);
+  return http::refused_answer(parse_endpoint_list(res->body));
 }
 
 Status CurlCiliumClient::replace_identity_labels(const EndpointRef& ref, const std::vector<std::string>& labels,
-                                                 MonoTime deadline) {
+                                                 Deadline deadline) {
   // `state` is required by the spec (422 without it); `labels` must always be present: an
   // absent key would wipe the orchestration labels (cilium-agent-api.md 4.3).
   nlohmann::json body = {{"state", "waiting-for-identity"}, {"labels", nlohmann::json::array()}};
@@ -105,7 +106,7 @@ Status CurlCiliumClient::replace_identity_labels(const EndpointRef& ref, const s
 }
 
 Status CurlCiliumClient::set_user_labels(const EndpointRef& ref, const std::vector<std::string>& labels,
-                                         MonoTime deadline) {
+                                         Deadline deadline) {
   // The complete desired set, also when empty: the agent diffs it against the current one.
   nlohmann::json body = {{"user", nlohmann::json::array()}};
   for (const auto& l : labels) body["user"].push_back(l);
@@ -116,7 +117,7 @@ Status CurlCiliumClient::set_user_labels(const EndpointRef& ref, const std::vect
   return {};
 }
 
-Status CurlCiliumClient::delete_endpoint(const EndpointRef& ref, MonoTime deadline) {
+Status CurlCiliumClient::delete_endpoint(const EndpointRef& ref, Deadline deadline) {
   auto res = call(http::Request{http::Method::del, endpoint_path(ref), {}, std::nullopt, milliseconds{0}}, deadline, true);
   if (!res) return std::unexpected(res.error());
   if (!success(res->status)) return std::unexpected(error_from(*res, true));

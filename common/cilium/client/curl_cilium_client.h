@@ -18,19 +18,19 @@ class CurlCiliumClient final : public CiliumApi {
   explicit CurlCiliumClient(CiliumClientConfig config, Clock& clock = system_clock(),
                             std::shared_ptr<spdlog::logger> log = nullptr);
 
-  Status ready(MonoTime deadline) override;
-  Result<Endpoint> endpoint(const EndpointRef& ref, MonoTime deadline) override;
-  Result<EndpointList> endpoints(MonoTime deadline) override;
+  Status ready(Deadline deadline) override;
+  Result<Endpoint> endpoint(const EndpointRef& ref, Deadline deadline) override;
+  Result<EndpointList> endpoints(Deadline deadline) override;
   Status replace_identity_labels(const EndpointRef& ref, const std::vector<std::string>& labels,
-                                 MonoTime deadline) override;
-  Status set_user_labels(const EndpointRef& ref, const std::vector<std::string>& labels, MonoTime deadline) override;
-  Status delete_endpoint(const EndpointRef& ref, MonoTime deadline) override;
+                                 Deadline deadline) override;
+  Status set_user_labels(const EndpointRef& ref, const std::vector<std::string>& labels, Deadline deadline) override;
+  Status delete_endpoint(const EndpointRef& ref, Deadline deadline) override;
 
   const CiliumClientConfig& config() const { return config_; }
 
  private:
-  // With retries (429 until the deadline). Transport failures -> code 0; any status is returned.
-  Result<http::Response> call(http::Request request, MonoTime deadline, bool retry);
+  // With retries (429 until the deadline). Any status is returned; no answer is an Error.
+  Result<http::Response> call(http::Request request, Deadline deadline, bool retry);
   // A non-2xx answer as an Error; `endpoint_op`: an empty 404 means "endpoint not found".
   static Error error_from(const http::Response& response, bool endpoint_op);
 

@@ -9,8 +9,6 @@ namespace cn::cilium {
 
 namespace {
 
-constexpr std::size_t kMaxIfname = 15;  // IFNAMSIZ - 1
-
 std::string_view prefix_of(EndpointIdKind kind) {
   switch (kind) {
     case EndpointIdKind::local:
@@ -42,21 +40,10 @@ bool is_unreserved(char c) {
 
 }  // namespace
 
-bool is_valid_ifname(std::string_view ifname) {
-  if (ifname.empty() || ifname.size() > kMaxIfname || ifname == "." || ifname == "..") {
-    return false;
-  }
-  for (char c : ifname) {
-    auto u = static_cast<unsigned char>(c);
-    if (c == '/' || c == ':' || u <= 0x20 || u == 0x7f) return false;
-  }
-  return true;
-}
-
 Result<EndpointRef> EndpointRef::cni_attachment(std::string_view alloc_id,
                                                 std::string_view ifname) {
   if (!is_valid_alloc_id(alloc_id)) return fail("cni-attachment-id: invalid allocation ID");
-  if (!is_valid_ifname(ifname)) return fail("cni-attachment-id: invalid interface name");
+  if (!cni::is_valid_ifname(ifname)) return fail("cni-attachment-id: invalid interface name");
   std::string value(alloc_id);
   value.append(":").append(ifname);
   return EndpointRef(EndpointIdKind::cni_attachment, std::move(value));
@@ -77,7 +64,11 @@ Result<EndpointRef> EndpointRef::ipv6(std::string_view address) {
   return EndpointRef(EndpointIdKind::ipv6, std::string(address));
 }
 
-EndpointRef EndpointRef::local(std::uint16_t endpoint_id) {
+Result<EndpointRef> EndpointRef::local(std::int64_t endpoint_id) {
+  if (endpoint_id < 1 || endpoint_id > kMaxEndpointId) {
+    return fail(ErrorKind::bad_answer, "endpoint ID " + std::to_string(endpoint_id) + " is outside 1.." +
+                                           std::to_string(kMaxEndpointId));
+  }
   return EndpointRef(EndpointIdKind::local, std::to_string(endpoint_id));
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/cni/ifname.h"
 #include "common/util/result.h"
 
 namespace cn::cilium {
@@ -21,8 +22,10 @@ class EndpointRef {
   static Result<EndpointRef> container_id(std::string_view alloc_id);
   static Result<EndpointRef> ipv4(std::string_view address);
   static Result<EndpointRef> ipv6(std::string_view address);
-  // The agent's endpoint number (cilium-local, the default prefix, so printed bare).
-  static EndpointRef local(std::uint16_t endpoint_id);
+  // The agent's endpoint number (cilium-local, the default prefix, so printed bare). The API
+  // carries it as an int64 but the agent numbers endpoints 1..65535: anything else is refused,
+  // never narrowed (65537 narrowed to 16 bits would address endpoint 1).
+  static Result<EndpointRef> local(std::int64_t endpoint_id);
 
   EndpointIdKind kind() const { return kind_; }
   const std::string& value() const { return value_; }
@@ -42,8 +45,6 @@ class EndpointRef {
   std::string value_;
 };
 
-// Linux rules (dev_valid_name): 1..15 bytes, not "." or "..", no '/', ':', whitespace or
-// control bytes.
-bool is_valid_ifname(std::string_view ifname);
+inline constexpr std::int64_t kMaxEndpointId = 65535;
 
 }  // namespace cn::cilium

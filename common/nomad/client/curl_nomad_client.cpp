@@ -16,7 +16,8 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-// Nomad caps a blocking query's wait at 300 s and treats 0 as 300 s (nomad-api.md section 3).
+// Nomad caps a blocking query's wait at 300 s and treats 0 as 300 s (nomad/rpc.go in
+// hashicorp/nomad: maxQueryTime, defaultQueryTime).
 constexpr seconds kMaxBlockingWait{300};
 
 std::optional<std::uint64_t> parse_index(std::optional<std::string_view> header) {
@@ -82,62 +83,62 @@ std::string CurlNomadClient::finish(http::Target target) const {
 Error CurlNomadClient::error_from(const http::Response& response) const {
   std::string text = http::body_excerpt(response.body);
   if (text.empty()) text = "HTTP " + std::to_string(response.status);
-  return Error{http::redact(std::move(text), config_.token), response.status};
+  return http_error(response.status, http::redact(std::move(text), config_.token));
 }
 
-Error CurlNomadClient::error_from(const http::HttpFailure& failure) const {
-  return Error{http::redact("nomad: " + failure.message, config_.token), 0};
+Error CurlNomadClient::error_from(Error failure) const {
+  failure.message = http::redact(std::move(failure.message), config_.token);
+  return failure;
 }
 
-Result<http::Response> CurlNomadClient::get(const std::string& target, MonoTime deadline, milliseconds cap,
-                                            std::stop_token stop) {
+Result<http::Response> CurlNomadClient::get(const std::string& target, Deadline deadline, milliseconds cap) {
   http::Request req;
   req.method = http::Method::get;
   req.target = target;
   const std::string what = "GET " + target.substr(0, target.find('?'));
   auto res = http::with_retry(
-      http::RetryRun{backoff_, clock_, deadline, stop, {}, log_.get(), what.c_str()},
+      http::RetryRun{backoff_, clock_, deadline.at, deadline.stop, {}, log_.get(), what.c_str()},
       [&](milliseconds left) {
         req.timeout = std::min(left, cap);
-        return http_.send(req, stop);
+        return http_.send(req, deadline.stop);
       });
   if (!res) return std::unexpected(error_from(res.error()));
   if (res->status != 200) {
     Error e = error_from(*res);
-    log_->debug("nomad error request=\"{}\" status={} message=\"{}\"", what, e.code, e.message);
+    log_->debug("nomad error request=\"{}\" status={} message=\"{}\"", what, e.status, e.message);
     return std::unexpected(std::move(e));
   }
   return std::move(*res);
 }
 
-Result<std::string> CurlNomadClient::local_node_id(MonoTime deadline) {
+Result<std::string> CurlNomadClient::local_node_id(Deadline deadline) {
   auto res = get(finish(http::Target("/v1/agent/self")), deadline, config_.request_timeout);
   if (!res) return std::unexpected(res.error());
   auto doc = nlohmann::json::parse(res->body, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) return fail("nomad: /v1/agent/self: body is not a JSON object");
+  if (doc.is_discarded() || !doc.is_object()) return fail(ErrorKind::bad_answer, "/v1/agent/self: body is not a JSON object");
   const auto* node_id = doc.contains("stats") && doc["stats"].is_object() && doc["stats"].contains("client") &&
                                 doc["stats"]["client"].is_object() && doc["stats"]["client"].contains("node_id")
                             ? &doc["stats"]["client"]["node_id"]
                             : nullptr;
   if (node_id == nullptr || !node_id->is_string() || node_id->get_ref<const std::string&>().empty()) {
-    return fail("nomad: /v1/agent/self has no stats.client.node_id (is the agent a client?)");
+    return fail(ErrorKind::bad_answer, "/v1/agent/self has no stats.client.node_id (is the agent a client?)");
   }
   return node_id->get<std::string>();
 }
 
-Result<Allocation> CurlNomadClient::allocation(std::string_view alloc_id, MonoTime deadline) {
+Result<Allocation> CurlNomadClient::allocation(std::string_view alloc_id, Deadline deadline) {
   auto res = get(finish(http::Target("/v1/allocation/" + http::percent_encode(alloc_id))), deadline,
                  config_.request_timeout);
   if (!res) return std::unexpected(res.error());
-  return parse_allocation_text(res->body);
+  return http::refused_answer(parse_allocation_text(res->body));
 }
 
-Result<Job> CurlNomadClient::job(std::string_view nomad_namespace, std::string_view job_id, MonoTime deadline) {
+Result<Job> CurlNomadClient::job(std::string_view nomad_namespace, std::string_view job_id, Deadline deadline) {
   http::Target target("/v1/job/" + http::percent_encode(job_id));
   target.query("namespace", nomad_namespace);
   auto res = get(finish(std::move(target)), deadline, config_.request_timeout);
   if (!res) return std::unexpected(res.error());
-  return parse_job_text(res->body);
+  return http::refused_answer(parse_job_text(res->body));
 }
 
 Result<Indexed<AllocationList>> CurlNomadClient::node_allocations(std::string_view node_id, std::uint64_t index,
@@ -154,11 +155,11 @@ Result<Indexed<AllocationList>> CurlNomadClient::node_allocations(std::string_vi
     cap = std::chrono::duration_cast<milliseconds>(effective) + std::chrono::duration_cast<milliseconds>(effective) / 16 +
           config_.blocking_margin;
   }
-  auto res = get(finish(std::move(target)), deadline, cap, stop);
+  auto res = get(finish(std::move(target)), Deadline{deadline, std::move(stop)}, cap);
   if (!res) return std::unexpected(res.error());
   auto new_index = parse_index(res->headers.get("X-Nomad-Index"));
-  if (!new_index) return fail("nomad: node allocations answer without a valid X-Nomad-Index header");
-  auto list = parse_allocation_list(res->body);
+  if (!new_index) return fail(ErrorKind::bad_answer, "node allocations answer without a valid X-Nomad-Index header");
+  auto list = http::refused_answer(parse_allocation_list(res->body));
   if (!list) return std::unexpected(list.error());
   return Indexed<AllocationList>{std::move(*list), *new_index};
 }
@@ -167,7 +168,7 @@ Status CurlNomadClient::event_stream(const EventStreamQuery& query,
                                      const std::function<bool(std::string_view line)>& on_line,
                                      milliseconds idle_timeout, std::stop_token stop) {
   // No topic means every topic (and a management token): never ask for that by accident.
-  if (query.topic.empty()) return fail("nomad: event stream needs an explicit topic");
+  if (query.topic.empty()) return fail("event stream needs an explicit topic");
   http::Target target("/v1/event/stream");
   target.query("topic", query.topic);
   target.query("namespace", query.nomad_namespace);
@@ -181,7 +182,7 @@ Status CurlNomadClient::event_stream(const EventStreamQuery& query,
   auto on_data = [&](std::string_view chunk) {
     auto got = framer.feed(chunk);
     if (!got) {
-      framing_error = Error{"nomad: event stream: " + got.error().message, 0};
+      framing_error = Error{ErrorKind::bad_answer, "event stream: " + got.error().message, 0, 0};
       return false;
     }
     for (const std::string& line : *got) {
@@ -196,8 +197,8 @@ Status CurlNomadClient::event_stream(const EventStreamQuery& query,
               query.index);
   auto res = http_.stream(req, on_data, options, std::move(stop));
   if (!res) {
-    if (res.error().kind == http::FailureKind::timeout && idle_timeout.count() > 0) {
-      return fail("nomad: event stream idle for " + std::to_string(idle_timeout.count()) + " ms (no heartbeat)");
+    if (res.error().kind == ErrorKind::timeout && idle_timeout.count() > 0) {
+      return fail(ErrorKind::timeout, "event stream idle for " + std::to_string(idle_timeout.count()) + " ms (no heartbeat)");
     }
     return std::unexpected(error_from(res.error()));
   }
@@ -216,10 +217,10 @@ Status CurlNomadClient::event_stream(const EventStreamQuery& query,
   // A stream never ends on its own: EOF is a server restart, a dropped subscriber, a revoked
   // token or (Nomad >= 1.11.2) a denied subscription before the first heartbeat.
   if (auto tail = framer.finish(); !tail) {
-    return fail(http::redact("nomad: event stream ended: " + tail.error().message, config_.token));
+    return fail(ErrorKind::transport, http::redact("event stream ended: " + tail.error().message, config_.token));
   }
-  if (lines == 0) return fail("nomad: event stream ended before the first heartbeat (denied subscription?)");
-  return fail("nomad: event stream ended");
+  if (lines == 0) return fail(ErrorKind::transport, "event stream ended before the first heartbeat (denied subscription?)");
+  return fail(ErrorKind::transport, "event stream ended");
 }
 
 }  // namespace cn::nomad

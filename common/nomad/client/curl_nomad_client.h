@@ -24,9 +24,9 @@ class CurlNomadClient final : public NomadApi {
   static Result<std::unique_ptr<CurlNomadClient>> create(NomadClientConfig config, Clock& clock = system_clock(),
                                                          std::shared_ptr<spdlog::logger> log = nullptr);
 
-  Result<std::string> local_node_id(MonoTime deadline) override;
-  Result<Allocation> allocation(std::string_view alloc_id, MonoTime deadline) override;
-  Result<Job> job(std::string_view nomad_namespace, std::string_view job_id, MonoTime deadline) override;
+  Result<std::string> local_node_id(Deadline deadline) override;
+  Result<Allocation> allocation(std::string_view alloc_id, Deadline deadline) override;
+  Result<Job> job(std::string_view nomad_namespace, std::string_view job_id, Deadline deadline) override;
   Result<Indexed<AllocationList>> node_allocations(std::string_view node_id, std::uint64_t index,
                                                    std::chrono::seconds wait, MonoTime deadline,
                                                    std::stop_token stop = {}) override;
@@ -39,10 +39,9 @@ class CurlNomadClient final : public NomadApi {
   CurlNomadClient(NomadClientConfig config, http::HttpTarget target, Clock& clock, std::shared_ptr<spdlog::logger> log);
 
   // GET with retries; any status but 200 becomes an Error with Nomad's text.
-  Result<http::Response> get(const std::string& target, MonoTime deadline, std::chrono::milliseconds cap,
-                             std::stop_token stop = {});
+  Result<http::Response> get(const std::string& target, Deadline deadline, std::chrono::milliseconds cap);
   Error error_from(const http::Response& response) const;
-  Error error_from(const http::HttpFailure& failure) const;
+  Error error_from(Error failure) const;
   // Appends ?region= when configured.
   std::string finish(http::Target target) const;
 

@@ -2,8 +2,8 @@
 // What the labeler asks of Nomad. A pure interface: the curl implementation lives beside it,
 // unit tests use in-memory doubles, integration tests the fake Nomad over real sockets.
 //
-// Errors: Error::code is the HTTP status when Nomad answered (404 "alloc not found", 403
-// "Permission denied", ...), 0 for transport failures (refused, timeout, TLS). Messages never
+// Errors: the kind says what happened (not_found: "alloc not found"; permission: 401/403;
+// transport, timeout, tls: no answer; bad_answer: a body the models refuse). Messages never
 // contain the token.
 #include <chrono>
 #include <cstdint>
@@ -26,7 +26,7 @@ struct Indexed {
 };
 
 struct EventStreamQuery {
-  std::string topic = "Allocation";  // always explicit: no topic means all topics (netreap #4)
+  std::string topic = "Allocation";  // always explicit: no topic means every topic
   std::string nomad_namespace = "*";
   std::uint64_t index = 0;  // first Raft index wanted (inclusive)
 };
@@ -36,13 +36,13 @@ class NomadApi {
   virtual ~NomadApi() = default;
 
   // GET /v1/agent/self -> stats.client.node_id
-  virtual Result<std::string> local_node_id(MonoTime deadline) = 0;
+  virtual Result<std::string> local_node_id(Deadline deadline) = 0;
 
   // GET /v1/allocation/:id (Job embedded).
-  virtual Result<Allocation> allocation(std::string_view alloc_id, MonoTime deadline) = 0;
+  virtual Result<Allocation> allocation(std::string_view alloc_id, Deadline deadline) = 0;
 
   // GET /v1/job/:id?namespace=
-  virtual Result<Job> job(std::string_view nomad_namespace, std::string_view job_id, MonoTime deadline) = 0;
+  virtual Result<Job> job(std::string_view nomad_namespace, std::string_view job_id, Deadline deadline) = 0;
 
   // GET /v1/node/:id/allocations, full allocations with Job and NetworkStatus. With index > 0 it
   // is a blocking query that returns when the node's allocations change past `index`, or after

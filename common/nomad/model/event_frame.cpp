@@ -17,7 +17,7 @@ void read_payload(JsonReader& r, Event& event) {
   if (payload == nullptr || event.topic != kAllocationTopic) return;
   auto it = payload->find("Allocation");
   if (it == payload->end() || it->is_null()) {
-    event.payload_error = Error{r.path("Payload") + ": no Allocation"};
+    event.payload_error = Error{ErrorKind::bad_answer, r.path("Payload") + ": no Allocation", 0, 0};
     return;
   }
   auto alloc = parse_allocation(*it, r.path("Payload.Allocation"));

@@ -124,7 +124,7 @@ HttpResponse FakeCiliumAgent::handle_control(const HttpRequest& req) {
       auto created = create_endpoint(body);
       if (!created) {
         HttpResponse r;
-        r.status = created.error().code;
+        r.status = created.error().status;
         r.body = created.error().message + "\n";
         return r;
       }

@@ -31,7 +31,7 @@ namespace {
 // cn::Error from validation/creation: message is already the JSON body text.
 HttpResponse from_error(const cn::Error& e) {
   HttpResponse r;
-  r.status = e.code;
+  r.status = e.status;
   if (!e.message.empty()) {
     r.headers.emplace_back("Content-Type", "application/json");
     r.body = e.message + "\n";

@@ -46,7 +46,7 @@ std::string uuid_from(std::mt19937_64& rng) {
 }
 
 cn::Error api_error(int status, const std::string& message) {
-  return cn::Error{json(message).dump(), status};
+  return cn::http_error(status, json(message).dump());
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "tests/fakes/cilium/endpoint_id.h"
+#include "tests/fakes/http/status_error.h"
 
 #include <map>
 #include <optional>
@@ -63,7 +64,7 @@ Result<EndpointRef> parse_endpoint_ref(std::string_view raw) {
     const std::string_view prefix = raw.substr(0, colon);
     const auto it = kPrefixes.find(prefix);
     if (it == kPrefixes.end()) {
-      return fail("unknown endpoint ID prefix \"" + std::string(prefix) + "\"", 400);
+      return http_fail("unknown endpoint ID prefix \"" + std::string(prefix) + "\"", 400);
     }
     ref.prefix = it->second;
     ref.value = std::string(raw.substr(colon + 1));
@@ -72,15 +73,15 @@ Result<EndpointRef> parse_endpoint_ref(std::string_view raw) {
     case IdPrefix::cilium_local: {
       const auto n = parse_go_uint(ref.value, 16);
       if (!n) {
-        return fail("strconv.ParseUint: parsing \"" + ref.value + "\": invalid syntax", 400);
+        return http_fail("strconv.ParseUint: parsing \"" + ref.value + "\": invalid syntax", 400);
       }
       ref.local_id = static_cast<std::uint16_t>(*n);
       break;
     }
     case IdPrefix::cilium_global:
-      return fail("Unsupported endpoint ID prefix cilium-global", 400);
+      return http_fail("Unsupported endpoint ID prefix cilium-global", 400);
     default:
-      if (ref.value.empty()) return fail("empty endpoint ID value", 400);
+      if (ref.value.empty()) return http_fail("empty endpoint ID value", 400);
       break;
   }
   return ref;

@@ -1,4 +1,5 @@
 #include "tests/fakes/cilium/fake_endpoint.h"
+#include "tests/fakes/http/status_error.h"
 
 namespace cn::fakes::cilium {
 
@@ -22,7 +23,7 @@ std::pair<LabelMap, LabelMap> OpLabels::split_user_label_changes(const LabelMap&
 Result<bool> OpLabels::modify_identity_labels(const LabelMap& add, const LabelMap& del) {
   for (const auto& [k, l] : del) {
     if (!custom.contains(k) && !orchestration_identity.contains(k) && !disabled.contains(k)) {
-      return fail("label " + k + " not found", 404);
+      return http_fail("label " + k + " not found", 404);
     }
   }
   bool changed = false;

@@ -26,7 +26,7 @@ std::string go_type_name(const json& v) {
 }
 
 cn::Error parse_failure(std::string_view param, const std::string& why) {
-  return cn::Error{openapi_error_body(400, "parsing " + std::string(param) + " body from \"\" failed, because " + why), 400};
+  return cn::http_error(400, openapi_error_body(400, "parsing " + std::string(param) + " body from \"\" failed, because " + why));
 }
 
 cn::Error type_failure(std::string_view param, std::string_view model, std::string_view field,
@@ -94,7 +94,7 @@ ApiResult bind_body(std::string_view body, std::string_view param, bool required
                                  [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; });
   if (blank) {
     if (required) {
-      return std::unexpected(cn::Error{openapi_error_body(602, std::string(param) + " in body is required"), 422});
+      return std::unexpected(cn::http_error(422, openapi_error_body(602, std::string(param) + " in body is required")));
     }
     return json();
   }
@@ -156,14 +156,14 @@ Result<ChangeRequest> parse_change_request(std::string_view body) {
   // Validation after decoding: required first, then enums (first error wins).
   const auto st = j.find("state");
   if (st == j.end() || st->is_null()) {
-    return std::unexpected(cn::Error{openapi_error_body(602, "state in body is required"), 422});
+    return std::unexpected(cn::http_error(422, openapi_error_body(602, "state in body is required")));
   }
   r.state = st->get<std::string>();
   const auto& states = endpoint_states();
   if (std::find(states.begin(), states.end(), r.state) == states.end()) {
     std::string list;
     for (const auto& s : states) list += (list.empty() ? "" : " ") + s;
-    return std::unexpected(cn::Error{openapi_error_body(606, "state in body should be one of [" + list + "]"), 422});
+    return std::unexpected(cn::http_error(422, openapi_error_body(606, "state in body should be one of [" + list + "]")));
   }
   r.id = num(j, "id");
   r.container_id = str(j, "container-id");

@@ -13,7 +13,7 @@
 
 namespace cn::fakes::cilium {
 
-// error.code = HTTP status, error.message = the complete JSON body to send.
+// error.status = HTTP status, error.message = the complete JSON body to send.
 using ApiResult = Result<nlohmann::json>;
 
 struct AddressPairReq {

@@ -65,7 +65,7 @@ Result<RawConnection> RawConnection::open(const HttpTarget& target,
     where = target.unix_path;
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
-    if (target.unix_path.size() >= sizeof addr.sun_path) return fail("socket path too long", 0);
+    if (target.unix_path.size() >= sizeof addr.sun_path) return fail("socket path too long");
     std::memcpy(addr.sun_path, target.unix_path.c_str(), target.unix_path.size() + 1);
     fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd >= 0) ok = connect_with_timeout(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr, timeout);
@@ -83,7 +83,7 @@ Result<RawConnection> RawConnection::open(const HttpTarget& target,
   if (!ok) {
     const int err = errno;
     if (fd >= 0) ::close(fd);
-    return fail("connect " + where + ": " + std::strerror(err), err);
+    return fail_errno("connect " + where + ": " + std::strerror(err), err);
   }
   return RawConnection(fd, timeout);
 }

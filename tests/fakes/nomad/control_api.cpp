@@ -1,6 +1,7 @@
 // /_fake/ control API: the scenario and fault methods over HTTP, for the demo and benchmarks
 // that run fake-nomad as a separate process. Not subject to ACL, faults, latency or the log.
 #include "tests/fakes/nomad/fake_nomad.h"
+#include "tests/fakes/http/status_error.h"
 #include "tests/fakes/nomad/http_util.h"
 #include "tests/fakes/nomad/spec_json.h"
 
@@ -11,7 +12,7 @@ using nlohmann::json;
 namespace {
 
 HttpResponse error_reply(const Error& e) {
-  return text_error(e.code >= 400 ? e.code : 400, e.message);
+  return text_error(e.status >= 400 ? e.status : 400, e.message);
 }
 
 HttpResponse ok() { return control_reply(json{{"ok", true}}); }
@@ -68,7 +69,7 @@ HttpResponse FakeNomad::route_control(const HttpRequest& request,
         auto st = stop_job(ns, body.at("id").get<std::string>());
         return st ? ok() : error_reply(st.error());
       }
-      Result<std::string> id = fail("unknown job action " + s[2], 404);
+      Result<std::string> id = http_fail("unknown job action " + s[2], 404);
       if (s[2] == "periodic") {
         std::optional<std::int64_t> at;
         if (body.contains("launch_unix")) at = body.at("launch_unix").get<std::int64_t>();
@@ -105,7 +106,7 @@ HttpResponse FakeNomad::route_control(const HttpRequest& request,
     }
     if (what == "allocs" && m == "POST" && s.size() == 4) {
       const std::string& id = s[2];
-      Status st = fail("unknown alloc action " + s[3], 404);
+      Status st = http_fail("unknown alloc action " + s[3], 404);
       if (s[3] == "network") {
         auto net = network_status_from_json(body);
         if (!net) return error_reply(net.error());

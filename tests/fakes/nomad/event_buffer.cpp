@@ -1,4 +1,5 @@
 #include "tests/fakes/nomad/event_buffer.h"
+#include "tests/fakes/http/status_error.h"
 
 #include <algorithm>
 
@@ -75,7 +76,7 @@ Result<SubscriptionFilter> parse_subscription(
     const std::string& raw = it->second;
     auto colon = raw.find(':');
     if (colon != std::string::npos && raw.find(':', colon + 1) != std::string::npos) {
-      return fail("Invalid topic query: Invalid key value pair for topic: " + raw, 400);
+      return http_fail("Invalid topic query: Invalid key value pair for topic: " + raw, 400);
     }
     std::string topic = colon == std::string::npos ? raw : raw.substr(0, colon);
     std::string key = colon == std::string::npos ? "*" : raw.substr(colon + 1);

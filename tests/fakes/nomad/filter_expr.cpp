@@ -1,4 +1,5 @@
 #include "tests/fakes/nomad/filter_expr.h"
+#include "tests/fakes/http/status_error.h"
 
 #include <algorithm>
 #include <cctype>
@@ -35,7 +36,7 @@ Result<std::vector<Token>> tokenize(const std::string& s) {
         if (s[i] == '\\' && c == '"' && i + 1 < s.size()) ++i;
         v += s[i++];
       }
-      if (i >= s.size()) return fail("unterminated string", 400);
+      if (i >= s.size()) return http_fail("unterminated string", 400);
       ++i;
       out.push_back({Token::kString, v});
     } else if ((c == '=' || c == '!') && i + 1 < s.size() && s[i + 1] == '=') {
@@ -49,7 +50,7 @@ Result<std::vector<Token>> tokenize(const std::string& s) {
       }
       out.push_back({Token::kWord, s.substr(start, i - start)});
     } else {
-      return fail(std::string("unexpected character '") + c + "'", 400);
+      return http_fail(std::string("unexpected character '") + c + "'", 400);
     }
   }
   out.push_back({Token::kEnd, ""});
@@ -121,7 +122,7 @@ class Parser {
   Result<std::shared_ptr<const FilterExpr>> parse() {
     auto e = or_expr();
     if (!e) return e;
-    if (peek().kind != Token::kEnd) return fail("unexpected '" + peek().text + "'", 400);
+    if (peek().kind != Token::kEnd) return http_fail("unexpected '" + peek().text + "'", 400);
     return e;
   }
 
@@ -175,7 +176,7 @@ class Parser {
       ++pos_;
       auto e = or_expr();
       if (!e) return e;
-      if (peek().kind != Token::kRParen) return fail("missing ')'", 400);
+      if (peek().kind != Token::kRParen) return http_fail("missing ')'", 400);
       ++pos_;
       return e;
     }
@@ -186,19 +187,19 @@ class Parser {
     auto m = std::make_shared<Match>();
     const Token& first = peek();
     if (first.kind != Token::kWord && first.kind != Token::kString) {
-      return fail("expected a selector or value", 400);
+      return http_fail("expected a selector or value", 400);
     }
     // `"value" in Selector` / `"value" not in Selector`
     if (word("in", 1) || (word("not", 1) && word("in", 2))) {
       m->value = first.text;
       m->op = word("in", 1) ? "in" : "not in";
       pos_ += word("in", 1) ? 2 : 3;
-      if (peek().kind != Token::kWord) return fail("expected a selector after 'in'", 400);
+      if (peek().kind != Token::kWord) return http_fail("expected a selector after 'in'", 400);
       m->selector = peek().text;
       ++pos_;
       return m;
     }
-    if (first.kind != Token::kWord) return fail("expected a selector", 400);
+    if (first.kind != Token::kWord) return http_fail("expected a selector", 400);
     m->selector = first.text;
     ++pos_;
     if (word("is") && word("empty", 1)) {
@@ -219,11 +220,11 @@ class Parser {
       m->op = "not contains";
       ++pos_;
     } else {
-      return fail("expected an operator after '" + m->selector + "'", 400);
+      return http_fail("expected an operator after '" + m->selector + "'", 400);
     }
     ++pos_;
     if (peek().kind != Token::kString && peek().kind != Token::kWord) {
-      return fail("expected a value", 400);
+      return http_fail("expected a value", 400);
     }
     m->value = peek().text;
     ++pos_;
@@ -238,9 +239,9 @@ class Parser {
 
 Result<std::shared_ptr<const FilterExpr>> parse_filter(const std::string& text) {
   auto tokens = tokenize(text);
-  if (!tokens) return fail("failed to read filter expression: " + tokens.error().message, 400);
+  if (!tokens) return http_fail("failed to read filter expression: " + tokens.error().message, 400);
   auto expr = Parser(std::move(*tokens)).parse();
-  if (!expr) return fail("failed to read filter expression: " + expr.error().message, 400);
+  if (!expr) return http_fail("failed to read filter expression: " + expr.error().message, 400);
   return expr;
 }
 

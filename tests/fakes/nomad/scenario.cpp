@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "tests/fakes/nomad/encoder.h"
+#include "tests/fakes/http/status_error.h"
 #include "tests/fakes/nomad/fake_nomad.h"
 
 namespace cn::fakes {
@@ -77,14 +78,14 @@ Event FakeNomad::alloc_event_locked(const Alloc& a, const std::string& type) con
 // ---- Jobs ----
 
 Status FakeNomad::register_job_locked(JobSpec spec, std::uint64_t* index_out) {
-  if (spec.id.empty()) return fail("job ID is required", 400);
-  if (!kJobTypes.contains(spec.type)) return fail("invalid job type " + spec.type, 400);
+  if (spec.id.empty()) return http_fail("job ID is required", 400);
+  if (!kJobTypes.contains(spec.type)) return http_fail("invalid job type " + spec.type, 400);
   if (spec.namespace_.empty()) spec.namespace_ = "default";
   if (spec.name.empty()) spec.name = spec.id;
   if (spec.groups.empty()) spec.groups.push_back(GroupSpec{});
   std::set<std::string> names;
   for (auto& g : spec.groups) {
-    if (!names.insert(g.name).second) return fail("duplicate group " + g.name, 400);
+    if (!names.insert(g.name).second) return http_fail("duplicate group " + g.name, 400);
     if (g.tasks.empty()) g.tasks.push_back(TaskSpec{});
   }
   std::string key = job_key(spec.namespace_, spec.id);
@@ -127,14 +128,14 @@ Result<std::string> FakeNomad::launch_periodic(const std::string& ns, const std:
                                                std::optional<std::int64_t> launch_unix) {
   Lock lock(mu_);
   auto it = jobs_.find(job_key(ns, parent));
-  if (it == jobs_.end()) return fail("job not found", 404);
-  if (it->second->spec.periodic_spec.empty()) return fail("job is not periodic", 400);
+  if (it == jobs_.end()) return http_fail("job not found", 404);
+  if (it->second->spec.periodic_spec.empty()) return http_fail("job is not periodic", 400);
   std::int64_t unix = launch_unix.value_or(unix_nanos(clock_.wall_now()) / 1'000'000'000);
   JobSpec child = it->second->spec;
   child.id = parent + "/periodic-" + std::to_string(unix);
   child.name = child.id;
   child.periodic_spec.clear();
-  if (jobs_.contains(job_key(ns, child.id))) return fail("job already launched", 409);
+  if (jobs_.contains(job_key(ns, child.id))) return http_fail("job already launched", 409);
   auto seed = std::make_shared<Job>();
   seed->parent_id = parent;
   jobs_[job_key(ns, child.id)] = seed;  // register_job_locked copies ParentID from here
@@ -153,8 +154,8 @@ Result<std::string> FakeNomad::dispatch_job(const std::string& ns, const std::st
                                             const StringMap& meta, const std::string& payload) {
   Lock lock(mu_);
   auto it = jobs_.find(job_key(ns, parent));
-  if (it == jobs_.end()) return fail("job not found", 404);
-  if (!it->second->spec.parameterized) return fail("Specified job is not a parameterized job", 400);
+  if (it == jobs_.end()) return http_fail("job not found", 404);
+  if (!it->second->spec.parameterized) return http_fail("Specified job is not a parameterized job", 400);
   std::int64_t unix = unix_nanos(clock_.wall_now()) / 1'000'000'000;
   JobSpec child = it->second->spec;
   child.id = parent + "/dispatch-" + std::to_string(unix) + "-" + ids_.hex(8);
@@ -179,7 +180,7 @@ Result<std::string> FakeNomad::dispatch_job(const std::string& ns, const std::st
 Status FakeNomad::stop_job(const std::string& ns, const std::string& id) {
   Lock lock(mu_);
   auto it = jobs_.find(job_key(ns, id));
-  if (it == jobs_.end()) return fail("job not found", 404);
+  if (it == jobs_.end()) return http_fail("job not found", 404);
   std::uint64_t idx = bump_locked();
   auto job = std::make_shared<Job>(*it->second);
   job->stop = true;
@@ -207,7 +208,7 @@ Status FakeNomad::set_job_status(const std::string& ns, const std::string& id,
                                  const std::string& status) {
   Lock lock(mu_);
   auto it = jobs_.find(job_key(ns, id));
-  if (it == jobs_.end()) return fail("job not found", 404);
+  if (it == jobs_.end()) return http_fail("job not found", 404);
   std::uint64_t idx = bump_locked();
   auto job = std::make_shared<Job>(*it->second);
   job->status = status;
@@ -238,7 +239,7 @@ void FakeNomad::add_node(NodeRecord node) {
 Status FakeNomad::set_node_drain(const std::string& node_id, bool drain) {
   Lock lock(mu_);
   auto it = nodes_.find(node_id);
-  if (it == nodes_.end()) return fail("node not found", 404);
+  if (it == nodes_.end()) return http_fail("node not found", 404);
   std::uint64_t idx = bump_locked();
   it->second.drain = drain;
   it->second.modify_index = idx;
@@ -251,20 +252,20 @@ Status FakeNomad::set_node_drain(const std::string& node_id, bool drain) {
 Result<Alloc> FakeNomad::build_alloc_locked(PlaceRequest& req, std::set<int>& used_names) {
   if (req.namespace_.empty()) req.namespace_ = "default";
   auto jit = jobs_.find(job_key(req.namespace_, req.job_id));
-  if (jit == jobs_.end()) return fail("job not found", 404);
+  if (jit == jobs_.end()) return http_fail("job not found", 404);
   const auto& job = jit->second;
-  if (job->stop) return fail("job is stopped", 400);
+  if (job->stop) return http_fail("job is stopped", 400);
   if (job->parent_id.empty() && (!job->spec.periodic_spec.empty() || job->spec.parameterized)) {
-    return fail("periodic and parameterized parents do not run allocations", 400);
+    return http_fail("periodic and parameterized parents do not run allocations", 400);
   }
   if (req.group.empty()) req.group = job->spec.groups.front().name;
   const GroupSpec* group = job->group(req.group);
-  if (!group) return fail("group not found: " + req.group, 404);
+  if (!group) return http_fail("group not found: " + req.group, 404);
   if (req.node_id.empty()) req.node_id = cfg_.node_id;
   auto nit = nodes_.find(req.node_id);
-  if (nit == nodes_.end()) return fail("node not found", 404);
+  if (nit == nodes_.end()) return http_fail("node not found", 404);
   if (req.alloc_id.empty()) req.alloc_id = ids_.uuid();
-  if (allocs_.contains(req.alloc_id)) return fail("alloc already exists: " + req.alloc_id, 409);
+  if (allocs_.contains(req.alloc_id)) return http_fail("alloc already exists: " + req.alloc_id, 409);
 
   int name_index = 0;
   if (req.name_index) {
@@ -327,7 +328,7 @@ Result<std::vector<std::string>> FakeNomad::place_allocs(std::vector<PlaceReques
     auto a = build_alloc_locked(req, used[job_key(ns, req.job_id) + "\n" + group]);
     if (!a) return std::unexpected(a.error());
     for (const auto& b : built) {
-      if (b.id == a->id) return fail("duplicate alloc ID " + a->id, 409);
+      if (b.id == a->id) return http_fail("duplicate alloc ID " + a->id, 409);
     }
     built.push_back(std::move(*a));
   }
@@ -426,7 +427,7 @@ void FakeNomad::apply_client_status_locked(Alloc& a, const std::string& status,
 
 Status FakeNomad::set_network_status(const std::string& alloc_id, NetworkStatusSpec status) {
   Lock lock(mu_);
-  if (!allocs_.contains(alloc_id)) return fail("alloc not found", 404);
+  if (!allocs_.contains(alloc_id)) return http_fail("alloc not found", 404);
   run_client_update([this, alloc_id, status] {
     auto it = allocs_.find(alloc_id);
     if (it == allocs_.end()) return;
@@ -451,10 +452,10 @@ Status FakeNomad::set_network_status(const std::string& alloc_id, NetworkStatusS
 Status FakeNomad::set_client_status(const std::string& alloc_id, const std::string& client_status,
                                     const std::string& description) {
   if (!kClientStatuses.contains(client_status)) {
-    return fail("invalid client status " + client_status, 400);
+    return http_fail("invalid client status " + client_status, 400);
   }
   Lock lock(mu_);
-  if (!allocs_.contains(alloc_id)) return fail("alloc not found", 404);
+  if (!allocs_.contains(alloc_id)) return http_fail("alloc not found", 404);
   run_client_update([this, alloc_id, client_status, description] {
     auto it = allocs_.find(alloc_id);
     if (it == allocs_.end()) return;
@@ -504,11 +505,11 @@ void FakeNomad::stop_allocs_locked(const std::vector<std::string>& ids, const St
 
 Status FakeNomad::stop_alloc(const std::string& alloc_id, StopOptions options) {
   if (!options.client_status.empty() && !kClientStatuses.contains(options.client_status)) {
-    return fail("invalid client status " + options.client_status, 400);
+    return http_fail("invalid client status " + options.client_status, 400);
   }
   Lock lock(mu_);
   auto it = allocs_.find(alloc_id);
-  if (it == allocs_.end()) return fail("alloc not found", 404);
+  if (it == allocs_.end()) return http_fail("alloc not found", 404);
   if (options.via_desired_transition) {
     std::uint64_t idx = bump_locked();
     Alloc& a = it->second;

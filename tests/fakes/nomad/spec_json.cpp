@@ -1,4 +1,5 @@
 #include "tests/fakes/nomad/spec_json.h"
+#include "tests/fakes/http/status_error.h"
 
 namespace cn::fakes {
 
@@ -18,7 +19,7 @@ auto guarded(F f) -> decltype(f()) {
   try {
     return f();
   } catch (const json::exception& e) {
-    return fail(std::string("bad spec: ") + e.what(), 400);
+    return http_fail(std::string("bad spec: ") + e.what(), 400);
   }
 }
 
@@ -173,7 +174,7 @@ Status FakeNomad::load_scenario(const json& doc) {
       }
     }
   } catch (const json::exception& e) {
-    return fail(std::string("bad scenario: ") + e.what(), 400);
+    return http_fail(std::string("bad scenario: ") + e.what(), 400);
   }
   return {};
 }

@@ -86,7 +86,7 @@ TEST(NomadFilter, EvaluatesTheSupportedSubset) {
     auto f = parse_filter(bad);
     EXPECT_FALSE(f) << bad;
     if (!f) {
-      EXPECT_EQ(f.error().code, 400);
+      EXPECT_EQ(f.error().status, 400);
     }
   }
 }

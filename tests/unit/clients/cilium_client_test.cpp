@@ -109,7 +109,7 @@ TEST_F(CiliumClientTest, ReadyWhenConfigAnswers) {
   agent_->stop();
   auto down = client.ready(soon());
   ASSERT_FALSE(down);
-  EXPECT_EQ(down.error().code, 0);
+  EXPECT_EQ(down.error().status, 0);
   EXPECT_NE(down.error().message.find("cilium.sock"), std::string::npos) << down.error().message;
 }
 
@@ -154,11 +154,11 @@ TEST_F(CiliumClientTest, NotFoundWithEmptyBody) {
   CurlCiliumClient client(config());
   auto ep = client.endpoint(attach(kOtherAlloc), soon());
   ASSERT_FALSE(ep);
-  EXPECT_EQ(ep.error().code, 404);
+  EXPECT_EQ(ep.error().status, 404);
   EXPECT_EQ(ep.error().message, "endpoint not found");
   auto del = client.delete_endpoint(attach(kOtherAlloc), soon());
   ASSERT_FALSE(del);
-  EXPECT_EQ(del.error().code, 404);
+  EXPECT_EQ(del.error().status, 404);
 }
 
 TEST_F(CiliumClientTest, JsonStringErrorsAreUnquoted) {
@@ -168,7 +168,7 @@ TEST_F(CiliumClientTest, JsonStringErrorsAreUnquoted) {
   CurlCiliumClient client(cfg);
   auto r = client.set_user_labels(attach(kAlloc), {"reserved:host"}, soon());
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, 500);
+  EXPECT_EQ(r.error().status, 500);
   EXPECT_EQ(r.error().message, "Not allowed to add reserved labels: reserved:host");
 }
 
@@ -243,7 +243,7 @@ TEST_F(CiliumClientTest, RateLimitIsRetriedPastMaxAttemptsButNotPastTheDeadline)
                                        R"j("request would have to wait 3s to be served (maximum wait duration: 15s)")j"));
   auto r = client.replace_identity_labels(attach(kAlloc), {"nomad:job=web"}, clock.now() + 30s);
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, 429);
+  EXPECT_EQ(r.error().status, 429);
   EXPECT_EQ(r.error().message, "request would have to wait 3s to be served (maximum wait duration: 15s)");
   const int n = agent_->count("PATCH", "/endpoint/{id}");
   EXPECT_GT(n, 2);   // beyond max_attempts: 429 is retried until the deadline
@@ -266,7 +266,7 @@ TEST_F(CiliumClientTest, ServerErrorsAreRetriedUpToMaxAttempts) {
   agent_->inject_fault(FaultRule::fail("GET", "/endpoint/{id}", 503, -1, R"("api not ready")"));
   auto failed = client.endpoint(attach(kAlloc), clock.now() + 1min);
   ASSERT_FALSE(failed);
-  EXPECT_EQ(failed.error().code, 503);
+  EXPECT_EQ(failed.error().status, 503);
   EXPECT_EQ(failed.error().message, "api not ready");
   EXPECT_EQ(agent_->count("GET", "/endpoint/{id}"), 3);
 }
@@ -290,7 +290,7 @@ TEST_F(CiliumClientTest, HungAgentIsBoundedByTheDeadline) {
   const auto took = std::chrono::steady_clock::now() - start;
   agent_->set_stall(false);
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, 0);
+  EXPECT_EQ(r.error().status, 0);
   EXPECT_GE(took, 250ms);
   EXPECT_LT(took, 10s);
 }

@@ -131,7 +131,7 @@ TEST_F(HttpClientTest, HeaderInjectionIsRefused) {
   req.headers.add("X-Evil", "a\r\nX-Injected: 1");
   auto res = client.send(req);
   ASSERT_FALSE(res);
-  EXPECT_EQ(res.error().kind, FailureKind::other);
+  EXPECT_EQ(res.error().kind, ErrorKind::invalid);
   auto bad_target = client.send(Request{Method::get, "no-slash", {}, std::nullopt, 0ms});
   ASSERT_FALSE(bad_target);
   EXPECT_EQ(server_->request_log().size(), 0U);
@@ -172,7 +172,7 @@ TEST_F(HttpClientTest, MissingSocketIsAConnectFailureNamingThePath) {
   HttpClient client = unix_client();
   auto res = client.send(Request{Method::get, "/v1/config", {}, std::nullopt, 0ms});
   ASSERT_FALSE(res);
-  EXPECT_EQ(res.error().kind, FailureKind::connect);
+  EXPECT_EQ(res.error().kind, ErrorKind::transport);
   EXPECT_NE(res.error().message.find(dir_.file("api.sock")), std::string::npos) << res.error().message;
   EXPECT_NE(res.error().message.find("GET /v1/config"), std::string::npos) << res.error().message;
 }
@@ -187,7 +187,7 @@ TEST_F(HttpClientTest, StalledServerHitsTheTotalTimeout) {
   const auto start = std::chrono::steady_clock::now();
   auto res = client.send(Request{Method::get, "/slow", {}, std::nullopt, 200ms});
   ASSERT_FALSE(res);
-  EXPECT_EQ(res.error().kind, FailureKind::timeout);
+  EXPECT_EQ(res.error().kind, ErrorKind::timeout);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
 }
 
@@ -205,7 +205,7 @@ TEST_F(HttpClientTest, StopTokenAbortsAPendingRequest) {
   });
   auto res = client.send(Request{Method::get, "/hang", {}, std::nullopt, 30s}, stop.get_token());
   ASSERT_FALSE(res);
-  EXPECT_EQ(res.error().kind, FailureKind::aborted);
+  EXPECT_EQ(res.error().kind, ErrorKind::cancelled);
 }
 
 TEST_F(HttpClientTest, OversizedBodyIsRefused) {
@@ -219,7 +219,7 @@ TEST_F(HttpClientTest, OversizedBodyIsRefused) {
   HttpClient client = unix_client(cfg);
   auto res = client.send(Request{Method::get, "/big", {}, std::nullopt, 0ms});
   ASSERT_FALSE(res);
-  EXPECT_EQ(res.error().kind, FailureKind::too_large);
+  EXPECT_EQ(res.error().kind, ErrorKind::bad_answer);
 }
 
 // A node-wide http_proxy must not capture calls to the local agents.
@@ -343,7 +343,7 @@ TEST_P(HttpStreamTest, IdleTimeoutFailsAStreamThatGoesQuiet) {
                            StreamOptions{250ms, 4096}, {});
   const auto took = std::chrono::steady_clock::now() - start;
   ASSERT_FALSE(res);
-  EXPECT_EQ(res.error().kind, FailureKind::timeout);
+  EXPECT_EQ(res.error().kind, ErrorKind::timeout);
   EXPECT_EQ(got.get(), "{}\n");
   EXPECT_GE(took, 250ms);
   EXPECT_LT(took, 10s);

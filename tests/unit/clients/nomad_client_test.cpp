@@ -208,11 +208,11 @@ TEST_F(NomadClientTest, ErrorsCarryNomadsPlainTextAndStatus) {
   auto c = client(config());
   auto a = c->allocation("00000000-0000-0000-0000-000000000000", soon());
   ASSERT_FALSE(a);
-  EXPECT_EQ(a.error().code, 404);
+  EXPECT_EQ(a.error().status, 404);
   EXPECT_EQ(a.error().message, "alloc not found");
   auto j = c->job("other-ns", "web", soon());
   ASSERT_FALSE(j);
-  EXPECT_EQ(j.error().code, 404);
+  EXPECT_EQ(j.error().status, 404);
   EXPECT_EQ(j.error().message, "job not found");
 }
 
@@ -257,7 +257,7 @@ TEST_F(NomadClientTest, BlockingQueryTimesOutAfterWaitPlusJitterAndMargin) {
   auto r = c->node_allocations(node, fake_->current_index(), 1s, system_clock().now() + 60s);
   const auto took = std::chrono::steady_clock::now() - start;
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, 0);
+  EXPECT_EQ(r.error().status, 0);
   EXPECT_GE(took, 1100ms);
   EXPECT_LT(took, 10s);
 }
@@ -332,7 +332,7 @@ TEST_F(NomadClientTest, RetriesStopAtTheDeadlineWithTheLastError) {
   const MonoTime deadline = clock.now() + 20s;
   auto r = c->local_node_id(deadline);
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, 500);
+  EXPECT_EQ(r.error().status, 500);
   EXPECT_EQ(r.error().message, "No cluster leader");
   const int n = fake_->request_count("agent_self");
   EXPECT_GT(n, 2);
@@ -367,7 +367,7 @@ TEST_F(NomadClientTest, TokenIsSentAsHeaderAndNeverLoggedOrInErrors) {
   auto anon = client(config(), system_clock(), logs.logger());
   auto denied = anon->allocation(alloc, soon());
   ASSERT_FALSE(denied);
-  EXPECT_EQ(denied.error().code, 403);
+  EXPECT_EQ(denied.error().status, 403);
   EXPECT_EQ(denied.error().message, "Permission denied");
 
   // Error paths with the token configured: HTTP errors, transport errors, stream errors.
@@ -479,7 +479,7 @@ TEST_P(NomadStreamTest, EndOfStreamIsAnError) {
   fake_->drop_streams();
   auto status = run.get();
   ASSERT_FALSE(status);
-  EXPECT_EQ(status.error().code, 0);
+  EXPECT_EQ(status.error().status, 0);
   EXPECT_NE(status.error().message.find("event stream ended"), std::string::npos) << status.error().message;
   if (GetParam() == fakes::StreamTransport::kChunked) {
     // Nomad <= 1.11.1 appends its reason without a newline.
@@ -534,7 +534,7 @@ TEST_F(NomadClientTest, StreamRefusedSubscriptionCarriesStatusAndText) {
   bool called = false;
   auto status = c->event_stream(EventStreamQuery{}, [&](std::string_view) { return called = true; }, 5s, {});
   ASSERT_FALSE(status);
-  EXPECT_EQ(status.error().code, 403);
+  EXPECT_EQ(status.error().status, 403);
   EXPECT_EQ(status.error().message, "Permission denied");
   EXPECT_FALSE(called);
 }

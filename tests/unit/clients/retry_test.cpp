@@ -18,7 +18,7 @@ using client_testing::ClockPump;
 using client_testing::eventually;
 
 HttpResult<Response> status(int s, std::string body = {}) { return Response{s, {}, std::move(body)}; }
-HttpResult<Response> failure(FailureKind k) { return std::unexpected(HttpFailure{k, "boom"}); }
+HttpResult<Response> failure(ErrorKind k) { return fail(k, "boom"); }
 
 // Answers from a script (the last one repeats) and notes when each attempt ran.
 class Script {
@@ -87,8 +87,8 @@ TEST(Backoff, SameSeedSameDelays) {
 }
 
 TEST(RetryClassification, OnlyConnectFailures5xxAnd429) {
-  EXPECT_TRUE(is_retryable(failure(FailureKind::connect)));
-  for (auto k : {FailureKind::timeout, FailureKind::tls, FailureKind::aborted, FailureKind::too_large, FailureKind::other}) {
+  EXPECT_TRUE(is_retryable(failure(ErrorKind::transport)));
+  for (auto k : {ErrorKind::timeout, ErrorKind::tls, ErrorKind::cancelled, ErrorKind::bad_answer, ErrorKind::invalid}) {
     EXPECT_FALSE(is_retryable(failure(k))) << to_string(k);
   }
   for (int s : {429, 500, 502, 503, 504}) EXPECT_TRUE(is_retryable(status(s))) << s;
@@ -98,7 +98,7 @@ TEST(RetryClassification, OnlyConnectFailures5xxAnd429) {
 TEST(WithRetry, RetriesServerErrorsOnTheInjectedClockUntilSuccess) {
   ManualClock clock;
   Backoff backoff(policy(4), 1);
-  Script script({status(503), failure(FailureKind::connect), status(200, "ok")}, clock);
+  Script script({status(503), failure(ErrorKind::transport), status(200, "ok")}, clock);
   const MonoTime start = clock.now();
   auto fut = std::async(std::launch::async, [&] {
     int made = 0;
@@ -120,7 +120,7 @@ TEST(WithRetry, RetriesServerErrorsOnTheInjectedClockUntilSuccess) {
 TEST(WithRetry, NonRetryableAnswersReturnAtOnce) {
   ManualClock clock;
   Backoff backoff(policy(5), 1);
-  for (auto answer : {status(404), status(400), status(501), failure(FailureKind::tls), failure(FailureKind::timeout)}) {
+  for (auto answer : {status(404), status(400), status(501), failure(ErrorKind::tls), failure(ErrorKind::timeout)}) {
     Script script({answer}, clock);
     int made = 0;
     auto r = with_retry(RetryRun{backoff, clock, clock.now() + 60s}, std::ref(script), &made);
@@ -172,7 +172,7 @@ TEST(WithRetry, PastDeadlineMakesNoAttempt) {
   Script script({status(200)}, clock);
   auto r = with_retry(RetryRun{backoff, clock, clock.now()}, std::ref(script));
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().kind, FailureKind::timeout);
+  EXPECT_EQ(r.error().kind, ErrorKind::timeout);
   EXPECT_EQ(script.count(), 0);
 }
 

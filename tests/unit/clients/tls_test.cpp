@@ -172,7 +172,7 @@ TEST_F(TlsTest, UnknownCaIsATlsFailure) {
   tls.server_name = kServerName;
   auto res = get(server, tls);
   ASSERT_FALSE(res);
-  EXPECT_EQ(res.error().kind, FailureKind::tls) << res.error().message;
+  EXPECT_EQ(res.error().kind, ErrorKind::tls) << res.error().message;
 }
 
 TEST_F(TlsTest, NameMismatchIsATlsFailure) {
@@ -182,7 +182,7 @@ TEST_F(TlsTest, NameMismatchIsATlsFailure) {
   tls.ca_file = pki_->file("ca.pem");  // trusted, but issued for client.global.nomad, not 127.0.0.1
   auto res = get(server, tls);
   ASSERT_FALSE(res);
-  EXPECT_EQ(res.error().kind, FailureKind::tls) << res.error().message;
+  EXPECT_EQ(res.error().kind, ErrorKind::tls) << res.error().message;
 }
 
 TEST_F(TlsTest, SkipVerifyIsOffByDefaultAndAcceptsAnythingWhenSet) {
@@ -231,7 +231,7 @@ TEST_F(TlsTest, NomadClientUsesTheEnvironmentsTlsSettings) {
   ASSERT_TRUE(untrusted);
   auto refused = (*untrusted)->local_node_id(system_clock().now() + 10s);
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().code, 0);
+  EXPECT_EQ(refused.error().status, 0);
   EXPECT_EQ(refused.error().message.find("not a JSON object"), std::string::npos) << refused.error().message;
 }
 

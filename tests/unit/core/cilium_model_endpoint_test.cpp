@@ -1,9 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "common/cilium/model/endpoint.h"
 #include "common/cilium/model/endpoint_ref.h"
+#include "common/cni/ifname.h"
 #include "tests/unit/core/nomad_model_test_support.h"
 
 namespace cn::cilium {
@@ -152,8 +155,9 @@ TEST(EndpointRefTest, Forms) {
   ASSERT_TRUE(v6.has_value());
   EXPECT_EQ(v6->to_path_segment(), "ipv6:fd00::1");
 
-  EXPECT_EQ(EndpointRef::local(1734).to_string(), "1734");
-  EXPECT_EQ(EndpointRef::local(0).to_path_segment(), "0");
+  EXPECT_EQ(EndpointRef::local(1734)->to_string(), "1734");
+  EXPECT_EQ(EndpointRef::local(1)->to_path_segment(), "1");
+  EXPECT_EQ(EndpointRef::local(65535)->to_string(), "65535");
 }
 
 TEST(EndpointRefTest, RefusesInputsThatCouldAddressSomethingElse) {
@@ -175,11 +179,28 @@ TEST(EndpointRefTest, RefusesInputsThatCouldAddressSomethingElse) {
 }
 
 TEST(EndpointRefTest, IfnameRules) {
-  EXPECT_TRUE(is_valid_ifname("eth0"));
-  EXPECT_TRUE(is_valid_ifname("lxc3c9b7e1a52f0"));
-  EXPECT_FALSE(is_valid_ifname("."));
-  EXPECT_FALSE(is_valid_ifname("a\tb"));
-  EXPECT_FALSE(is_valid_ifname(std::string("a\0b", 3)));
+  EXPECT_TRUE(cni::is_valid_ifname("eth0"));
+  EXPECT_TRUE(cni::is_valid_ifname("lxc3c9b7e1a52f0"));
+  EXPECT_FALSE(cni::is_valid_ifname("."));
+  EXPECT_FALSE(cni::is_valid_ifname("a\tb"));
+  EXPECT_FALSE(cni::is_valid_ifname(std::string("a\0b", 3)));
+}
+
+}  // namespace
+}  // namespace cn::cilium
+
+namespace cn::cilium {
+namespace {
+
+// The agent's API types endpoint IDs as int64; a narrowing cast once turned 65537 into endpoint 1.
+TEST(EndpointRefLocal, RefusesIdsOutsideTheAgentsRangeInsteadOfNarrowing) {
+  for (std::int64_t bad : {std::int64_t{0}, std::int64_t{-1}, std::int64_t{65536}, std::int64_t{65537},
+                           std::int64_t{4294967297}, std::numeric_limits<std::int64_t>::min(),
+                           std::numeric_limits<std::int64_t>::max()}) {
+    auto ref = EndpointRef::local(bad);
+    ASSERT_FALSE(ref) << bad << " became " << ref->to_string();
+    EXPECT_EQ(ref.error().kind, ErrorKind::bad_answer);
+  }
 }
 
 }  // namespace

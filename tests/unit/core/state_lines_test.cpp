@@ -72,7 +72,8 @@ TEST(StateLines, AnyOtherLayoutIsLeftToTheFullParser) {
 
 class UpdateEntryTest : public ::testing::Test {
  protected:
-  StateStore store() { return StateStore({path_}, system_clock(), nullptr); }
+  StateStore store() { return StateStore({path_}, clock_, nullptr); }
+  ManualClock clock_;  // fixed wall time: tombstones carry it
   cn::testing::TempDir dir_;
   std::string path_ = dir_.file("run/state.json");
 };
@@ -86,19 +87,24 @@ TEST_F(UpdateEntryTest, WritesTheSameBytesAsTheWholeDocumentPath) {
     int i = static_cast<int>(rng() % 40);
     const std::string id = alloc_id(i);
     const bool remove = rng() % 3 == 0;
-    ASSERT_TRUE(s.update_entry(id, [&](std::optional<StateEntry>& current) {
-      EXPECT_EQ(current.has_value(), model.allocations.contains(id));
-      if (remove) {
-        current.reset();
-      } else {
-        current = entry(i + step);
-      }
-      return true;
-    }));
+    ASSERT_TRUE(s.update_entry(
+        id,
+        [&](std::optional<StateEntry>& current) {
+          EXPECT_EQ(current.has_value(), model.allocations.contains(id));
+          if (remove) {
+            current.reset();
+          } else {
+            current = entry(i + step);
+          }
+          return true;
+        },
+        StateStore::Creation::allowed));
     if (remove) {
-      model.allocations.erase(id);
+      // A removed entry leaves a tombstone; removing an absent one changes nothing.
+      if (model.allocations.erase(id) > 0) model.deleted[id] = unix_millis(clock_.wall_now());
     } else {
       model.allocations[id] = entry(i + step);
+      model.deleted.erase(id);
     }
     ASSERT_EQ(read_file(path_), to_text(model)) << "step " << step;
   }
@@ -109,11 +115,14 @@ TEST_F(UpdateEntryTest, AHandWrittenValidFileIsUpdatedThroughTheFullParser) {
   doc.allocations[alloc_id(1)] = entry(1);
   std::filesystem::create_directories(dir_.file("run"));
   write_file(path_, to_json(doc).dump(2));
-  ASSERT_TRUE(store().update_entry(alloc_id(2), [&](std::optional<StateEntry>& current) {
-    EXPECT_FALSE(current);
-    current = entry(2);
-    return true;
-  }));
+  ASSERT_TRUE(store().update_entry(
+      alloc_id(2),
+      [&](std::optional<StateEntry>& current) {
+        EXPECT_FALSE(current);
+        current = entry(2);
+        return true;
+      },
+      StateStore::Creation::allowed));
   doc.allocations[alloc_id(2)] = entry(2);
   EXPECT_EQ(read_file(path_), to_text(doc)) << "rewritten in the usual framing, nothing lost";
 }
@@ -128,12 +137,15 @@ TEST_F(UpdateEntryTest, ABadLineInTheUsualFramingIsQuarantinedLikeAnyCorruptFile
   std::filesystem::create_directories(dir_.file("run"));
   write_file(path_, text);
   int calls = 0;
-  ASSERT_TRUE(store().update_entry(alloc_id(1), [&](std::optional<StateEntry>& current) {
-    ++calls;
-    EXPECT_FALSE(current) << "the corrupt file's entries are not trusted";
-    current = entry(1);
-    return true;
-  }));
+  ASSERT_TRUE(store().update_entry(
+      alloc_id(1),
+      [&](std::optional<StateEntry>& current) {
+        ++calls;
+        EXPECT_FALSE(current) << "the corrupt file's entries are not trusted";
+        current = entry(1);
+        return true;
+      },
+      StateStore::Creation::allowed));
   EXPECT_EQ(calls, 1);
   StateDoc expected;
   expected.allocations[alloc_id(1)] = entry(1);
@@ -150,20 +162,86 @@ TEST_F(UpdateEntryTest, ABadLineInTheUsualFramingIsQuarantinedLikeAnyCorruptFile
 
 TEST_F(UpdateEntryTest, UnchangedOrAbsentRemovalWritesNothing) {
   auto s = store();
-  ASSERT_TRUE(s.update_entry(alloc_id(1), [](std::optional<StateEntry>& current) {
-    current.reset();
-    return true;
-  }));
+  const auto allowed = StateStore::Creation::allowed;
+  ASSERT_TRUE(s.update_entry(
+      alloc_id(1),
+      [](std::optional<StateEntry>& current) {
+        current.reset();
+        return true;
+      },
+      allowed));
   EXPECT_FALSE(std::filesystem::exists(path_)) << "removing an absent entry creates no file";
-  ASSERT_TRUE(s.update_entry(alloc_id(1), [](std::optional<StateEntry>& current) {
-    current = entry(1);
-    return true;
-  }));
+  ASSERT_TRUE(s.update_entry(
+      alloc_id(1),
+      [](std::optional<StateEntry>& current) {
+        current = entry(1);
+        return true;
+      },
+      allowed));
   auto before = std::filesystem::last_write_time(path_);
   std::string text = read_file(path_);
-  ASSERT_TRUE(s.update_entry(alloc_id(1), [](std::optional<StateEntry>&) { return false; }));
+  ASSERT_TRUE(s.update_entry(alloc_id(1), [](std::optional<StateEntry>&) { return false; }, allowed));
   EXPECT_EQ(read_file(path_), text);
   EXPECT_EQ(std::filesystem::last_write_time(path_), before);
+}
+
+TEST_F(UpdateEntryTest, RemovalLeavesATombstoneThatOnlyCreationReplaces) {
+  auto s = store();
+  const auto id = alloc_id(1);
+  ASSERT_TRUE(s.update_entry(
+      id,
+      [](std::optional<StateEntry>& current) {
+        current = entry(1);
+        return true;
+      },
+      StateStore::Creation::allowed));
+  bool removed = false;
+  ASSERT_TRUE(s.remove_entry(id, removed));
+  EXPECT_TRUE(removed);
+  int calls = 0;
+  ASSERT_TRUE(s.update_entry(
+      id,
+      [&](std::optional<StateEntry>& current) {
+        ++calls;
+        current = entry(2);
+        return true;
+      },
+      StateStore::Creation::forbidden));
+  EXPECT_EQ(calls, 0) << "an update-only writer never sees a tombstoned allocation";
+  auto doc = s.load();
+  ASSERT_TRUE(doc);
+  EXPECT_FALSE(doc->allocations.contains(id));
+  EXPECT_EQ(doc->deleted.at(id), unix_millis(clock_.wall_now()));
+  ASSERT_TRUE(s.remove_entry(id, removed));
+  EXPECT_FALSE(removed) << "a repeated DEL finds the tombstone";
+
+  ASSERT_TRUE(s.update_entry(
+      id,
+      [](std::optional<StateEntry>& current) {
+        EXPECT_FALSE(current);
+        current = entry(3);
+        return true;
+      },
+      StateStore::Creation::allowed));
+  doc = s.load();
+  ASSERT_TRUE(doc);
+  EXPECT_EQ(doc->allocations.at(id), entry(3)) << "ADD after DEL (a restarted network) replaces the tombstone";
+  EXPECT_FALSE(doc->deleted.contains(id));
+}
+
+TEST_F(UpdateEntryTest, TombstonesSurviveTheWholeDocumentPath) {
+  StateDoc doc;
+  doc.allocations[alloc_id(1)] = entry(1);
+  doc.deleted[alloc_id(2)] = 1'800'000'000'000;
+  auto parsed = state_from_json(to_text(doc));
+  ASSERT_TRUE(parsed) << parsed.error();
+  EXPECT_EQ(*parsed, doc);
+  const std::string text = to_text(doc);
+  auto lines = split_state_lines(text);
+  ASSERT_TRUE(lines);
+  ASSERT_EQ(lines->size(), 2U);
+  EXPECT_EQ(tombstone_from_text((*lines)[1].body), 1'800'000'000'000);
+  EXPECT_FALSE(tombstone_from_text((*lines)[0].body));
 }
 
 }  // namespace

@@ -222,7 +222,7 @@ TEST_F(EventWatch, DroppedStreamResumesAtLastIndexPlusOneAndResyncs) {
 
 TEST_F(EventWatch, StreamEndingBeforeFirstHeartbeatIsAnErrorRetriedWithBackoff) {
   for (int i = 0; i < 3; ++i) {
-    nomad.script_stream(Script{{}, Error{"nomad: event stream ended before the first heartbeat", 0}});
+    nomad.script_stream(Script{{}, Error{ErrorKind::transport, "event stream ended before the first heartbeat", 0, 0}});
   }
   nomad.script_stream(Script{{"{}", frame(1301, {Ev(1, "10.200.3.1")})}, std::nullopt, true});
   start(with_backoff(8s));

@@ -118,10 +118,13 @@ bool InMemoryNomad::stream_open() const {
   return live_open_;
 }
 
-void InMemoryNomad::fail_next(int n, int code) {
+void InMemoryNomad::fail_next(int n, int code) { fail_next_with(n, code, "No cluster leader"); }
+
+void InMemoryNomad::fail_next_with(int n, int code, std::string message) {
   std::lock_guard lock(mu_);
   fail_left_ = n;
   fail_code_ = code;
+  fail_message_ = std::move(message);
 }
 
 int InMemoryNomad::calls(const std::string& kind) const {
@@ -134,27 +137,28 @@ std::optional<Error> InMemoryNomad::injected(const std::string& kind) {
   ++calls_[kind];
   if (fail_left_ == 0) return std::nullopt;
   --fail_left_;
-  return Error{fail_code_ == 0 ? "connection refused" : "No cluster leader", fail_code_};
+  return fail_code_ == 0 ? Error{ErrorKind::transport, "connection refused", 0, 0}
+                         : http_error(fail_code_, fail_message_);
 }
 
-Result<std::string> InMemoryNomad::local_node_id(MonoTime) {
+Result<std::string> InMemoryNomad::local_node_id(Deadline) {
   std::lock_guard lock(mu_);
   if (auto e = injected("agent_self")) return std::unexpected(*e);
   return node_id;
 }
 
-Result<nomad::Allocation> InMemoryNomad::allocation(std::string_view id, MonoTime) {
+Result<nomad::Allocation> InMemoryNomad::allocation(std::string_view id, Deadline) {
   std::lock_guard lock(mu_);
   if (auto e = injected("allocation")) return std::unexpected(*e);
   auto it = allocs_.find(std::string(id));
-  if (it == allocs_.end()) return fail("alloc not found", 404);
+  if (it == allocs_.end()) return std::unexpected(http_error(404, "alloc not found"));
   return it->second;
 }
 
-Result<nomad::Job> InMemoryNomad::job(std::string_view, std::string_view, MonoTime) {
+Result<nomad::Job> InMemoryNomad::job(std::string_view, std::string_view, Deadline) {
   std::lock_guard lock(mu_);
   if (auto e = injected("job")) return std::unexpected(*e);
-  return fail("job not found", 404);
+  return std::unexpected(http_error(404, "job not found"));
 }
 
 Result<nomad::Indexed<nomad::AllocationList>> InMemoryNomad::node_allocations(std::string_view node, std::uint64_t index,
@@ -190,7 +194,7 @@ Status InMemoryNomad::event_stream(const nomad::EventStreamQuery& query,
   stream_queries_.push_back(query);
   cv_.notify_all();
   if (auto e = injected("event_stream")) return std::unexpected(*e);
-  if (scripts_.empty()) return fail("connection refused (no scripted stream)");
+  if (scripts_.empty()) return fail(ErrorKind::transport, "connection refused (no scripted stream)");
   StreamScript script = std::move(scripts_.front());
   scripts_.pop_front();
   live_lines_.clear();
@@ -294,12 +298,35 @@ void InMemoryCilium::fail_next(const std::string& kind, int n, int code) {
   failures_[kind] = {n, code};
 }
 
+void InMemoryCilium::renumber(long long id, long long new_id) {
+  std::lock_guard lock(mu_);
+  auto node = eps_.extract(id);
+  node.key() = new_id;
+  node.mapped().id = new_id;
+  eps_.insert(std::move(node));
+}
+
+void InMemoryCilium::hold_writes(bool hold) {
+  {
+    std::lock_guard lock(mu_);
+    holding_ = hold;
+  }
+  held_cv_.notify_all();
+}
+
+bool InMemoryCilium::wait_for_held_writes(int n) {
+  std::unique_lock lock(mu_);
+  return held_cv_.wait_for(lock, std::chrono::seconds{10}, [&] { return held_ >= n; });
+}
+
 std::optional<Error> InMemoryCilium::injected(const std::string& kind) {
   ++calls_[kind];
   auto it = failures_.find(kind);
   if (it == failures_.end() || it->second.first == 0) return std::nullopt;
   --it->second.first;
-  return Error{it->second.second == 429 ? "request would have to wait" : "injected", it->second.second};
+  const int code = it->second.second;
+  return code == 0 ? Error{ErrorKind::transport, "injected", 0, 0}
+                   : http_error(code, code == 429 ? "request would have to wait" : "injected");
 }
 
 long long InMemoryCilium::identity_for(const std::vector<std::string>& labels) {
@@ -341,26 +368,26 @@ void InMemoryCilium::resolve_pending() {
   pending_.clear();
 }
 
-Status InMemoryCilium::ready(MonoTime) {
+Status InMemoryCilium::ready(Deadline) {
   std::lock_guard lock(mu_);
   if (auto e = injected("config")) return std::unexpected(*e);
   return {};
 }
 
-Result<cilium::Endpoint> InMemoryCilium::endpoint(const cilium::EndpointRef& ref, MonoTime) {
+Result<cilium::Endpoint> InMemoryCilium::endpoint(const cilium::EndpointRef& ref, Deadline) {
   std::lock_guard lock(mu_);
   if (auto e = injected("get")) return std::unexpected(*e);
   if (ref.kind() == cilium::EndpointIdKind::cni_attachment && !knows_attachment_prefix) {
-    return fail("unknown endpoint ID prefix \"cni-attachment-id\"", 400);
+    return std::unexpected(http_error(400, "unknown endpoint ID prefix \"cni-attachment-id\""));
   }
   ++gets_since_write_;
   resolve_pending();
   auto id = lookup(ref);
-  if (!id) return fail("endpoint not found", 404);
+  if (!id) return std::unexpected(http_error(404, "endpoint not found"));
   return eps_.at(*id);
 }
 
-Result<cilium::EndpointList> InMemoryCilium::endpoints(MonoTime) {
+Result<cilium::EndpointList> InMemoryCilium::endpoints(Deadline) {
   std::lock_guard lock(mu_);
   if (auto e = injected("list")) return std::unexpected(*e);
   cilium::EndpointList out;
@@ -374,13 +401,18 @@ MonoTime InMemoryCilium::last_write_deadline() const {
 }
 
 Status InMemoryCilium::replace_identity_labels(const cilium::EndpointRef& ref, const std::vector<std::string>& labels,
-                                               MonoTime deadline) {
-  std::lock_guard lock(mu_);
-  last_write_deadline_ = deadline;
+                                               Deadline deadline) {
+  std::unique_lock lock(mu_);
+  last_write_deadline_ = deadline.at;
+  ++held_;
+  held_cv_.notify_all();
+  const bool served = held_cv_.wait(lock, deadline.stop, [&] { return !holding_; });
+  --held_;
+  if (!served) return fail(ErrorKind::cancelled, "stopped while waiting in the agent's limiter");
   if (auto e = injected("patch_endpoint")) return std::unexpected(*e);
-  if (!endpoint_patch_supported) return fail("method not allowed", 405);
+  if (!endpoint_patch_supported) return std::unexpected(http_error(405, "method not allowed"));
   auto id = lookup(ref);
-  if (!id) return fail("endpoint not found", 404);
+  if (!id) return std::unexpected(http_error(404, "endpoint not found"));
   auto sorted = labels;
   std::sort(sorted.begin(), sorted.end());
   // Like the agent: the orchestration labels change at once, the identity after resolution.
@@ -392,11 +424,11 @@ Status InMemoryCilium::replace_identity_labels(const cilium::EndpointRef& ref, c
 }
 
 Status InMemoryCilium::set_user_labels(const cilium::EndpointRef& ref, const std::vector<std::string>& labels,
-                                       MonoTime) {
+                                       Deadline) {
   std::lock_guard lock(mu_);
   if (auto e = injected("patch_labels")) return std::unexpected(*e);
   auto id = lookup(ref);
-  if (!id) return fail("endpoint not found", 404);
+  if (!id) return std::unexpected(http_error(404, "endpoint not found"));
   auto& ep = eps_.at(*id);
   auto sorted = labels;
   std::sort(sorted.begin(), sorted.end());
@@ -412,11 +444,11 @@ Status InMemoryCilium::set_user_labels(const cilium::EndpointRef& ref, const std
   return {};
 }
 
-Status InMemoryCilium::delete_endpoint(const cilium::EndpointRef& ref, MonoTime) {
+Status InMemoryCilium::delete_endpoint(const cilium::EndpointRef& ref, Deadline) {
   std::lock_guard lock(mu_);
   if (auto e = injected("delete")) return std::unexpected(*e);
   auto id = lookup(ref);
-  if (!id) return fail("endpoint not found", 404);
+  if (!id) return std::unexpected(http_error(404, "endpoint not found"));
   eps_.erase(*id);
   return {};
 }

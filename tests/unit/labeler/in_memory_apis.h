@@ -19,11 +19,12 @@ class InMemoryNomad : public nomad::NomadApi {
  public:
   void put(nomad::Allocation alloc);
   void fail_next(int n, int code);  // code 0: transport error
+  void fail_next_with(int n, int code, std::string message);
   int calls(const std::string& kind) const;
 
-  Result<std::string> local_node_id(MonoTime) override;
-  Result<nomad::Allocation> allocation(std::string_view id, MonoTime) override;
-  Result<nomad::Job> job(std::string_view ns, std::string_view id, MonoTime) override;
+  Result<std::string> local_node_id(Deadline) override;
+  Result<nomad::Allocation> allocation(std::string_view id, Deadline) override;
+  Result<nomad::Job> job(std::string_view ns, std::string_view id, Deadline) override;
   Result<nomad::Indexed<nomad::AllocationList>> node_allocations(std::string_view node, std::uint64_t index,
                                                                  std::chrono::seconds wait, MonoTime,
                                                                  std::stop_token stop = {}) override;
@@ -49,7 +50,7 @@ class InMemoryNomad : public nomad::NomadApi {
   // push_stream_line() / close_stream() / stop. No script left: the call fails at once.
   struct StreamScript {
     StreamScript(std::vector<std::string> l = {},
-                 std::optional<Error> e = Error{"nomad: event stream ended", 0}, bool hold = false)
+                 std::optional<Error> e = Error{ErrorKind::transport, "event stream ended", 0, 0}, bool hold = false)
         : lines(std::move(l)), end(std::move(e)), hold_open(hold) {}
     std::vector<std::string> lines;
     std::optional<Error> end;
@@ -57,7 +58,7 @@ class InMemoryNomad : public nomad::NomadApi {
   };
   void script_stream(StreamScript script);
   void push_stream_line(std::string line);
-  void close_stream(std::optional<Error> end = Error{"nomad: event stream ended", 0});
+  void close_stream(std::optional<Error> end = Error{ErrorKind::transport, "event stream ended", 0, 0});
   std::vector<nomad::EventStreamQuery> stream_queries() const;
   bool wait_for_streams(std::size_t n, std::chrono::milliseconds timeout = std::chrono::seconds{10}) const;
   bool stream_open() const;
@@ -81,6 +82,7 @@ class InMemoryNomad : public nomad::NomadApi {
   std::map<std::string, int> calls_;
   int fail_left_ = 0;
   int fail_code_ = 0;
+  std::string fail_message_ = "No cluster leader";
 };
 
 class InMemoryCilium : public cilium::CiliumApi {
@@ -92,6 +94,11 @@ class InMemoryCilium : public cilium::CiliumApi {
   void set_identity_labels(long long id, std::vector<std::string> labels);
   int calls(const std::string& kind) const;
   void fail_next(const std::string& kind, int n, int code);
+  // Gives endpoint `id` the number `new_id` (any int64: the API's type), as a buggy agent might.
+  void renumber(long long id, long long new_id);
+  // While held, PATCHes wait as in the agent's limiter, until released or their stop.
+  void hold_writes(bool hold);
+  bool wait_for_held_writes(int n);
   // Emulate agents: before 1.15 the cni-attachment-id prefix is unknown (400).
   bool knows_attachment_prefix = true;
   // Identity resolution is asynchronous: a write shows up after this many GETs.
@@ -100,13 +107,13 @@ class InMemoryCilium : public cilium::CiliumApi {
   // The deadline the caller gave the last PATCH /v1/endpoint/{id}.
   MonoTime last_write_deadline() const;
 
-  Status ready(MonoTime) override;
-  Result<cilium::Endpoint> endpoint(const cilium::EndpointRef& ref, MonoTime) override;
-  Result<cilium::EndpointList> endpoints(MonoTime) override;
+  Status ready(Deadline) override;
+  Result<cilium::Endpoint> endpoint(const cilium::EndpointRef& ref, Deadline) override;
+  Result<cilium::EndpointList> endpoints(Deadline) override;
   Status replace_identity_labels(const cilium::EndpointRef& ref, const std::vector<std::string>& labels,
-                                 MonoTime) override;
-  Status set_user_labels(const cilium::EndpointRef& ref, const std::vector<std::string>& labels, MonoTime) override;
-  Status delete_endpoint(const cilium::EndpointRef& ref, MonoTime) override;
+                                 Deadline) override;
+  Status set_user_labels(const cilium::EndpointRef& ref, const std::vector<std::string>& labels, Deadline) override;
+  Status delete_endpoint(const cilium::EndpointRef& ref, Deadline) override;
 
  private:
   std::optional<Error> injected(const std::string& kind);
@@ -123,6 +130,9 @@ class InMemoryCilium : public cilium::CiliumApi {
   std::map<std::string, int> calls_;
   std::map<std::string, std::pair<int, int>> failures_;
   MonoTime last_write_deadline_{};
+  std::condition_variable_any held_cv_;
+  bool holding_ = false;
+  int held_ = 0;
 };
 
 // An allocation shaped like nomad/alloc_get.json (job web, group app, meta team/tier).

@@ -18,8 +18,8 @@ class ReconcilerTest : public ::testing::Test {
  protected:
   ReconcilerTest()
       : state_({dir_.file("state.json")}, system_clock(), nullptr),
-        labeler_(nomad_, cilium_, state_, system_clock(), metrics_, LabelSettings{}, nullptr),
-        reconciler_(nomad_, cilium_, state_, system_clock(), metrics_, LabelSettings{}, nullptr),
+        labeler_(nomad_, cilium_, state_, system_clock(), metrics_, calls_, LabelSettings{}, nullptr),
+        reconciler_(nomad_, cilium_, state_, system_clock(), metrics_, calls_, LabelSettings{}, nullptr),
         queue_(system_clock(), 4, 10000, [this](WorkItem w) { labeler_.label(w); }) {
     queue_.start();
   }
@@ -34,6 +34,7 @@ class ReconcilerTest : public ::testing::Test {
   InMemoryNomad nomad_;
   InMemoryCilium cilium_;
   Metrics metrics_;
+  CallRecorder calls_{metrics_};
   state::StateStore state_;
   AllocLabeler labeler_;
   Reconciler reconciler_;
@@ -97,6 +98,40 @@ TEST_F(ReconcilerTest, DropsEntriesOfTerminalAndUnknownAllocationsOnly) {
   EXPECT_TRUE(doc->allocations.contains(elsewhere));
   EXPECT_FALSE(doc->allocations.contains(done));
   EXPECT_FALSE(doc->allocations.contains(gone));
+}
+
+TEST_F(ReconcilerTest, DeletedAllocationIsNotRebuiltFromListsThatStillShowItAlive) {
+  // The plugin's DEL runs before cilium-cni's DEL (the chain unwinds in reverse) and before the
+  // client tells Nomad the allocation stopped: for a while both lists still show it alive.
+  const std::string id = random_alloc_id();
+  nomad_.put(make_alloc(id));
+  auto ep = cilium_.add_init_endpoint(id, "10.200.3.1");
+  cilium_.set_identity_labels(ep, {"nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"});
+  bool removed = false;
+  ASSERT_TRUE(state_.remove_entry(id, removed));
+  auto report = run();
+  ASSERT_TRUE(report);
+  EXPECT_EQ(report->correct, 1u);
+  auto doc = state_.load();
+  ASSERT_TRUE(doc);
+  EXPECT_FALSE(doc->allocations.contains(id)) << "resurrected by the reconcile";
+  EXPECT_TRUE(doc->deleted.contains(id));
+}
+
+TEST_F(ReconcilerTest, TombstonesExpireAfterTheirTtl) {
+  const std::string old_id = random_alloc_id(), recent_id = random_alloc_id();
+  const long long now_ms = unix_millis(system_clock().wall_now());
+  const long long ttl_ms = std::chrono::duration_cast<std::chrono::milliseconds>(state::kTombstoneTtl).count();
+  ASSERT_TRUE(state_.update([&](state::StateDoc& d) {
+    d.deleted[old_id] = now_ms - ttl_ms - 1000;
+    d.deleted[recent_id] = now_ms - 1000;
+    return true;
+  }));
+  ASSERT_TRUE(run());
+  auto doc = state_.load();
+  ASSERT_TRUE(doc);
+  EXPECT_FALSE(doc->deleted.contains(old_id));
+  EXPECT_TRUE(doc->deleted.contains(recent_id));
 }
 
 TEST_F(ReconcilerTest, OrphanEndpointsAreReportedNeverDeleted) {

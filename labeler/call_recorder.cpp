@@ -1,0 +1,25 @@
+#include "labeler/call_recorder.h"
+
+#include <string>
+
+namespace cn::labeler {
+
+void CallRecorder::record(Peer peer, const Error* error) {
+  const std::string target = peer == Peer::nomad ? "nomad" : "cilium";
+  const std::string status = error == nullptr ? "ok" : std::string(to_string(error->kind));
+  metrics_.inc("cilium_nomad_api_calls_total", "target=\"" + target + "\",status=\"" + status + "\"");
+  Listener listener;
+  {
+    std::lock_guard lock(mu_);
+    listener = listener_;
+  }
+  // A cancelled call says nothing about the peer: shutdown, not an outage.
+  if (listener && !(error != nullptr && error->kind == ErrorKind::cancelled)) listener(peer, error);
+}
+
+void CallRecorder::set_listener(Listener listener) {
+  std::lock_guard lock(mu_);
+  listener_ = std::move(listener);
+}
+
+}  // namespace cn::labeler

@@ -1,0 +1,34 @@
+#pragma once
+// The one place an outside call's outcome is counted: cilium_nomad_api_calls_total{target,
+// status} with status "ok" or the error's kind (one scheme: a failure is never counted twice
+// under two names), and whoever listens for reachability (the health tracker).
+#include <functional>
+#include <mutex>
+
+#include "common/util/result.h"
+#include "common/util/retry_rule.h"
+#include "labeler/metrics.h"
+
+namespace cn::labeler {
+
+class CallRecorder {
+ public:
+  // Gets every outcome; `error` is nullptr on success.
+  using Listener = std::function<void(Peer peer, const Error* error)>;
+
+  explicit CallRecorder(Metrics& metrics) : metrics_(metrics) {}
+
+  void record(Peer peer, const Error* error);
+  template <class T>
+  void record(Peer peer, const std::expected<T, Error>& result) {
+    record(peer, result ? nullptr : &result.error());
+  }
+  void set_listener(Listener listener);
+
+ private:
+  Metrics& metrics_;
+  std::mutex mu_;
+  Listener listener_;
+};
+
+}  // namespace cn::labeler
