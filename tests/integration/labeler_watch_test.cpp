@@ -306,6 +306,35 @@ TEST_F(LabelerWatch, NodeWatchBacksOffOnServerErrorsAndRecovers) {
 
 // ---- events
 
+// The daemon's reconcile index here is the allocs table index a GC moved (no event), above the
+// fake's newest frame: the stream asked for the next one replays that frame (StartAtClosest).
+// It is already seen, not a restore; the next frame is used.
+TEST_F(LabelerWatch, EventStreamReplayBelowTheReconciledIndexIsNotAReset) {
+  std::string done = place();
+  fakes::StopOptions stop;
+  stop.client_status = "";
+  ASSERT_TRUE(fake.stop_alloc(done, stop));
+  const std::uint64_t newest_frame = fake.current_index();
+  ASSERT_TRUE(fake.gc_allocs({done}));
+  auto& api = client(fake, system_clock());
+  auto listed = api.node_allocations(kNode, 0, std::chrono::seconds{0}, system_clock().now() + 10s);
+  ASSERT_TRUE(listed);
+  ASSERT_GT(listed->index, newest_frame);
+  EventWatchOptions options;
+  options.initial_index = listed->index;
+  options.backoff = fast_backoff();
+  auto& w = start_events(api, system_clock(), options);
+  ASSERT_TRUE(fake.wait_for_streams(1));
+
+  std::string mine = place();
+  network(mine, "10.200.3.21");
+  ASSERT_TRUE(recorder.wait_for(1));
+  ASSERT_TRUE(eventually([&] { return w.last_index() == fake.current_index(); }));
+  EXPECT_EQ(recorder.ids(), (std::vector<std::string>{mine}));
+  EXPECT_EQ(errors("nomad_index_reset"), 0);
+  EXPECT_EQ(resyncs.load(), 0);
+}
+
 TEST_F(LabelerWatch, EventStreamDroppedAfterNEventsResumesWithoutLossOrDoubleApply) {
   fake.set_stream_drop_after(2);
   auto& api = client(fake, system_clock());
