@@ -104,27 +104,33 @@ void EventWatcher::on_frame(Session& s, const nomad::EventFrame& frame) {
   ++s.frames;
   const std::uint64_t last = last_index_.load();
   bool reset = false;
-  if (frame.index < s.min_index) {
-    // Asked for an index newer than the newest, Nomad replays its last batch, which is the
-    // frame handled last: already covered.
-    if (frame.index >= last) return;
-    // Older than that: the servers were restored from an older snapshot and count from a lower
-    // index now. Skipping such frames would skip every event until the index climbs back, and
-    // the per-allocation ModifyIndex memory would refuse updates of existing allocations too.
+  if (frame.index <= last) {
+    if (is_replay(s, frame.index)) {
+      log_->debug("event stream: replayed frame already seen: node={} index={} last={}", node_id_, frame.index, last);
+      return;
+    }
+    // A younger Raft log (see the header). Skipping its frames would skip every event until the
+    // index climbs back, and the per-allocation ModifyIndex memory would refuse updates of
+    // existing allocations too.
     reset = true;
     metrics_.inc("cilium_nomad_errors_total", "kind=\"nomad_index_reset\"");
     log_->warn("nomad index went backwards (servers restored?), forgetting what was seen and resyncing: node={} "
                "last={} got={}",
                node_id_, last, frame.index);
     seen_.clear();
-    s.min_index = frame.index;
     last_index_ = frame.index;
   }
   for (const auto& event : frame.events) on_event(event);
   if (frame.index > last_index_.load()) last_index_ = frame.index;
+  last_frame_ = frame.index;
   // After this frame's events, so that anything between the restore and now is caught by the
   // resync and nothing after it is missed by the stream.
   if (reset) resync_();
+}
+
+bool EventWatcher::is_replay(const Session& s, std::uint64_t frame_index) const {
+  if (s.frames != 1) return false;  // StartAtClosest hands out one older frame, the first
+  return last_frame_ == 0 ? frame_index <= last_index_.load() : frame_index == last_frame_;
 }
 
 void EventWatcher::on_event(const nomad::Event& event) {

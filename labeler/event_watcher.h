@@ -7,13 +7,24 @@
 //    events are filtered here: AllocationUpdated and PlanResult of THIS node whose allocation has
 //    an address and is not terminal.
 //  - Dedup: an event whose ModifyIndex is <= the one already seen for that allocation is
-//    skipped; the replayed last batch (Nomad replays it when asked for an index newer than the
-//    newest) is skipped too. A frame older than the last one handled means Nomad's index went
-//    backwards (restore from a snapshot): the dedup memory is dropped, the frame is used and a
-//    resync follows. Labels come from the job,
-//    group and namespace, which cannot change during an allocation's life (meta changes are
-//    destructive updates), so an allocation is enqueued once per address it reports, not once
-//    per client update: a health update or restart costs nothing (netreap weakness 18).
+//    skipped. Labels come from the job, group and namespace, which cannot change during an
+//    allocation's life (meta changes are destructive updates), so an allocation is enqueued once
+//    per address it reports, not once per client update: a health update or restart costs
+//    nothing (netreap weakness 18).
+//  - A frame at or below the last index handled is a replay or a restore. Event.Stream subscribes
+//    with StartAtClosest, never StartExactlyAtIndex (nomad/stream/event_broker.go Subscribe):
+//    asked for an index past its newest frame, the buffer hands out that newest frame and then
+//    only newer ones (nomad/stream/event_buffer.go StartAtClosest). A server holding our last
+//    frame thus replays exactly that frame, once, first; before any frame was handled, the replay
+//    is its newest frame at or below the daemon's reconcile index, which the reconcile covered.
+//    Such a first frame is already seen: skipped, no warning, no resync (is_replay). Any other
+//    frame at or below the last index comes from a Raft log younger than what we handled: a
+//    snapshot restored into a new cluster, or a rebuilt one counting from a lower index (a
+//    restore into the running cluster continues above the current index, hashicorp/raft's
+//    Restore, and closes every subscription, nomad/fsm.go Restore -> StateStore.Abandon, so the
+//    reconnect's resync covers it). Then the dedup memory is dropped, the frame is used and a
+//    resync follows. A follower that has not yet applied our last frame looks the same and gets
+//    the same treatment: one needless resync, nothing missed.
 //  - Job cache: none. Event payloads carry no Job and no JobModifyIndex, so a cache keyed by
 //    (namespace, job, JobModifyIndex) could never be looked up from an event; WorkItems go out
 //    without `alloc` and the worker makes one GET /v1/allocation/:id (which embeds the exact job
@@ -91,6 +102,8 @@ class EventWatcher final : public Watcher {
 
   bool on_line(Session& s, std::string_view line);
   void on_frame(Session& s, const nomad::EventFrame& frame);
+  // A subscription's first frame at or below the last index: the server's StartAtClosest replay.
+  bool is_replay(const Session& s, std::uint64_t frame_index) const;
   void on_event(const nomad::Event& event);
   void remember(const std::string& alloc_id, std::uint64_t modify_index);
 
@@ -106,6 +119,8 @@ class EventWatcher final : public Watcher {
 
   // Written only by run()'s thread (the stream calls on_line on it).
   std::atomic<std::uint64_t> last_index_;
+  // Index of the last frame handled; 0 until the first (last_index_ is the reconcile's until then).
+  std::uint64_t last_frame_ = 0;
   bool resync_pending_ = false;
   std::map<std::string, Seen> seen_;
 };

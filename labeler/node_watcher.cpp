@@ -54,12 +54,16 @@ void NodeWatcher::run(std::stop_token stop) {
     // Nomad never answers index 0 on purpose; treating it as 1 keeps an empty node's listing
     // from looking like a reset and from turning every query into a non-blocking one.
     const std::uint64_t got = std::max<std::uint64_t>(answer->index, 1);
-    if (asked > 0 && got < asked) {
+    if (asked > 0 && got < asked && explained_by_gc(answer->value)) {
+      log_->debug("node watch: index went down after garbage collection: node={} asked={} got={}", node_id_, asked,
+                  got);
+    } else if (asked > 0 && got < asked) {
       metrics_.inc("cilium_nomad_errors_total", "kind=\"nomad_index_reset\"");
       metrics_.inc("cilium_nomad_watch_reconnects_total", "mode=\"node\"");
       log_->warn("nomad index went backwards (servers restored?), resyncing: node={} asked={} got={}", node_id_, asked,
                  got);
       known_.clear();
+      known_complete_ = false;
       rebaseline_ = true;
       index_ = 0;
       continue;
@@ -97,7 +101,8 @@ void NodeWatcher::apply(const nomad::AllocationList& list, std::uint64_t asked, 
     const bool changed = alloc.modify_index > known || (asked == 0 && it == known_.end());
     // Terminal allocations are not tracked: they never need labels again, and untracked ones
     // fall back to the asked-index rule, which stays correct.
-    if (!alloc.is_terminal()) next[alloc.id] = std::max(alloc.modify_index, known);
+    // The exact ModifyIndex, not a max: explained_by_gc compares it with the next answers.
+    if (!alloc.is_terminal()) next[alloc.id] = alloc.modify_index;
     if (baseline || !changed || !wants_labels(alloc)) continue;
     if (enqueue_(watch_work_item(alloc, true))) {
       ++enqueued;
@@ -107,7 +112,8 @@ void NodeWatcher::apply(const nomad::AllocationList& list, std::uint64_t asked, 
       log_->warn("queue full, leaving the allocation to the next resync: alloc={} source=watch", alloc.id);
     }
   }
-  if (next.size() > options_.max_tracked) {
+  known_complete_ = next.size() <= options_.max_tracked;
+  if (!known_complete_) {
     // Keep the most recently modified; the dropped ones are old and stable.
     std::vector<std::pair<std::uint64_t, std::string>> order;
     order.reserve(next.size());
@@ -120,6 +126,21 @@ void NodeWatcher::apply(const nomad::AllocationList& list, std::uint64_t asked, 
     log_->info("node watch: node={} allocations={} enqueued={} baseline={}", node_id_, list.allocations.size(),
                enqueued, baseline);
   }
+}
+
+bool NodeWatcher::explained_by_gc(const nomad::AllocationList& list) const {
+  for (const auto& alloc : list.allocations) {
+    if (!alloc.node_id.empty() && alloc.node_id != node_id_) continue;
+    auto it = known_.find(alloc.id);
+    if (it != known_.end()) {
+      // Below the asked index no write can have touched it since the last answer.
+      if (alloc.modify_index != it->second) return false;
+    } else if (known_complete_ && !alloc.is_terminal()) {
+      // Live now means live in the last answer too (a terminal allocation never comes back).
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace cn::labeler

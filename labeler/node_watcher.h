@@ -9,10 +9,23 @@
 // has a larger one). Changed allocations that want labels become WorkItems with the allocation
 // attached.
 //
-// If Nomad's index goes backwards (servers restored from an older snapshot) every remembered
-// index is meaningless: the watcher forgets them, asks again from index 0 (a non-blocking full
-// listing that becomes the new baseline) and then requests a full resync. Errors back off
-// exponentially with full jitter on the injected clock.
+// X-Nomad-Index below the index asked with is normal after garbage collection: Node.GetAllocs
+// (nomad/node_endpoint.go) answers the max ModifyIndex of the allocations left, and the GC
+// (StateStore.DeleteEval, nomad/state/state_store.go) deletes the newest one like any other; the
+// parked query (blockingRPC, nomad/rpc.go) then answers that lower index when its wait runs out.
+// The GC only deletes, so every allocation left is one the last answer showed, at the same
+// ModifyIndex. The rule (explained_by_gc):
+//  - every allocation of the answer is remembered at exactly its ModifyIndex, or is terminal
+//    (never tracked), or nothing is remembered yet (the first answer after start, or after the
+//    memory overflowed): garbage collection. No warning, no resync: the watch blocks from the
+//    server's lower index, which every later write passes (Raft indexes only grow).
+//  - otherwise (an allocation at another ModifyIndex than remembered, or a live one never seen):
+//    the state went back in time, a snapshot restore or a rebuilt cluster counting from a lower
+//    index. Every remembered index is meaningless: the watcher forgets them, asks again from
+//    index 0 (a non-blocking full listing that becomes the new baseline) and requests a resync.
+// A restore whose state for this node equals the memory minus some allocations looks like a GC,
+// and is handled like one correctly: nothing remembered is wrong, and later writes still pass
+// the lower index. Errors back off exponentially with full jitter on the injected clock.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -66,6 +79,8 @@ class NodeWatcher final : public Watcher {
   std::chrono::seconds next_wait();
   // Diffs one answer against what we knew. `baseline`: remember only, enqueue nothing.
   void apply(const nomad::AllocationList& list, std::uint64_t asked, bool baseline);
+  // An answer below the asked index: whether the GC alone can explain it (see the top).
+  bool explained_by_gc(const nomad::AllocationList& list) const;
 
   nomad::NomadApi& nomad_;
   Clock& clock_;
@@ -79,6 +94,9 @@ class NodeWatcher final : public Watcher {
 
   std::atomic<std::uint64_t> index_;
   std::map<std::string, std::uint64_t> known_;  // live alloc ID -> ModifyIndex last seen
+  // known_ holds every live allocation of the last answer (false before the first answer and
+  // after the max_tracked bound dropped some): only then is a live unknown one evidence.
+  bool known_complete_ = false;
   bool rebaseline_ = false;  // after an index reset: the next (index 0) answer is a baseline
 };
 

@@ -218,6 +218,38 @@ TEST_F(LabelerWatch, NodeWatchWakesOnChangeAndEnqueuesOnlyThisNodesLabelableAllo
   EXPECT_EQ(resyncs.load(), 0);
 }
 
+// Against the fake's GC: the node's index goes down to the allocation left, the watch follows it
+// without a reset and still sees the next change.
+TEST_F(LabelerWatch, NodeWatchFollowsTheIndexDownAfterGarbageCollection) {
+  std::string kept = place();
+  network(kept, "10.200.3.17");
+  std::string done = place();
+  auto& api = client(fake, system_clock());
+  NodeWatchOptions options;
+  options.initial_index = modify_index(done);
+  options.backoff = fast_backoff();
+  options.min_quiet_interval = std::chrono::milliseconds{0};  // the fake's wait runs on its own clock
+  auto& w = start_node(api, system_clock(), options);
+  ASSERT_TRUE(fake.wait_for_blocked(1));
+  fakes::StopOptions stop;
+  stop.client_status = "";
+  ASSERT_TRUE(fake.stop_alloc(done, stop));
+  const std::uint64_t stopped = modify_index(done);
+  ASSERT_TRUE(eventually([&] { return w.index() == stopped && fake.blocked_queries() == 1; }));
+
+  ASSERT_TRUE(fake.gc_allocs({done}));
+  fake_clock.advance(400s);  // the parked query's wait runs out: it answers the lower index
+  const std::uint64_t kept_index = modify_index(kept);
+  ASSERT_TRUE(eventually([&] { return w.index() == kept_index && fake.blocked_queries() == 1; }));
+  EXPECT_EQ(resyncs.load(), 0);
+  EXPECT_EQ(errors("nomad_index_reset"), 0);
+  EXPECT_TRUE(recorder.items().empty());
+
+  network(kept, "10.200.3.18");
+  ASSERT_TRUE(recorder.wait_for(1));
+  EXPECT_EQ(recorder.ids(), (std::vector<std::string>{kept}));
+}
+
 TEST_F(LabelerWatch, NodeWatchSurvivesAnIndexReset) {
   std::string id = place();
   network(id, "10.200.3.17");
@@ -227,13 +259,18 @@ TEST_F(LabelerWatch, NodeWatchSurvivesAnIndexReset) {
   options.backoff = fast_backoff();
   auto& w = start_node(api, system_clock(), options);
   ASSERT_TRUE(fake.wait_for_blocked(1));
+  // One answer first: only what the watcher has seen can show that the state went back.
+  std::string pending = place();
+  const std::uint64_t pending_index = modify_index(pending);
+  ASSERT_TRUE(eventually([&] { return w.index() == pending_index && fake.blocked_queries() == 1; }));
 
   fake.reset_index(900);  // servers restored from an older snapshot
   fake_clock.advance(400s);  // the parked query's wait runs out: it answers with index 900
   ASSERT_TRUE(eventually([&] { return resyncs.load() == 1 && w.index() == 900 && fake.blocked_queries() == 1; }));
   // The fake records a request when it answers: the one parked at index 900 is not listed yet.
   auto asked = asked_indexes(fake, "node_allocations");
-  EXPECT_EQ(asked, (std::vector<std::uint64_t>{options.initial_index, 0})) << "restarted from index 0";
+  EXPECT_EQ(asked, (std::vector<std::uint64_t>{options.initial_index, pending_index, 0}))
+      << "restarted from index 0";
   EXPECT_TRUE(recorder.items().empty());
   EXPECT_EQ(errors("nomad_index_reset"), 1);
 
@@ -268,6 +305,35 @@ TEST_F(LabelerWatch, NodeWatchBacksOffOnServerErrorsAndRecovers) {
 }
 
 // ---- events
+
+// The daemon's reconcile index here is the allocs table index a GC moved (no event), above the
+// fake's newest frame: the stream asked for the next one replays that frame (StartAtClosest).
+// It is already seen, not a restore; the next frame is used.
+TEST_F(LabelerWatch, EventStreamReplayBelowTheReconciledIndexIsNotAReset) {
+  std::string done = place();
+  fakes::StopOptions stop;
+  stop.client_status = "";
+  ASSERT_TRUE(fake.stop_alloc(done, stop));
+  const std::uint64_t newest_frame = fake.current_index();
+  ASSERT_TRUE(fake.gc_allocs({done}));
+  auto& api = client(fake, system_clock());
+  auto listed = api.node_allocations(kNode, 0, std::chrono::seconds{0}, system_clock().now() + 10s);
+  ASSERT_TRUE(listed);
+  ASSERT_GT(listed->index, newest_frame);
+  EventWatchOptions options;
+  options.initial_index = listed->index;
+  options.backoff = fast_backoff();
+  auto& w = start_events(api, system_clock(), options);
+  ASSERT_TRUE(fake.wait_for_streams(1));
+
+  std::string mine = place();
+  network(mine, "10.200.3.21");
+  ASSERT_TRUE(recorder.wait_for(1));
+  ASSERT_TRUE(eventually([&] { return w.last_index() == fake.current_index(); }));
+  EXPECT_EQ(recorder.ids(), (std::vector<std::string>{mine}));
+  EXPECT_EQ(errors("nomad_index_reset"), 0);
+  EXPECT_EQ(resyncs.load(), 0);
+}
 
 TEST_F(LabelerWatch, EventStreamDroppedAfterNEventsResumesWithoutLossOrDoubleApply) {
   fake.set_stream_drop_after(2);

@@ -155,6 +155,11 @@ class FakeNomad {
   Status stop_alloc(const std::string& alloc_id, StopOptions options = {});
   std::optional<Alloc> alloc(const std::string& alloc_id) const;
   std::vector<std::string> alloc_ids() const;
+  // The server's garbage collection of terminal allocations (core scheduler, then
+  // StateStore.DeleteEval): they leave the state, the allocs table index moves to the GC's Raft
+  // index, no event is published. A node's allocation index can then go down (GetAllocs answers
+  // the max ModifyIndex of what is left). Refuses live and unknown allocations.
+  Status gc_allocs(const std::vector<std::string>& alloc_ids);
 
   std::uint64_t current_index() const;
   // Unrelated Raft traffic: the next mutation gets index `next` (ignored unless it moves forward).

@@ -540,6 +540,23 @@ std::vector<std::string> FakeNomad::alloc_ids() const {
   return out;
 }
 
+Status FakeNomad::gc_allocs(const std::vector<std::string>& alloc_ids) {
+  Lock lock(mu_);
+  for (const auto& id : alloc_ids) {
+    auto it = allocs_.find(id);
+    if (it == allocs_.end()) return fail("alloc not found: " + id);
+    // nomad/core_sched.go collects only allocations whose TerminalStatus() is true.
+    if (!it->second.terminal()) return fail("alloc is not terminal: " + id);
+  }
+  // EvalDeleteRequestType has no entry in nomad/state/events.go MsgTypeEvents: the Raft index
+  // moves but the event stream sees nothing.
+  std::uint64_t idx = bump_locked();
+  for (const auto& id : alloc_ids) allocs_.erase(id);
+  allocs_index_ = idx;
+  commit_locked(idx, {});  // wakes blocking queries, which re-run and may find a lower index
+  return {};
+}
+
 std::uint64_t FakeNomad::current_index() const {
   Lock lock(mu_);
   return index_;

@@ -60,6 +60,41 @@ TEST_F(NomadApi, NodeAllocationsIndexIsMaxModifyIndexOfThatNode) {
   EXPECT_EQ(unknown.body, "[]");
 }
 
+// GetAllocs (nomad/node_endpoint.go) answers the max ModifyIndex of the node's allocations that
+// are left, so collecting the newest one makes the index go down; blockingRPC (nomad/rpc.go)
+// re-runs a parked query on the deletion but keeps it parked while the index is not above
+// ?index, so the lower index only shows once the wait runs out. With nothing left the answer is
+// the allocs table index, which the GC itself moved up (StateStore.DeleteEval).
+TEST_F(NomadApi, GarbageCollectionLowersTheNodeIndexToTheNewestAllocationLeft) {
+  std::string older = place();
+  const std::uint64_t older_index = fake.current_index();
+  std::string newer = place();
+  StopOptions stop;
+  stop.client_status = "";
+  ASSERT_TRUE(fake.stop_alloc(newer, stop));
+  const std::string node_path = std::string("/v1/node/") + kRefNode + "/allocations";
+  const std::string asked = std::to_string(fake.current_index());
+  ASSERT_EQ(header(get(fake, node_path), "X-Nomad-Index"), asked);
+
+  auto pending = async_get(node_path + "?index=" + asked + "&wait=100ms");
+  ASSERT_TRUE(fake.wait_for_blocked(1));
+  ASSERT_TRUE(fake.gc_allocs({newer}));
+  EXPECT_EQ(pending.wait_for(50ms), std::future_status::timeout) << "a lower index does not answer a parked query";
+  clock.advance(100ms);
+  ASSERT_EQ(pending.wait_for(5s), std::future_status::ready);
+  auto r = pending.get();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(header(r, "X-Nomad-Index"), std::to_string(older_index));
+  auto list = json::parse(r.body);
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0]["ID"], older);
+
+  EXPECT_FALSE(fake.gc_allocs({older})) << "a live allocation is never collected";
+  ASSERT_TRUE(fake.stop_alloc(older, stop));
+  ASSERT_TRUE(fake.gc_allocs({older}));
+  EXPECT_EQ(header(get(fake, node_path), "X-Nomad-Index"), std::to_string(fake.current_index()));
+}
+
 TEST_F(NomadApi, BlockingQueryWakesOnlyOnThisNodesChange) {
   place();
   std::uint64_t start = fake.current_index();

@@ -84,6 +84,19 @@ TEST_F(NomadStreamSmallBuffer, IndexNewerThanTheNewestReplaysTheLastBatch) {
   EXPECT_EQ(replay("9223372036854775807"), (std::vector<std::uint64_t>{1006}));
 }
 
+// A GC moves the Raft index and the allocs table index without an event (EvalDeleteRequestType is
+// not in nomad/state/events.go MsgTypeEvents): asked for the index after it, StartAtClosest
+// replays the newest frame, which is below the index asked for.
+TEST_F(NomadStreamSmallBuffer, AfterAGcTheReplayedFrameIsBelowTheIndexAskedFor) {
+  std::string done = place();  // frame 1007
+  StopOptions stop;
+  stop.client_status = "";
+  ASSERT_TRUE(fake.stop_alloc(done, stop));  // frame 1008
+  ASSERT_TRUE(fake.gc_allocs({done}));       // index 1009, no frame
+  EXPECT_EQ(fake.current_index(), 1009u);
+  EXPECT_EQ(replay("1010"), (std::vector<std::uint64_t>{1008}));
+}
+
 TEST_F(NomadStreamSmallBuffer, LaggingSubscriberIsCut) {
   fake.set_stream_transport(StreamTransport::kChunked);
   StreamRun run(fake, "/v1/event/stream?topic=Allocation&index=1006");

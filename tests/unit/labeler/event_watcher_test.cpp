@@ -220,6 +220,40 @@ TEST_F(EventWatch, DroppedStreamResumesAtLastIndexPlusOneAndResyncs) {
   EXPECT_EQ(metrics.get("cilium_nomad_watch_reconnects_total", "mode=\"events\""), 1);
 }
 
+// The reconcile index is the node's newest ModifyIndex, not a frame: when nothing newer was
+// published, StartAtClosest replays the server's newest frame, which can be below it. The
+// reconcile covered it; it is neither used nor a restore.
+TEST_F(EventWatch, ReplayBelowTheReconciledIndexAtStartIsAlreadySeen) {
+  nomad.script_stream(Script{{"{}",
+                              frame(1290, {Ev(1, "10.200.3.1")}),  // the server's newest frame
+                              frame(1301, {Ev(2, "10.200.3.2")})},
+                             std::nullopt, true});
+  start();
+  ASSERT_TRUE(eventually([&] { return watcher->last_index() == 1301; }));
+  ASSERT_TRUE(recorder.wait_for(1));
+  EXPECT_EQ(recorder.ids(), (std::vector<std::string>{uuid(2)}));
+  EXPECT_EQ(errors("nomad_index_reset"), 0);
+  EXPECT_EQ(resyncs.load(), 0);
+}
+
+// A younger Raft log (a snapshot restored into a new cluster): after the reconnect every frame is
+// below the last one handled. Not a replay: used, with the memory dropped and a resync.
+TEST_F(EventWatch, YoungerLogAfterReconnectIsAResetAndItsFramesAreUsed) {
+  nomad.script_stream(Script{{"{}", frame(1301, {Ev(1, "10.200.3.1")}),
+                              frame(1302, {Ev(2, "10.200.3.2")})}});  // then EOF
+  nomad.script_stream(Script{{"{}", frame(41, {Ev(3, "10.200.3.3")}), frame(42, {Ev(1, "10.200.3.1")})},
+                             std::nullopt, true});
+  start(with_backoff(4s));
+  ASSERT_TRUE(backing_off_after(1));
+  clock.advance(4s);
+  ASSERT_TRUE(recorder.wait_for(4));
+  ASSERT_TRUE(eventually([&] { return watcher->last_index() == 42 && resyncs.load() == 2; }));
+  EXPECT_EQ(nomad.stream_queries()[1].index, 1303u);
+  EXPECT_EQ(recorder.ids(), (std::vector<std::string>{uuid(1), uuid(2), uuid(3), uuid(1)}))
+      << "alloc 1 at index 42 is not refused by what was seen at 1301";
+  EXPECT_EQ(errors("nomad_index_reset"), 1);
+}
+
 TEST_F(EventWatch, StreamEndingBeforeFirstHeartbeatIsAnErrorRetriedWithBackoff) {
   for (int i = 0; i < 3; ++i) {
     nomad.script_stream(Script{{}, Error{ErrorKind::transport, "event stream ended before the first heartbeat", 0, 0}});

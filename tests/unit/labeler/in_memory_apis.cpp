@@ -33,13 +33,15 @@ nomad::Allocation make_alloc(const std::string& id, const std::string& job, cons
 
 void InMemoryNomad::put(nomad::Allocation alloc) {
   std::lock_guard lock(mu_);
+  table_index_ = std::max(table_index_, alloc.modify_index);
   allocs_[alloc.id] = std::move(alloc);
   cv_.notify_all();
 }
 
-void InMemoryNomad::remove(const std::string& alloc_id) {
+void InMemoryNomad::remove(const std::string& alloc_id, std::uint64_t gc_index) {
   std::lock_guard lock(mu_);
   allocs_.erase(alloc_id);
+  table_index_ = std::max(table_index_, gc_index);
   cv_.notify_all();
 }
 
@@ -78,11 +80,13 @@ bool InMemoryNomad::wait_for_blocked(int n, std::chrono::milliseconds timeout) c
 
 std::uint64_t InMemoryNomad::node_index_locked(std::string_view node) const {
   if (index_override_) return *index_override_;
-  std::uint64_t index = 0;
+  // Node.GetAllocs (nomad/node_endpoint.go): the max ModifyIndex of the node's allocations, or the
+  // allocs table index when it has none left.
+  std::optional<std::uint64_t> index;
   for (const auto& [id, a] : allocs_) {
-    if (a.node_id == node) index = std::max(index, a.modify_index);
+    if (a.node_id == node) index = std::max(index.value_or(0), a.modify_index);
   }
-  return index;
+  return index.value_or(table_index_);
 }
 
 void InMemoryNomad::script_stream(StreamScript script) {

@@ -40,7 +40,10 @@ class InMemoryNomad : public nomad::NomadApi {
   void expire_blocking();
   // X-Nomad-Index answered for node_allocations instead of the max ModifyIndex (index resets).
   void set_index(std::optional<std::uint64_t> index);
-  void remove(const std::string& alloc_id);
+  // Nomad's GC of an allocation at Raft index `gc_index`: the node's index falls to the newest
+  // allocation left (or, with none left, to the allocs table index the GC moved up), and a parked
+  // query stays parked until expire_blocking(), as blockingRPC keeps it while not above ?index.
+  void remove(const std::string& alloc_id, std::uint64_t gc_index = 0);
   std::vector<std::uint64_t> node_allocation_indexes() const;  // ?index= of each call
   int blocked() const;
   bool wait_for_blocked(int n, std::chrono::milliseconds timeout = std::chrono::seconds{10}) const;
@@ -71,6 +74,7 @@ class InMemoryNomad : public nomad::NomadApi {
   bool blocking_ = false;
   std::uint64_t expire_generation_ = 0;
   std::optional<std::uint64_t> index_override_;
+  std::uint64_t table_index_ = 0;  // Nomad's "allocs" table index: the last write or GC
   std::vector<std::uint64_t> node_indexes_;
   int blocked_ = 0;
   std::deque<StreamScript> scripts_;

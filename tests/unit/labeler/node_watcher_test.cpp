@@ -163,26 +163,108 @@ TEST_F(NodeWatch, WithoutSeedTheFirstListingEnqueuesEverythingThatWantsLabels) {
   EXPECT_EQ(nomad.node_allocation_indexes(), (std::vector<std::uint64_t>{0, 102}));
 }
 
-TEST_F(NodeWatch, IndexResetRequestsResyncAndRestartsFromZero) {
-  nomad.put(alloc(1, 1240));
-  start(seeded(1240));
+// Nomad's GC deletes the newest allocation: GetAllocs answers the max ModifyIndex of what is
+// left, below the index asked with, once the wait runs out. Normal operation, not a restore.
+TEST_F(NodeWatch, GarbageCollectionLoweringTheIndexIsNotAReset) {
+  nomad.put(alloc(1, 100));
+  nomad.put(alloc(2, 110, "10.200.3.18", "complete"));
+  start(seeded(110));
   ASSERT_TRUE(nomad.wait_for_blocked(1));
+  nomad.put(alloc(3, 120, "10.200.3.19"));
+  ASSERT_TRUE(recorder.wait_for(1));
+  ASSERT_TRUE(eventually([&] { return watcher->index() == 120 && nomad.blocked() == 1; }));
 
-  // Servers restored from an older snapshot: every index is lower now.
+  nomad.remove(uuid(3), 130);  // stopped and collected: the newest left is alloc 1 at 100
+  nomad.remove(uuid(2), 130);
+  nomad.expire_blocking();
+  // The double answers at once where Nomad waits the query out: the quiet pause applies.
+  ASSERT_TRUE(sleeping_after(2));
+  clock.advance(1s);
+  ASSERT_TRUE(eventually([&] { return watcher->index() == 100 && nomad.blocked() == 1; }));
+  EXPECT_EQ(nomad.node_allocation_indexes(), (std::vector<std::uint64_t>{110, 120, 100}))
+      << "blocks from the server's index, no index-0 listing";
+  EXPECT_EQ(resyncs.load(), 0);
+  EXPECT_EQ(metrics.get("cilium_nomad_errors_total", "kind=\"nomad_index_reset\""), 0);
+  EXPECT_EQ(metrics.get("cilium_nomad_watch_reconnects_total", "mode=\"node\""), 0);
+
+  nomad.put(alloc(4, 140, "10.200.3.20"));  // and later changes still wake it
+  ASSERT_TRUE(recorder.wait_for(2));
+  EXPECT_EQ(recorder.ids(), (std::vector<std::string>{uuid(3), uuid(4)}));
+}
+
+// The first blocking query after start parks up to 5 minutes on the daemon's reconcile index,
+// with nothing remembered yet: a GC in that window must not look like a restore either.
+TEST_F(NodeWatch, GarbageCollectionBeforeTheFirstAnswerIsNotAReset) {
+  nomad.put(alloc(1, 100));
+  nomad.put(alloc(2, 110, "10.200.3.18", "failed"));
+  start(seeded(110));
+  ASSERT_TRUE(nomad.wait_for_blocked(1));
+  nomad.remove(uuid(2), 115);
+  nomad.expire_blocking();
+  ASSERT_TRUE(sleeping_after(1));
+  clock.advance(1s);
+  ASSERT_TRUE(eventually([&] { return watcher->index() == 100 && nomad.blocked() == 1; }));
+  EXPECT_EQ(nomad.node_allocation_indexes(), (std::vector<std::uint64_t>{110, 100}));
+  EXPECT_EQ(resyncs.load(), 0);
+  EXPECT_EQ(metrics.get("cilium_nomad_errors_total", "kind=\"nomad_index_reset\""), 0);
+  EXPECT_TRUE(recorder.items().empty());
+}
+
+// With none left, GetAllocs answers the allocs table index, which the GC moved up.
+TEST_F(NodeWatch, CollectingEveryAllocationMovesTheIndexUp) {
+  nomad.put(alloc(1, 100, "10.200.3.17", "complete"));
+  start(seeded(100));
+  ASSERT_TRUE(nomad.wait_for_blocked(1));
+  nomad.remove(uuid(1), 150);
+  nomad.expire_blocking();
+  ASSERT_TRUE(eventually([&] { return watcher->index() == 150 && nomad.blocked() == 1; }));
+  EXPECT_EQ(resyncs.load(), 0);
+}
+
+TEST_F(NodeWatch, IndexResetRequestsResyncAndRestartsFromZero) {
+  nomad.put(alloc(1, 1200));
+  start(seeded(1200));
+  ASSERT_TRUE(nomad.wait_for_blocked(1));
+  nomad.put(alloc(2, 1240, "10.200.3.18"));
+  ASSERT_TRUE(recorder.wait_for(1));
+  ASSERT_TRUE(eventually([&] { return watcher->index() == 1240 && nomad.blocked() == 1; }));
+
+  // Servers restored from an older snapshot into a younger Raft log: alloc 1 is back to an
+  // older version, which no GC can produce.
+  nomad.remove(uuid(2));
   nomad.put(alloc(1, 40));
   nomad.set_index(50);
   nomad.expire_blocking();
   ASSERT_TRUE(eventually([&] { return resyncs.load() == 1 && nomad.blocked() == 1; }));
-  EXPECT_EQ(nomad.node_allocation_indexes(), (std::vector<std::uint64_t>{1240, 0, 50}));
-  EXPECT_TRUE(recorder.items().empty()) << "the resync labels what the baseline listing showed";
+  EXPECT_EQ(nomad.node_allocation_indexes(), (std::vector<std::uint64_t>{1200, 1240, 0, 50}));
+  EXPECT_EQ(recorder.items().size(), 1u) << "the resync labels what the baseline listing showed";
   EXPECT_EQ(metrics.get("cilium_nomad_errors_total", "kind=\"nomad_index_reset\""), 1);
 
   // And it keeps watching from the new index.
   nomad.set_index(std::nullopt);
-  nomad.put(alloc(2, 60, "10.200.3.30"));
-  ASSERT_TRUE(recorder.wait_for(1));
-  EXPECT_EQ(recorder.ids(), (std::vector<std::string>{uuid(2)}));
+  nomad.put(alloc(3, 60, "10.200.3.30"));
+  ASSERT_TRUE(recorder.wait_for(2));
+  EXPECT_EQ(recorder.ids(), (std::vector<std::string>{uuid(2), uuid(3)}));
   EXPECT_EQ(resyncs.load(), 1);
+}
+
+// A younger log (a cluster rebuilt, its index restarted near zero) shows a live allocation this
+// node never had below the index it asked with: impossible after a GC, so a reset.
+TEST_F(NodeWatch, UnknownLiveAllocationBelowTheAskedIndexIsAReset) {
+  nomad.put(alloc(1, 1200));
+  start(seeded(1200));
+  ASSERT_TRUE(nomad.wait_for_blocked(1));
+  nomad.put(alloc(2, 1240, "10.200.3.18"));
+  ASSERT_TRUE(recorder.wait_for(1));
+  ASSERT_TRUE(eventually([&] { return watcher->index() == 1240 && nomad.blocked() == 1; }));
+
+  nomad.remove(uuid(1));
+  nomad.remove(uuid(2));
+  nomad.put(alloc(7, 30, "10.200.3.70"));
+  nomad.expire_blocking();
+  ASSERT_TRUE(eventually([&] { return resyncs.load() == 1 && nomad.blocked() == 1; }));
+  EXPECT_EQ(nomad.node_allocation_indexes(), (std::vector<std::uint64_t>{1200, 1240, 0, 30}));
+  EXPECT_EQ(metrics.get("cilium_nomad_errors_total", "kind=\"nomad_index_reset\""), 1);
 }
 
 TEST_F(NodeWatch, BacksOffOnServerErrorsAndRecovers) {
