@@ -16,6 +16,7 @@ LabelerDaemon::LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium
                              std::shared_ptr<spdlog::logger> log)
     : config_(std::move(config)), nomad_(nomad), cilium_(cilium), clock_(clock),
       log_(log ? std::move(log) : spdlog::default_logger()),
+      health_(clock_, config_.unhealthy_after),
       state_({config_.state_file}, clock_, log_) {
   LabelSettings settings{config_.policy, config_.call_timeout, config_.item_budget};
   labeler_ = std::make_unique<AllocLabeler>(nomad_, cilium_, state_, clock_, metrics_, settings, log_);
@@ -86,6 +87,7 @@ Status LabelerDaemon::start(std::stop_token stop) {
   }
   if (stop.stop_requested()) return {};
   ready_ = true;
+  health_.started();
   metrics_.set("cilium_nomad_ready", 1);
   set_reason("");
   log_->info("ready: node={}", node_id_);

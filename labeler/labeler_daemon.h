@@ -13,6 +13,7 @@
 
 #include "labeler/alloc_labeler.h"
 #include "labeler/daemon_config.h"
+#include "labeler/health_tracker.h"
 #include "labeler/notify_server.h"
 #include "labeler/orphan_collector.h"
 #include "labeler/reconciler.h"
@@ -37,6 +38,8 @@ class LabelerDaemon {
   bool ready() const { return ready_; }
   std::string not_ready_reason() const;
   Metrics& metrics() { return metrics_; }
+  // What /healthz reports once started. Feed it succeeded()/failed() where API calls are made.
+  HealthTracker& health() { return health_; }
   WorkQueue& queue() { return *queue_; }
   const std::string& node_id() const { return node_id_; }
   Result<ReconcileReport> reconcile_now();
@@ -56,6 +59,7 @@ class LabelerDaemon {
   Clock& clock_;
   std::shared_ptr<spdlog::logger> log_;
   Metrics metrics_;
+  HealthTracker health_;
   state::StateStore state_;
   std::unique_ptr<AllocLabeler> labeler_;
   std::unique_ptr<Reconciler> reconciler_;
