@@ -4,6 +4,19 @@
 
 namespace cn::labeler {
 
+bool counts_as_unreachable(const Error& error) {
+  switch (error.kind) {
+    case ErrorKind::transport:
+    case ErrorKind::timeout:
+    case ErrorKind::tls:
+      return true;
+    case ErrorKind::http:
+      return error.status >= 500;
+    default:
+      return false;
+  }
+}
+
 void CallRecorder::record(Peer peer, const Error* error) {
   const std::string target = peer == Peer::nomad ? "nomad" : "cilium";
   const std::string status = error == nullptr ? "ok" : std::string(to_string(error->kind));

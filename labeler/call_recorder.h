@@ -11,6 +11,10 @@
 
 namespace cn::labeler {
 
+// No usable answer, or a server that answered it cannot serve (5xx): what health counts as the
+// peer being unreachable. A 4xx is an answer.
+bool counts_as_unreachable(const Error& error);
+
 class CallRecorder {
  public:
   // Gets every outcome; `error` is nullptr on success.

@@ -31,6 +31,8 @@ struct DaemonConfig {
   std::chrono::seconds resync_interval{300};  // 0: startup reconcile only
   WatchMode watch = WatchMode::kNode;
   std::string metrics_addr = "127.0.0.1:9810";  // empty: no metrics/health server
+  // --unhealthy-after: how long Cilium or Nomad may stay unreachable before /healthz says so.
+  std::chrono::seconds unhealthy_after{60};
   bool gc_endpoints = false;
   std::chrono::seconds gc_grace{600};
   std::vector<unsigned> allowed_uids = {0};

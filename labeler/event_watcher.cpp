@@ -13,10 +13,10 @@ constexpr std::string_view kAllocationTopic = "Allocation";
 
 }  // namespace
 
-EventWatcher::EventWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics, std::string node_id,
+EventWatcher::EventWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics, CallRecorder& calls, std::string node_id,
                            EnqueueFn enqueue, ResyncFn resync, std::shared_ptr<spdlog::logger> log,
                            EventWatchOptions options)
-    : nomad_(nomad), clock_(clock), metrics_(metrics), node_id_(std::move(node_id)), enqueue_(std::move(enqueue)),
+    : nomad_(nomad), clock_(clock), metrics_(metrics), calls_(calls), node_id_(std::move(node_id)), enqueue_(std::move(enqueue)),
       resync_(std::move(resync)), log_(log ? std::move(log) : spdlog::default_logger()), options_(std::move(options)),
       rng_(options_.seed != 0 ? options_.seed : std::random_device{}()), last_index_(options_.initial_index) {}
 
@@ -37,6 +37,12 @@ void EventWatcher::run(std::stop_token stop) {
         query, [&](std::string_view line) { return !stop.stop_requested() && on_line(s, line); },
         options_.idle_timeout, stop);
     if (stop.stop_requested()) break;
+    // A stream that delivered a line reached Nomad, whatever ended it later.
+    if (s.got_line || status) {
+      calls_.record(Peer::nomad, nullptr);
+    } else {
+      calls_.record(Peer::nomad, &status.error());
+    }
 
     // Whatever ended this stream, the next one must be followed by a resync: events may have
     // fallen out of Nomad's buffer in between, and a resubscribe may add namespaces.

@@ -52,6 +52,7 @@
 #include "common/nomad/client/nomad_api.h"
 #include "common/nomad/model/event_frame.h"
 #include "common/util/clock.h"
+#include "labeler/call_recorder.h"
 #include "labeler/metrics.h"
 #include "labeler/watcher.h"
 
@@ -75,7 +76,7 @@ struct EventWatchOptions {
 
 class EventWatcher final : public Watcher {
  public:
-  EventWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics, std::string node_id, EnqueueFn enqueue,
+  EventWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics, CallRecorder& calls, std::string node_id, EnqueueFn enqueue,
                ResyncFn resync, std::shared_ptr<spdlog::logger> log, EventWatchOptions options = {});
 
   void run(std::stop_token stop) override;
@@ -110,6 +111,7 @@ class EventWatcher final : public Watcher {
   nomad::NomadApi& nomad_;
   Clock& clock_;
   Metrics& metrics_;
+  CallRecorder& calls_;
   std::string node_id_;
   EnqueueFn enqueue_;
   ResyncFn resync_;

@@ -16,6 +16,7 @@ LabelerDaemon::LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium
                              std::shared_ptr<spdlog::logger> log)
     : config_(std::move(config)), nomad_(nomad), cilium_(cilium), clock_(clock),
       log_(log ? std::move(log) : spdlog::default_logger()),
+      health_(clock_, config_.unhealthy_after),
       state_({config_.state_file}, clock_, log_) {
   LabelSettings settings;
   settings.policy = config_.policy;
@@ -33,6 +34,16 @@ LabelerDaemon::LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium
                                            metrics_, log_);
   queue_ = std::make_unique<WorkQueue>(clock_, config_.workers, config_.max_queued,
                                        [this](WorkItem item) { process(std::move(item)); });
+  // Health follows every outside call: any answer shows the peer is there; no answer (or a
+  // server error) starts or extends an outage.
+  calls_.set_listener([this](Peer peer, const Error* error) {
+    const Dependency dep = peer == Peer::cilium ? Dependency::kCilium : Dependency::kNomad;
+    if (error == nullptr || !counts_as_unreachable(*error)) {
+      health_.succeeded(dep);
+    } else {
+      health_.failed(dep, std::string(to_string(error->kind)) + ": " + error->message);
+    }
+  });
 }
 
 LabelerDaemon::~LabelerDaemon() { stop(); }
@@ -100,6 +111,7 @@ Status LabelerDaemon::start(std::stop_token stop) {
   }
   if (halt.stop_requested()) return {};
   ready_ = true;
+  health_.started();
   metrics_.set("cilium_nomad_ready", 1);
   set_reason("");
   log_->info("ready: node={}", node_id_);
@@ -126,13 +138,13 @@ void LabelerDaemon::start_watcher(std::uint64_t index) {
     case WatchMode::kNode: {
       NodeWatchOptions options;
       options.initial_index = index;  // the first reconcile covered everything up to here
-      watcher_ = std::make_unique<NodeWatcher>(nomad_, clock_, metrics_, node_id_, enqueue, resync, log_, options);
+      watcher_ = std::make_unique<NodeWatcher>(nomad_, clock_, metrics_, calls_, node_id_, enqueue, resync, log_, options);
       break;
     }
     case WatchMode::kEvents: {
       EventWatchOptions options;
       options.initial_index = index;  // the stream resumes right after the first reconcile
-      watcher_ = std::make_unique<EventWatcher>(nomad_, clock_, metrics_, node_id_, enqueue, resync, log_, options);
+      watcher_ = std::make_unique<EventWatcher>(nomad_, clock_, metrics_, calls_, node_id_, enqueue, resync, log_, options);
       break;
     }
     case WatchMode::kNone:

@@ -15,6 +15,7 @@
 #include "labeler/alloc_labeler.h"
 #include "labeler/call_recorder.h"
 #include "labeler/daemon_config.h"
+#include "labeler/health_tracker.h"
 #include "labeler/notify_server.h"
 #include "labeler/orphan_collector.h"
 #include "labeler/reconciler.h"
@@ -40,6 +41,7 @@ class LabelerDaemon {
   std::string not_ready_reason() const;
   Metrics& metrics() { return metrics_; }
   CallRecorder& calls() { return calls_; }
+  HealthTracker& health() { return health_; }
   WorkQueue& queue() { return *queue_; }
   const std::string& node_id() const { return node_id_; }
   Result<ReconcileReport> reconcile_now(std::stop_token stop = {});
@@ -64,6 +66,7 @@ class LabelerDaemon {
   std::shared_ptr<spdlog::logger> log_;
   Metrics metrics_;
   CallRecorder calls_{metrics_};
+  HealthTracker health_;
   state::StateStore state_;
   std::unique_ptr<AllocLabeler> labeler_;
   std::unique_ptr<Reconciler> reconciler_;

@@ -1,10 +1,6 @@
 // cilium-nomad-labeler: thin CLI over the labeler library.
-#include <signal.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <iostream>
-#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
@@ -14,6 +10,8 @@
 #include "common/nomad/client/curl_nomad_client.h"
 #include "labeler/labeler_daemon.h"
 #include "labeler/logging.h"
+#include "labeler/readiness.h"
+#include "labeler/signal_watcher.h"
 #include "labeler/state_command.h"
 #include "labeler/status_server.h"
 
@@ -30,6 +28,7 @@ struct RunFlags {
   std::string watch = "node";
   long long resync_seconds = 300;
   long long gc_grace_seconds = 600;
+  long long unhealthy_after_seconds = 60;
 };
 
 const char* env_or_null(const char* name) {
@@ -37,23 +36,9 @@ const char* env_or_null(const char* name) {
   return v && *v ? v : nullptr;
 }
 
-// SIGTERM/SIGINT are taken by one thread with sigwait; every other thread has them blocked, so
-// shutdown is an ordinary stop request, never code running in a signal handler.
-std::jthread signal_thread(std::stop_source& stop) {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  return std::jthread([&stop, set] {
-    int sig = 0;
-    sigwait(&set, &sig);
-    spdlog::info("signal received, shutting down: signal={}", sig);
-    stop.request_stop();
-  });
-}
-
 int run(labeler::DaemonConfig config, const RunFlags& flags) {
+  // Before any thread exists (the clients may start some), so that all of them inherit it.
+  labeler::SignalWatcher::block_signals();
   if (auto ok = labeler::setup_logging(flags.log_level, flags.log_format); !ok) {
     std::cerr << ok.error().message << "\n";
     return 2;
@@ -69,6 +54,7 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
   else if (flags.watch == "none") config.watch = labeler::WatchMode::kNone;
   config.resync_interval = std::chrono::seconds{flags.resync_seconds};
   config.gc_grace = std::chrono::seconds{flags.gc_grace_seconds};
+  config.unhealthy_after = std::chrono::seconds{flags.unhealthy_after_seconds};
 
   auto nomad_config = nomad::NomadClientConfig::from_env(env_or_null);
   if (!nomad_config) {
@@ -85,17 +71,20 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
   spdlog::info("starting cilium-nomad-labeler v{}: nomad={{{}}} cilium={{{}}} meta_labels={}", CN_VERSION,
                nomad_config->redacted(), cilium_client.config().describe(), flags.meta_labels.empty() ? "-" : flags.meta_labels);
 
+  // Declared first, destroyed last: every return below, early ones included, wakes and joins
+  // the signal thread, so a daemon that cannot start exits instead of waiting for a signal.
   std::stop_source stop;
-  auto signals = signal_thread(stop);
+  labeler::SignalWatcher signals(stop, spdlog::default_logger());
   labeler::LabelerDaemon daemon(config, **nomad_client, cilium_client, system_clock(), spdlog::default_logger());
 
   std::unique_ptr<labeler::StatusServer> status;
   if (!config.metrics_addr.empty()) {
     status = std::make_unique<labeler::StatusServer>(daemon.metrics(), [&daemon] {
-      return std::pair<bool, std::string>{daemon.ready(), daemon.not_ready_reason()};
+      auto verdict = labeler::daemon_readiness(daemon);
+      return std::pair<bool, std::string>{verdict.ready, verdict.reason};
     });
     if (auto ok = status->start(config.metrics_addr); !ok) {
-      spdlog::error("metrics server: {}", ok.error().message);
+      spdlog::error("cannot start: {}", ok.error().message);
       return 1;
     }
   }
@@ -110,8 +99,6 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
   daemon.stop();
   if (status) status->stop();
   spdlog::info("stopped");
-  // Unblock the signal thread if we stopped for another reason.
-  if (!signals.get_stop_token().stop_requested()) ::kill(::getpid(), SIGTERM);
   return 0;
 }
 
@@ -143,6 +130,9 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::IsMember({"node", "events", "none"}));
   run_cmd->add_option("--metrics-addr", config.metrics_addr, "HOST:PORT for /metrics and /healthz (empty: off)")
       ->capture_default_str();
+  run_cmd->add_option("--unhealthy-after", flags.unhealthy_after_seconds,
+                      "Seconds Cilium or Nomad may stay unreachable before /healthz reports not ready")
+      ->capture_default_str()->check(CLI::Range(1LL, 86400LL));
   run_cmd->add_flag("--gc-endpoints", config.gc_endpoints, "Delete orphaned endpoints after the grace period");
   run_cmd->add_option("--gc-grace", flags.gc_grace_seconds, "Seconds an endpoint stays orphaned before deletion")
       ->capture_default_str();

@@ -29,7 +29,7 @@ const std::map<std::string, std::pair<std::string, std::string>>& declared() {
       {"cilium_nomad_queue_depth", {"gauge", "Allocations waiting in the work queue"}},
       {"cilium_nomad_orphan_endpoints", {"gauge", "Endpoints of allocations Nomad no longer runs on this node"}},
       {"cilium_nomad_state_entries", {"gauge", "Entries in the node state file"}},
-      {"cilium_nomad_ready", {"gauge", "1 once Cilium and Nomad answered and the first reconcile finished"}},
+      {"cilium_nomad_ready", {"gauge", "1 when /healthz says ok: first reconcile done, neither Cilium nor Nomad unreachable longer than --unhealthy-after"}},
   };
   return families;
 }

@@ -7,10 +7,10 @@
 
 namespace cn::labeler {
 
-NodeWatcher::NodeWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics, std::string node_id,
+NodeWatcher::NodeWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics, CallRecorder& calls, std::string node_id,
                          EnqueueFn enqueue, ResyncFn resync, std::shared_ptr<spdlog::logger> log,
                          NodeWatchOptions options)
-    : nomad_(nomad), clock_(clock), metrics_(metrics), node_id_(std::move(node_id)), enqueue_(std::move(enqueue)),
+    : nomad_(nomad), clock_(clock), metrics_(metrics), calls_(calls), node_id_(std::move(node_id)), enqueue_(std::move(enqueue)),
       resync_(std::move(resync)), log_(log ? std::move(log) : spdlog::default_logger()), options_(options),
       rng_(options.seed != 0 ? options.seed : std::random_device{}()), index_(options.initial_index) {}
 
@@ -34,9 +34,7 @@ void NodeWatcher::run(std::stop_token stop) {
     const MonoTime deadline = started + wait + wait / 16 + options_.call_timeout;
     auto answer = nomad_.node_allocations(node_id_, asked, wait, deadline, stop);
     if (stop.stop_requested()) break;
-    metrics_.inc("cilium_nomad_api_calls_total",
-                 std::string("target=\"nomad\",status=\"") + (answer ? std::string("ok") : std::string(to_string(answer.error().kind))) +
-                     "\"");
+    calls_.record(Peer::nomad, answer);
 
     if (!answer) {
       metrics_.inc("cilium_nomad_errors_total", "kind=\"nomad_watch\"");

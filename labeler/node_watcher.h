@@ -38,6 +38,7 @@
 
 #include "common/nomad/client/nomad_api.h"
 #include "common/util/clock.h"
+#include "labeler/call_recorder.h"
 #include "labeler/metrics.h"
 #include "labeler/watcher.h"
 
@@ -66,7 +67,7 @@ struct NodeWatchOptions {
 
 class NodeWatcher final : public Watcher {
  public:
-  NodeWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics, std::string node_id, EnqueueFn enqueue,
+  NodeWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics, CallRecorder& calls, std::string node_id, EnqueueFn enqueue,
               ResyncFn resync, std::shared_ptr<spdlog::logger> log, NodeWatchOptions options = {});
 
   void run(std::stop_token stop) override;
@@ -85,6 +86,7 @@ class NodeWatcher final : public Watcher {
   nomad::NomadApi& nomad_;
   Clock& clock_;
   Metrics& metrics_;
+  CallRecorder& calls_;
   std::string node_id_;
   EnqueueFn enqueue_;
   ResyncFn resync_;

@@ -15,12 +15,15 @@
 #include <spdlog/spdlog.h>
 
 #include "common/notify/unix_line_socket.h"
+#include "labeler/request_reader.h"
 
 namespace cn::labeler {
 namespace {
 
 // A plugin writes its request right after connecting; anything slower is not our plugin.
 constexpr auto kReadBudget = std::chrono::milliseconds{1000};
+// Connections read at once; each costs a descriptor until its line or its budget ends.
+constexpr std::size_t kMaxReading = 256;
 // Answer "pending" this long before the plugin's own deadline, so it hears why.
 constexpr auto kAnswerMargin = std::chrono::milliseconds{50};
 
@@ -34,35 +37,54 @@ NotifyServer::~NotifyServer() { stop(); }
 
 Status NotifyServer::listen() {
   namespace fs = std::filesystem;
-  fs::path dir = fs::path(options_.socket_path).parent_path();
+  const std::string& path = options_.socket_path;
+  fs::path dir = fs::path(path).parent_path();
   std::error_code ec;
   if (!dir.empty()) {
+    auto st = fs::status(dir, ec);
+    if (fs::exists(st) && !fs::is_directory(st)) {
+      // What mkdir(2) answers for a path taken by something else.
+      return fail("notification socket directory " + dir.string() + " is not a directory (" + std::strerror(EEXIST) +
+                  ")");
+    }
     fs::create_directories(dir, ec);
-    if (ec) return fail("cannot create " + dir.string() + ": " + ec.message());
+    if (ec) return fail("cannot create notification socket directory " + dir.string() + " (" + ec.message() + ")");
     // Root-only: only root can even reach the socket, SO_PEERCRED below is the second lock.
     ::chmod(dir.c_str(), 0700);
   }
   sockaddr_un addr{};
-  if (options_.socket_path.size() >= sizeof addr.sun_path) return fail("socket path too long");
+  if (path.size() >= sizeof addr.sun_path) {
+    return fail("notification socket path " + path + " is longer than " + std::to_string(sizeof addr.sun_path - 1) +
+                " bytes (" + std::strerror(ENAMETOOLONG) + ")");
+  }
   addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, options_.socket_path.c_str(), options_.socket_path.size() + 1);
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
 
   // A stale socket file from a killed labeler is removed; a live one means a second labeler.
-  if (fs::exists(options_.socket_path, ec)) {
+  // The probe connects and closes without a word; the live labeler takes it for no request.
+  if (fs::exists(path, ec)) {
     int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     bool live = probe >= 0 && ::connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
     if (probe >= 0) ::close(probe);
-    if (live) return fail("another labeler is listening on " + options_.socket_path);
-    ::unlink(options_.socket_path.c_str());
+    if (live) {
+      return fail("another labeler is listening on notification socket " + path + " (" + std::strerror(EADDRINUSE) +
+                  ")");
+    }
+    ::unlink(path.c_str());
   }
-  listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (listen_fd_ < 0) return fail(std::string("socket: ") + std::strerror(errno));
-  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    return fail("bind " + options_.socket_path + ": " + std::strerror(errno));
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return fail(std::string("cannot create notification socket (") + std::strerror(errno) + ")");
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    const int err = errno;
+    ::close(fd);  // not ours to unlink: the path was not bound by us
+    return fail("cannot bind notification socket " + path + " (" + std::strerror(err) + ")");
   }
-  ::chmod(options_.socket_path.c_str(), 0600);
-  if (::listen(listen_fd_, 512) != 0) return fail(std::string("listen: ") + std::strerror(errno));
-  if (::pipe2(wake_pipe_, O_CLOEXEC) != 0) return fail("pipe");
+  listen_fd_ = fd;  // from here on stop() removes the socket file
+  ::chmod(path.c_str(), 0600);
+  if (::listen(listen_fd_, 512) != 0) {
+    return fail("cannot listen on notification socket " + path + " (" + std::strerror(errno) + ")");
+  }
+  if (::pipe2(wake_pipe_, O_CLOEXEC) != 0) return fail(std::string("pipe (") + std::strerror(errno) + ")");
   return {};
 }
 
@@ -104,18 +126,51 @@ void NotifyServer::stop() {
 }
 
 void NotifyServer::accept_loop(std::stop_token stop) {
+  std::vector<Reading> reading;
+  std::vector<pollfd> fds;
   while (!stop.stop_requested()) {
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_pipe_[0], POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) continue;
-    if (fds[1].revents) return;
-    if (!(fds[0].revents & POLLIN)) continue;
-    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) continue;
-    serve_connection(fd);
+    fds.clear();
+    fds.push_back({wake_pipe_[0], POLLIN, 0});
+    // At the cap, new connections wait in the listen backlog instead of costing descriptors.
+    fds.push_back({reading.size() < kMaxReading ? listen_fd_ : -1, POLLIN, 0});
+    int timeout_ms = -1;
+    if (!reading.empty()) {
+      MonoTime first = std::min_element(reading.begin(), reading.end(), [](const auto& a, const auto& b) {
+                         return a.read_by < b.read_by;
+                       })->read_by;
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(first - clock_.now()).count();
+      timeout_ms = static_cast<int>(std::clamp<long long>(left, 0, kReadBudget.count()));
+    }
+    for (const auto& r : reading) fds.push_back({r.fd, POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), timeout_ms) < 0) continue;
+    if (fds[0].revents) break;
+
+    for (std::size_t i = reading.size(); i-- > 0;) {
+      if (fds[i + 2].revents == 0) continue;
+      if (advance(reading[i])) reading.erase(reading.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+    const MonoTime now = clock_.now();
+    std::erase_if(reading, [&](const Reading& r) {
+      if (r.read_by > now) return false;
+      log_->warn("notification unreadable: pid={} error=\"no request line within {} ms\"", r.pid, kReadBudget.count());
+      metrics_.inc("cilium_nomad_notifications_total", "op=\"unknown\",outcome=\"unreadable\"");
+      ::close(r.fd);
+      return true;
+    });
+    if (fds[1].revents & POLLIN) {
+      int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      int pid = 0;
+      if (fd >= 0 && admit(fd, pid)) {
+        Reading r{fd, pid, clock_.now() + kReadBudget, {}};
+        // A plugin writes right after connecting, so its line is usually there already.
+        if (!advance(r)) reading.push_back(std::move(r));
+      }
+    }
   }
+  for (const auto& r : reading) ::close(r.fd);
 }
 
-void NotifyServer::serve_connection(int fd) {
+bool NotifyServer::admit(int fd, int& pid) {
   ucred cred{};
   socklen_t len = sizeof cred;
   if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
@@ -123,25 +178,46 @@ void NotifyServer::serve_connection(int fd) {
     metrics_.inc("cilium_nomad_notifications_total", "op=\"unknown\",outcome=\"refused_peer\"");
     log_->warn("notification refused: peer uid={} pid={} is not allowed", cred.uid, cred.pid);
     ::close(fd);
-    return;
+    return false;
   }
-  auto line = notify::read_line(fd, notify::kMaxFrameBytes, clock_, clock_.now() + kReadBudget);
-  if (!line) {
-    log_->warn("notification unreadable: pid={} error=\"{}\"", cred.pid, line.error().message);
-    metrics_.inc("cilium_nomad_notifications_total", "op=\"unknown\",outcome=\"unreadable\"");
-    ::close(fd);
-    return;
+  pid = cred.pid;
+  return true;
+}
+
+bool NotifyServer::advance(Reading& r) {
+  std::string error;
+  switch (read_available(r.fd, r.data, notify::kMaxFrameBytes, error)) {
+    case ReadProgress::kMore:
+      return false;
+    case ReadProgress::kLine:
+      serve_request(r.fd, r.pid, r.data);
+      return true;
+    case ReadProgress::kClosedEmpty:
+      // What a second labeler's listen() does to find out whether this one is alive.
+      log_->debug("connection closed without a request (liveness probe): pid={}", r.pid);
+      ::close(r.fd);
+      return true;
+    case ReadProgress::kClosed: error = "connection closed before a full line"; break;
+    case ReadProgress::kTooLong: error = "line longer than " + std::to_string(notify::kMaxFrameBytes); break;
+    case ReadProgress::kFailed: break;
   }
-  auto request = notify::decode_request(*line);
+  log_->warn("notification unreadable: pid={} error=\"{}\"", r.pid, error);
+  metrics_.inc("cilium_nomad_notifications_total", "op=\"unknown\",outcome=\"unreadable\"");
+  ::close(r.fd);
+  return true;
+}
+
+void NotifyServer::serve_request(int fd, int pid, const std::string& line) {
+  auto request = notify::decode_request(line);
   if (!request) {
-    auto version = notify::peek_version(*line);
+    auto version = notify::peek_version(line);
     if (version && *version != notify::kProtocolVersion) {
       send_and_close(fd, notify::Reply{notify::ReplyStatus::kUnsupportedVersion, 0, 0, {},
                                        "labeler speaks protocol version " + std::to_string(notify::kProtocolVersion)});
     } else {
       ::close(fd);
     }
-    log_->warn("notification refused: pid={} error=\"{}\"", cred.pid, request.error().message);
+    log_->warn("notification refused: pid={} error=\"{}\"", pid, request.error().message);
     metrics_.inc("cilium_nomad_notifications_total", "op=\"unknown\",outcome=\"invalid\"");
     return;
   }

@@ -47,8 +47,19 @@ class NotifyServer {
     int fd;
     MonoTime answer_by;
   };
+  // An accepted connection whose request line has not fully arrived.
+  struct Reading {
+    int fd;
+    int pid;
+    MonoTime read_by;
+    std::string data;
+  };
   void accept_loop(std::stop_token stop);
-  void serve_connection(int fd);
+  // Peer check; the connection is closed and false returned for a peer that may not notify.
+  bool admit(int fd, int& pid);
+  // Reads what `r` has now; true when it is done with (served or closed).
+  bool advance(Reading& r);
+  void serve_request(int fd, int pid, const std::string& line);
   void expire_loop(std::stop_token stop);
   void send_and_close(int fd, const notify::Reply& reply);
 

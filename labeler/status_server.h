@@ -1,6 +1,8 @@
 #pragma once
-// --metrics-addr: GET /metrics (Prometheus text) and GET /healthz (200 "ok" once ready, else 503
+// --metrics-addr: GET /metrics (Prometheus text) and GET /healthz (200 "ok" when ready, else 503
 // with the reason). Loopback by default: it tells which workloads run on the node.
+// The cilium_nomad_ready gauge is set from the same readiness at every scrape, so the two never
+// disagree.
 #include <functional>
 #include <memory>
 #include <string>
@@ -8,10 +10,6 @@
 
 #include "common/util/result.h"
 #include "labeler/metrics.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace cn::labeler {
 
@@ -22,15 +20,18 @@ class StatusServer {
   StatusServer(Metrics& metrics, Readiness readiness);
   ~StatusServer();
 
-  // `host:port`; port 0 picks a free one (see port()).
+  // `host:port`; port 0 picks a free one (see port()). Fails when the address cannot be bound,
+  // naming the system's reason.
   Status start(const std::string& address);
+  // Returns once the listener thread has ended, whether or not it had begun to accept.
   void stop();
   int port() const { return port_; }
 
  private:
+  class Listener;  // httplib::Server that can be closed before it starts listening
   Metrics& metrics_;
   Readiness readiness_;
-  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<Listener> server_;
   std::thread thread_;
   int port_ = 0;
 };

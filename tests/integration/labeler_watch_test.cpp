@@ -155,7 +155,7 @@ class LabelerWatch : public ::testing::Test {
   }
   NodeWatcher& start_node(nomad::NomadApi& api, Clock& clock, NodeWatchOptions options) {
     options.seed = 5;
-    auto w = std::make_unique<NodeWatcher>(api, clock, metrics, kNode, recorder.fn(), [this] { resyncs.fetch_add(1); },
+    auto w = std::make_unique<NodeWatcher>(api, clock, metrics, calls, kNode, recorder.fn(), [this] { resyncs.fetch_add(1); },
                                            nullptr, options);
     auto& ref = *w;
     run(std::move(w));
@@ -163,7 +163,7 @@ class LabelerWatch : public ::testing::Test {
   }
   EventWatcher& start_events(nomad::NomadApi& api, Clock& clock, EventWatchOptions options) {
     options.seed = 5;
-    auto w = std::make_unique<EventWatcher>(api, clock, metrics, kNode, recorder.fn(),
+    auto w = std::make_unique<EventWatcher>(api, clock, metrics, calls, kNode, recorder.fn(),
                                             [this] { resyncs.fetch_add(1); }, nullptr, options);
     auto& ref = *w;
     run(std::move(w));
@@ -181,6 +181,7 @@ class LabelerWatch : public ::testing::Test {
   std::unique_ptr<FakeNomad> modern;  // a second fake, configured as Nomad >= 1.11.2
   std::unique_ptr<nomad::CurlNomadClient> api_;
   Metrics metrics;
+  CallRecorder calls{metrics};
   Recorder recorder;
   std::atomic<int> resyncs{0};
   std::unique_ptr<Watcher> watcher;

@@ -125,7 +125,7 @@ class EventWatch : public ::testing::Test {
   void start(EventWatchOptions options = {}) {
     options.seed = 11;
     if (options.initial_index == 0) options.initial_index = 1300;
-    watcher = std::make_unique<EventWatcher>(nomad, clock, metrics, kNode, recorder.fn(),
+    watcher = std::make_unique<EventWatcher>(nomad, clock, metrics, calls, kNode, recorder.fn(),
                                              [this] { resyncs.fetch_add(1); }, nullptr, options);
     thread = std::jthread([this](std::stop_token st) { watcher->run(st); });
   }
@@ -151,6 +151,7 @@ class EventWatch : public ::testing::Test {
   InMemoryNomad nomad;
   ManualClock clock;
   Metrics metrics;
+  CallRecorder calls{metrics};
   Recorder recorder;
   std::atomic<int> resyncs{0};
   std::unique_ptr<EventWatcher> watcher;

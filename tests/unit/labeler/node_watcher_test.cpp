@@ -84,7 +84,7 @@ class NodeWatch : public ::testing::Test {
 
   void start(NodeWatchOptions options) {
     options.seed = 7;
-    watcher = std::make_unique<NodeWatcher>(nomad, clock, metrics, nomad.node_id, recorder.fn(),
+    watcher = std::make_unique<NodeWatcher>(nomad, clock, metrics, calls, nomad.node_id, recorder.fn(),
                                             [this] { resyncs.fetch_add(1); }, nullptr, options);
     thread = std::jthread([this](std::stop_token st) { watcher->run(st); });
   }
@@ -94,14 +94,15 @@ class NodeWatch : public ::testing::Test {
     nomad.set_blocking(false);  // a query parked in the double returns; later ones do not park
     thread.join();
   }
-  // The watcher made `calls` node calls and now sleeps on the clock (backoff or pause).
-  bool sleeping_after(int calls) {
-    return eventually([&] { return nomad.calls("node_allocations") == calls && clock.sleepers() == 1; });
+  // The watcher made `made` node calls and now sleeps on the clock (backoff or pause).
+  bool sleeping_after(int made) {
+    return eventually([&] { return nomad.calls("node_allocations") == made && clock.sleepers() == 1; });
   }
 
   InMemoryNomad nomad;
   ManualClock clock;
   Metrics metrics;
+  CallRecorder calls{metrics};
   Recorder recorder;
   std::atomic<int> resyncs{0};
   std::unique_ptr<NodeWatcher> watcher;
