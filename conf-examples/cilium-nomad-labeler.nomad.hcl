@@ -111,7 +111,9 @@ job "cilium-nomad-labeler" {
         NOMAD_ADDR = "unix://${NOMAD_SECRETS_DIR}/api.sock"
       }
 
-      # /healthz answers 200 once the labeler reached Cilium and Nomad, 503 before. The
+      # /healthz answers 200 once the first reconcile is done and neither Cilium nor Nomad
+      # has been unreachable for longer than --unhealthy-after (60 s); 503 with the reason
+      # otherwise, and 200 again once both answer. The
       # listener is on 127.0.0.1 (metrics are unauthenticated), so the service
       # advertises loopback: useless for cluster-wide discovery, but Nomad-native checks
       # run in the client agent, which shares the host network namespace with this task.

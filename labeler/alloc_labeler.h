@@ -21,13 +21,11 @@
 #include "common/state/state_store.h"
 #include "common/util/retry_rule.h"
 #include "labeler/call_recorder.h"
+#include "labeler/label_step.h"
 #include "labeler/metrics.h"
 #include "labeler/work_item.h"
 
 namespace cn::labeler {
-
-// The steps of one labeling, for the test-only fault hook below.
-enum class LabelStep { resolve_identity, find_endpoint, write_labels, confirm, record };
 
 struct LabelSettings {
   labels::LabelPolicy policy;
@@ -45,7 +43,7 @@ struct LabelSettings {
   int max_concurrent_writes = 3;
   // Tests only: called before each step, may throw to prove that a stray exception costs one
   // item, never the worker or the daemon. Unset in production.
-  std::function<void(LabelStep)> fault_hook;
+  LabelFaultHook fault_hook;
 };
 
 struct LabelOutcome {

@@ -2,8 +2,10 @@
 // Everything `cilium-nomad-labeler run` is told on its command line (see README, "Configuration").
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "common/labels/label_policy.h"
+#include "labeler/label_step.h"
 
 namespace cn::labeler {
 
@@ -36,6 +38,7 @@ struct DaemonConfig {
   bool gc_endpoints = false;
   std::chrono::seconds gc_grace{600};
   std::vector<unsigned> allowed_uids = {0};
+  LabelFaultHook label_fault_hook;  // tests only (see label_step.h)
 };
 
 }  // namespace cn::labeler

@@ -1,6 +1,6 @@
 #pragma once
 // --watch events: GET /v1/event/stream?topic=Allocation&namespace=*&index=<last+1>
-// (nomad-api.md 4 and 7.3b), the fix for netreap weaknesses 2, 3, 4 and 6.
+// (command/agent/event_endpoint.go in hashicorp/nomad).
 //
 //  - Explicit topic=Allocation (never "all topics", which needs a management token).
 //  - Every node receives every allocation event of the cluster (NodeID is not a filter key), so
@@ -10,7 +10,7 @@
 //    skipped. Labels come from the job, group and namespace, which cannot change during an
 //    allocation's life (meta changes are destructive updates), so an allocation is enqueued once
 //    per address it reports, not once per client update: a health update or restart costs
-//    nothing (netreap weakness 18).
+//    nothing.
 //  - A frame at or below the last index handled is a replay or a restore. Event.Stream subscribes
 //    with StartAtClosest, never StartExactlyAtIndex (nomad/stream/event_broker.go Subscribe):
 //    asked for an index past its newest frame, the buffer hands out that newest frame and then
@@ -29,8 +29,8 @@
 //    (namespace, job, JobModifyIndex) could never be looked up from an event; WorkItems go out
 //    without `alloc` and the worker makes one GET /v1/allocation/:id (which embeds the exact job
 //    version the allocation runs). That is one call per allocation start on this node.
-//  - The stream is dead on EOF, on an error, on a line that is not JSON (netreap weakness 3:
-//    close and reconnect, never skip in place), and after idle_timeout without a byte (Nomad
+//  - The stream is dead on EOF, on an error, on a line that is not JSON (a decoder cannot find
+//    the next frame inside a broken one: close and reconnect, never skip in place), and after idle_timeout without a byte (Nomad
 //    heartbeats every 30 s). A stream that ends before any line (Nomad >= 1.11.2 answers a
 //    denied subscription with 200 + EOF) is an error like any other. Reconnects back off with
 //    full jitter on the injected clock; the backoff resets only after a healthy stream.
@@ -60,7 +60,7 @@ namespace cn::labeler {
 
 struct EventWatchOptions {
   std::string nomad_namespace = "*";
-  // Nomad heartbeats every 30 s: 45 s of silence is a dead stream (nomad-api.md 4.2).
+  // Nomad sends a heartbeat line every 30 s: 45 s of silence is a dead stream.
   std::chrono::milliseconds idle_timeout{45'000};
   std::chrono::milliseconds resubscribe_every{std::chrono::minutes{10}};
   BackoffPolicy backoff;

@@ -23,6 +23,7 @@ LabelerDaemon::LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium
   settings.call_timeout = config_.call_timeout;
   settings.item_budget = config_.item_budget;
   settings.write_budget = config_.write_budget;
+  settings.fault_hook = config_.label_fault_hook;
   // One worker always stays free of writes held in the agent's limiter.
   settings.max_concurrent_writes = std::max(1, config_.workers - 1);
   labeler_ = std::make_unique<AllocLabeler>(nomad_, cilium_, state_, clock_, metrics_, calls_, settings, log_);

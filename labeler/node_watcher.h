@@ -1,7 +1,7 @@
 #pragma once
-// --watch node: a blocking-query loop on GET /v1/node/<node>/allocations (nomad-api.md 3 and
-// 7.3a). Node-scoped, so Nomad wakes us only for this node's allocations, and the answer embeds
-// each Job, so the workers need no further Nomad call (netreap weakness 18).
+// --watch node: a blocking-query loop on GET /v1/node/<node>/allocations (Node.GetAllocs in
+// hashicorp/nomad nomad/node_endpoint.go). Node-scoped, so Nomad wakes us only for this node's
+// allocations, and the answer embeds each Job, so the workers need no further Nomad call.
 //
 // Each answer is diffed by ModifyIndex: an allocation is new or changed when its ModifyIndex is
 // above what we last knew of it (or, for one we do not track, above the index we asked with:

@@ -56,6 +56,9 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id, const std::f
     if (!a.is_terminal()) ++report.live_allocations;
   }
 
+  // Label work, handed to the queue only after the state write below: a worker records onto the
+  // entry this pass may rebuild, and never creates one itself.
+  std::vector<WorkItem> work;
   // Learned without extra calls: endpoints already right, to note in the state file.
   std::map<std::string, state::LabeledInfo> confirmed;
   std::map<std::string, std::pair<const cilium::Endpoint*, const nomad::Allocation*>> seen;
@@ -100,7 +103,7 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id, const std::f
     item.endpoint_seen_at = listed_at;
     item.source = WorkSource::kReconcile;
     item.confirm = false;  // nobody waits; the next reconcile sees the resolved identity
-    if (enqueue(std::move(item))) ++report.enqueued;
+    work.push_back(std::move(item));
   }
 
   // Entries the plugin recorded whose endpoint the list did not show under their attachment
@@ -122,7 +125,7 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id, const std::f
       item.alloc = *it->second;
       item.source = WorkSource::kReconcile;
       item.confirm = false;
-      if (enqueue(std::move(item))) ++report.enqueued;
+      work.push_back(std::move(item));
       continue;
     }
     // Not on this node's list: gone, or never this node's. Ask once before forgetting it.
@@ -140,29 +143,35 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id, const std::f
     // Old enough that nothing can still be working from a list that showed the allocation alive.
     changed = std::erase_if(d.deleted, [&](const auto& kv) { return now_ms - kv.second > tombstone_ttl_ms; }) > 0 ||
               changed;
-    for (const auto& [id, info] : confirmed) {
+    for (const auto& [id, found] : seen) {
       // The lists were read before this lock: a DEL since then left a tombstone, and the
       // endpoint the agent showed is being torn down. Never bring such an entry back.
       if (d.deleted.contains(id)) continue;
       auto [it, inserted] = d.allocations.try_emplace(id);
       state::StateEntry& e = it->second;
       if (inserted) {
-        const auto& [ep, alloc] = seen[id];
-        e = rebuild_entry(*ep, *alloc, clock_.wall_now());
-      }
-      bool same = e.labeled && e.labeled->endpoint_id == info.endpoint_id && e.labeled->identity == info.identity &&
-                  e.labeled->labels == info.labels;
-      if (!same) {
-        e.labeled = info;
+        // A live endpoint of a live allocation with no entry: the plugin's record was lost
+        // (a corrupt or deleted file) or it never ran. Rebuilt from what the agent shows.
+        e = rebuild_entry(*found.first, *found.second, clock_.wall_now());
         changed = true;
       }
-      changed = changed || inserted;
+      auto info = confirmed.find(id);
+      if (info == confirmed.end()) continue;
+      bool same = e.labeled && e.labeled->endpoint_id == info->second.endpoint_id &&
+                  e.labeled->identity == info->second.identity && e.labeled->labels == info->second.labels;
+      if (!same) {
+        e.labeled = info->second;
+        changed = true;
+      }
     }
     metrics_.set("cilium_nomad_state_entries", static_cast<double>(d.allocations.size()));
     return changed;
   });
   if (!ok) log_->error("reconcile: state write failed: error=\"{}\"", ok.error().message);
   report.dropped_entries = drop.size();
+  for (auto& item : work) {
+    if (enqueue(std::move(item))) ++report.enqueued;
+  }
 
   // The pass held both lists, tens of megabytes on a big node, and freed them; some of it in
   // the Nomad thread's own malloc arena, which would otherwise keep it until the next resync.

@@ -2,8 +2,7 @@
 // What the two Nomad watch modes (--watch node|events) share: the interface the daemon runs on a
 // thread, the callbacks into the daemon, the reconnect backoff and the rule that turns an
 // allocation into label work. The watchers only find allocations that need labels; the work
-// queue and the workers do the labeling, so a slow Cilium agent never stalls the Nomad reader
-// (netreap weakness 7).
+// queue and the workers do the labeling, so a slow Cilium agent never stalls the Nomad reader.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// Reading the Cilium agent's error answers (cilium-agent-api.md section 6): handler errors are
+// Reading the Cilium agent's error answers (pkg/api in cilium/cilium): handler errors are
 // JSON strings, go-openapi validation errors {"code":602,"message":...} objects, the "API
 // disabled" 403 plain text, most 404s an empty body. And the 429 text, which says how long the
 // limiter would have made us wait.

@@ -96,7 +96,7 @@ Result<EndpointList> CurlCiliumClient::endpoints(Deadline deadline) {
 Status CurlCiliumClient::replace_identity_labels(const EndpointRef& ref, const std::vector<std::string>& labels,
                                                  Deadline deadline) {
   // `state` is required by the spec (422 without it); `labels` must always be present: an
-  // absent key would wipe the orchestration labels (cilium-agent-api.md 4.3).
+  // absent key would wipe the orchestration labels (the agent replaces them with what is sent).
   nlohmann::json body = {{"state", "waiting-for-identity"}, {"labels", nlohmann::json::array()}};
   for (const auto& l : labels) body["labels"].push_back(l);
   auto res = call(http::Request{http::Method::patch, endpoint_path(ref), {}, body.dump(), milliseconds{0}}, deadline, true);

@@ -1,6 +1,6 @@
 #pragma once
 // How the labeler reaches its Nomad agent, read from the same environment variables as Nomad's
-// Go api client (nomad-api.md section 6) so operators configure both the same way.
+// Go api client (api/api.go in hashicorp/nomad) so operators configure both the same way.
 #include <chrono>
 #include <functional>
 #include <string>

@@ -24,7 +24,7 @@
 namespace cn::fakes::nomad_testing {
 
 inline std::string read_testdata(const std::string& name) {
-  auto path = std::filesystem::path(__FILE__).parent_path() / ".." / "nomad" / "testdata" / name;
+  auto path = std::filesystem::path(CN_DEFAULT_SOURCE_DIR) / "tests" / "fakes" / "nomad" / "testdata" / name;
   std::ifstream in(path);
   std::stringstream ss;
   ss << in.rdbuf();

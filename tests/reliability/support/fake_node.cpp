@@ -94,6 +94,16 @@ testing::ProcessResult FakeNode::plugin_add(const std::string& alloc, const std:
                               plugin_conf(ip, wait_ms, state_file).dump());
 }
 
+testing::ProcessResult FakeNode::plugin_del(const std::string& alloc, const std::string& ip) const {
+  std::map<std::string, std::string> env = {{"CNI_COMMAND", "DEL"},       {"CNI_CONTAINERID", alloc},
+                                            {"CNI_IFNAME", "eth0"},       {"CNI_NETNS", "/var/run/netns/x"},
+                                            {"CNI_PATH", "/opt/cni/bin"}};
+  for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS"}) {
+    if (const char* v = std::getenv(name)) env[name] = v;
+  }
+  return testing::run_process({testing::bin_dir() + "/cilium-nomad-cni"}, env, plugin_conf(ip, 0, "").dump());
+}
+
 std::optional<json> FakeNode::endpoint_of(const std::string& alloc) const {
   return agent_->endpoint("cni-attachment-id:" + alloc + ":eth0");
 }

@@ -63,6 +63,9 @@ class FakeNode {
   testing::ProcessResult plugin_add(const std::string& alloc, const std::string& ip, int wait_ms,
                                     const std::string& cni_args = "", const std::string& state_file = "") const;
 
+  // The real plugin binary's DEL, as Nomad runs it when the allocation stops.
+  testing::ProcessResult plugin_del(const std::string& alloc, const std::string& ip) const;
+
   std::optional<nlohmann::json> endpoint_of(const std::string& alloc) const;
   // Sorted security-relevant labels of the resolved identity (empty if no endpoint).
   std::vector<std::string> identity_labels(const std::string& alloc) const;

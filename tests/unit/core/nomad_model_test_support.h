@@ -1,6 +1,6 @@
 #pragma once
-// Locating tests/data: ctest sets CN_SOURCE_DIR; a binary run by hand falls back to the path of
-// this file, so the tests never depend on the working directory.
+// Locating tests/data: CN_SOURCE_DIR when set, else the source tree the test was built from, so the
+// tests never depend on the working directory.
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -11,7 +11,7 @@ namespace cn::testdata {
 
 inline std::filesystem::path source_dir() {
   if (const char* env = std::getenv("CN_SOURCE_DIR"); env != nullptr && *env != '\0') return env;
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().parent_path();
+  return CN_DEFAULT_SOURCE_DIR;
 }
 
 inline std::string read_file(const std::filesystem::path& path) {
