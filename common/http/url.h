@@ -6,11 +6,11 @@
 #include <utility>
 #include <vector>
 
+#include "common/util/percent_encode.h"
+
 namespace cn::http {
 
-// Everything outside RFC 3986 unreserved [A-Za-z0-9-._~] becomes %XX (upper-case hex), like
-// Go's url.QueryEscape except that ' ' is %20, never '+'.
-std::string percent_encode(std::string_view s);
+using cn::percent_encode;
 
 // `/v1/x?k1=v1&k2=v2` with keys and values encoded; keys kept in insertion order.
 class Target {

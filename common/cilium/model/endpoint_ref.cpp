@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 
 #include "common/util/alloc_id.h"
+#include "common/util/percent_encode.h"
 
 namespace cn::cilium {
 
@@ -31,11 +32,6 @@ bool parses_as(int family, std::string_view address) {
   if (text.size() != std::char_traits<char>::length(text.c_str())) return false;
   in6_addr buf{};
   return inet_pton(family, text.c_str(), &buf) == 1;
-}
-
-bool is_unreserved(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '.' || c == '_' || c == '~' || c == ':';
 }
 
 }  // namespace
@@ -78,20 +74,6 @@ std::string EndpointRef::to_string() const {
   return out;
 }
 
-std::string EndpointRef::to_path_segment() const {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (char c : to_string()) {
-    if (is_unreserved(c)) {
-      out.push_back(c);
-    } else {
-      auto u = static_cast<unsigned char>(c);
-      out.push_back('%');
-      out.push_back(kHex[u >> 4]);
-      out.push_back(kHex[u & 0xfU]);
-    }
-  }
-  return out;
-}
+std::string EndpointRef::to_path_segment() const { return percent_encode(to_string(), ":"); }
 
 }  // namespace cn::cilium
