@@ -20,6 +20,8 @@ Result<std::string> render_state(const std::string& state_file, bool as_json, Cl
   state::StateStore store({state_file}, clock, nullptr);
   auto doc = store.load();
   if (!doc) return std::unexpected(doc.error());
+  // Tombstones of DEL'd allocations are bookkeeping, not allocations on this node.
+  doc->deleted.clear();
   if (as_json) {
     return state::to_json(*doc)["allocations"].dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }

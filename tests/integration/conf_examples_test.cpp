@@ -253,7 +253,9 @@ TEST_F(ConfExamplesTest, PluginRunsTheConflistEntryForAddAndDelAsNomadWould) {
   ASSERT_TRUE(labeler.wait_for_requests(2));
   EXPECT_EQ(labeler.requests().at(1).op, notify::Op::kDel);
   state = load_json(dir.file("run/state.json"));
-  EXPECT_FALSE(state["allocations"].contains(alloc));
+  // What stays is a tombstone, so that labeling still in flight never brings the entry back.
+  EXPECT_EQ(state["allocations"][alloc].size(), 1U) << state.dump();
+  EXPECT_TRUE(state["allocations"][alloc].contains("deleted_unix_ms")) << state.dump();
 
   // A repeated DEL (Nomad retries teardown) is still success.
   auto again = run_process({plugin_bin()}, del_env, input);

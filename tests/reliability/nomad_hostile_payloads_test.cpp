@@ -75,7 +75,7 @@ TEST_P(NomadHostilePayloads, NoCrashClearLogLineAndTheEndpointEndsLabeled) {
     EXPECT_NE(logs.find("not labeled: alloc=" + alloc), std::string::npos);
   }
   if (hostile.healed_by == HealedBy::kResync) {
-    EXPECT_NE(logs.find("retry=false"), std::string::npos);
+    EXPECT_NE(logs.find("retry=resync"), std::string::npos);
   }
 }
 
@@ -122,7 +122,7 @@ INSTANTIATE_TEST_SUITE_P(
                        [](const json& real, const json&) {
                          return with(real, [](json& a) { a["Job"] = nullptr; }).dump();
                        },
-                       "has no embedded job", HealedBy::kResync}),
+                       "has no embedded job", HealedBy::kRetry}),
     [](const auto& param_info) { return param_info.param.name; });
 
 // Expected: a job whose meta is 1 MB (5000 keys) with an allow-listed value that is 10 KB of

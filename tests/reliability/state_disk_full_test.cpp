@@ -76,6 +76,18 @@ TEST_F(StateDiskFull, LabelerKeepsLabelingAndTheNextReconcileRecordsOnceSpaceIsB
   InProcessLabeler labeler(node_, InProcessLabeler::config_for(node_));
   ASSERT_TRUE(labeler.start());
   std::string alloc = node_.running_alloc("10.200.71.1");
+  // The plugin's record (without its notification, so that labeling starts with the disk full):
+  // the labeler only updates entries, so the write it fails at needs one to exist.
+  state::StateStore store({node_.state_file()}, system_clock(), nullptr);
+  ASSERT_TRUE(store.update_entry(
+      alloc,
+      [](std::optional<state::StateEntry>& e) {
+        e.emplace();
+        e->ifname = "eth0";
+        e->ips = {"10.200.71.1"};
+        return true;
+      },
+      state::StateStore::Creation::allowed));
   ASSERT_GT(disk_->fill(), 0u);
 
   auto reply = labeler.notify_add(alloc, "10.200.71.1", 5000);

@@ -40,15 +40,16 @@ void throw_one(Thrown what) {
 
 class LabelerDaemonFaults : public ::testing::TestWithParam<std::tuple<LabelStep, Thrown>> {
  protected:
-  std::optional<notify::Reply> notify(const std::string& alloc, const std::string& ip) {
+  std::optional<notify::Reply> notify(const std::string& alloc, const std::string& ip, int wait_ms = 5000) {
     notify::Request r;
     r.op = notify::Op::kAdd;
     r.alloc_id = alloc;
     r.ifname = "eth0";
     r.ips = {ip};
-    r.wait_ms = 5000;
+    r.wait_ms = wait_ms;
     auto& clock = system_clock();
-    auto reply = notify::send_request(dir_.file("run/labeler.sock"), r, clock, clock.now() + std::chrono::seconds{6});
+    auto reply = notify::send_request(dir_.file("run/labeler.sock"), r, clock,
+                                      clock.now() + std::chrono::milliseconds{wait_ms + 1000});
     return reply && *reply ? std::optional<notify::Reply>(**reply) : std::nullopt;
   }
 
@@ -79,9 +80,11 @@ TEST_P(LabelerDaemonFaults, ExceptionAtEveryLabelingStepCostsOneItemNeverTheWork
   cilium_.add_init_endpoint(kFirst, "10.200.3.17");
   cilium_.add_init_endpoint(kSecond, "10.200.3.18");
 
-  auto first = notify(kFirst, "10.200.3.17");  // throws: the plugin hears "pending" at its deadline
+  // Throws: nothing answers, the plugin hears "pending" at its (short) deadline.
+  auto first = notify(kFirst, "10.200.3.17", 300);
   ASSERT_TRUE(first);
   EXPECT_NE(first->status, notify::ReplyStatus::kLabeled);
+  ASSERT_TRUE(daemon.queue().wait_idle(std::chrono::seconds{10}));
   EXPECT_EQ(daemon.metrics().get("cilium_nomad_errors_total", "kind=\"exception\""), 1);
 
   auto second = notify(kSecond, "10.200.3.18");
