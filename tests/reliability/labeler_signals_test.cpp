@@ -8,9 +8,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 
 #include "tests/reliability/support/background_process.h"
 #include "tests/reliability/support/fake_node.h"
+#include "tests/reliability/support/wait.h"
 #include "tests/support/temp_dir.h"
 
 namespace cn::reliability {
@@ -101,6 +104,41 @@ TEST_F(LabelerSignals, SigtermWhenReadyExitsZero) {
   *(flag + 1) = "127.0.0.1:0";  // CLI11 refuses the flag twice
   auto p = start(argv, "ready: node=");
   expect_clean_stop(*p, SIGTERM);
+}
+
+// Expected: SIGTERM to a busy labeler (a label write held by the agent, the node watch's blocking
+// query parked at Nomad, a retry waiting out its backoff) ends it promptly: every outside call
+// takes the daemon's stop, so nothing waits out its deadline (the write's is 30 s, the blocking
+// query's 5 minutes). The bound here is the suite's 10 s, which a shutdown that waited for the
+// write could not meet; the time taken is printed (about 0.1-0.4 s under ASan).
+TEST_F(LabelerSignals, SigtermWithAWriteHeldByTheAgentAndAParkedWatchExitsPromptly) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the plugin's notification is accepted from root peers only";
+  FakeNode node;
+  auto argv = node.labeler_argv({"--watch", "node"});
+  auto flag = std::find(argv.begin(), argv.end(), "--metrics-addr");
+  ASSERT_NE(flag, argv.end());
+  *(flag + 1) = "127.0.0.1:0";
+  auto p = start(argv, "node watch started");
+  node.agent().inject_fault(fakes::FaultRule::stall("PATCH", "/endpoint/{id}", 1000));
+  const std::string held = node.running_alloc("10.200.90.1");
+  ASSERT_EQ(node.plugin_add(held, "10.200.90.1", 0).exit_code, 0);
+  // An allocation whose endpoint does not exist yet: its item waits out a retry backoff.
+  const std::string early = node.place();
+  ASSERT_EQ(node.plugin_add(early, "10.200.90.2", 0).exit_code, 0);
+  ASSERT_TRUE(p->wait_for_log("not labeled: alloc=" + early)) << p->log();
+  ASSERT_TRUE(p->wait_for_log("node watch")) << p->log();
+  ASSERT_TRUE(eventually([&] { return node.agent().count("PATCH", "") >= 1; }, 10s))
+      << "the write never reached the agent\n" << p->log();
+
+  const auto sent = std::chrono::steady_clock::now();
+  int status = p->kill_and_wait(SIGTERM, kExitDeadline);
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - sent);
+  ASSERT_NE(status, -1) << p->log();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << p->log();
+  EXPECT_LT(took, kExitDeadline) << p->log();
+  std::printf("SIGTERM with a held write and a parked watch: exited after %lld ms\n",
+              static_cast<long long>(took.count()));
+  EXPECT_EQ(sanitizer_report(p->log()), "");
 }
 
 // Expected: SIGHUP is logged as ignored and the labeler keeps running (no exit 129); a later
