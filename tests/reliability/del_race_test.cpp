@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -47,12 +49,23 @@ TEST(DelRace, DelRacingANotificationAWatchUpdateAndAResync200TimesResurrectsNoth
 
     std::atomic<int> next{0};
     std::atomic<int> failures{0};
-    std::atomic<bool> racing{true};
     std::atomic<int> resyncs{0};
-    // Resyncs back to back for as long as the races run: each reads both lists while some DELs
-    // are between the plugin and cilium-cni.
+    // A resync after every finished race, overlapping the next ones: each reads both lists while
+    // other DELs are between the plugin and cilium-cni. Paced by the races rather than back to
+    // back, so that a loaded machine spends its time on the races.
+    std::mutex mu;
+    std::condition_variable cv;
+    int races_done = 0;
+    bool racing = true;
     std::thread resync_loop([&] {
-      while (racing) {
+      int seen = 0;
+      for (;;) {
+        {
+          std::unique_lock lock(mu);
+          cv.wait(lock, [&] { return races_done > seen || !racing; });
+          if (!racing) return;
+          seen = races_done;
+        }
         (void)labeler.daemon().reconcile_now();
         ++resyncs;
       }
@@ -70,12 +83,21 @@ TEST(DelRace, DelRacingANotificationAWatchUpdateAndAResync200TimesResurrectsNoth
         auto del = node.plugin_del(alloc, ip);
         if (del.exit_code != 0) ++failures;
         (void)labeler.notify_add(alloc, ip, 0);  // a late repeat of the ADD's notification
+        {
+          std::lock_guard lock(mu);
+          ++races_done;
+        }
+        cv.notify_one();
       }
     };
     std::vector<std::thread> threads;
     for (int t = 0; t < kParallel; ++t) threads.emplace_back(worker);
     for (auto& t : threads) t.join();
-    racing = false;
+    {
+      std::lock_guard lock(mu);
+      racing = false;
+    }
+    cv.notify_one();
     resync_loop.join();
     EXPECT_EQ(failures.load(), 0);
     EXPECT_GT(resyncs.load(), 1);

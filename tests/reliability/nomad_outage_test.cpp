@@ -103,9 +103,9 @@ TEST_F(NomadOutage, FiveHundredsFor30sLeaderLossEveryEndpointConvergesByRetriesA
   for (int i = 0; i < kAllocs; ++i) {
     EXPECT_EQ(node_.label_writes(allocs_[static_cast<std::size_t>(i)]), i % 2 == 0 ? 2 : 1);
   }
-  // 6 allocations x at most 7 worker attempts in 30 s x 4 client tries: without backoff this
-  // would be thousands.
-  EXPECT_LE(calls_during_outage, kAllocs * 7 * 4);
+  // 6 allocations x at most 10 worker attempts (the cap; full jitter can fit them all in 30 s)
+  // x 4 client tries: without backoff this would be thousands.
+  EXPECT_LE(calls_during_outage, kAllocs * 10 * 4);
   EXPECT_NE(labeler_->logs().find("No cluster leader"), std::string::npos) << "Nomad's own words are logged";
   std::printf("30 s leader loss: %d Nomad calls during the outage; converged %lld s (simulated) after recovery\n",
               calls_during_outage, static_cast<long long>(converge_s));
