@@ -275,8 +275,8 @@ TEST_F(LabelerE2E, MetricsAndHealthzServeTheirContent) {
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);
 
-  metrics.inc("cilium_nomad_endpoints_labeled_total", "source=\"notify\"");
-  metrics.add_to_labels_seconds().observe(0.012);
+  metrics.endpoints_labeled(WorkSource::kNotify).Increment();
+  metrics.add_to_labeled_seconds().Observe(0.012);
   auto m = fakes::http_request(target, "GET", "/metrics");
   ASSERT_TRUE(m);
   EXPECT_EQ(m->status, 200);
