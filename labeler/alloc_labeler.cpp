@@ -166,7 +166,7 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(const W
                                                                        const Attempt& attempt, bool& wrote) {
   auto ref = cilium::EndpointRef::local(ep.id);
   if (!ref) {
-    metrics_.inc("cilium_nomad_errors_total", "kind=\"endpoint_id\"");
+    metrics_.errors(ErrorKindLabel::endpoint_id).Increment();
     return std::unexpected(outcome(ReplyStatus::kPending, "Cilium: " + ref.error().message, RetryRule::later));
   }
   // Written already, identity still resolving (a previous attempt, or the reconciler): the
@@ -199,7 +199,7 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(const W
         return std::unexpected(outcome(ReplyStatus::kFailed, "endpoint " + std::to_string(ep.id) +
                                                                  " belongs to the agent (host/health)", RetryRule::never));
       case cilium::LabelWriteAction::filtered:
-        metrics_.inc("cilium_nomad_errors_total", "kind=\"labels_filtered\"");
+        metrics_.errors(ErrorKindLabel::labels_filtered).Increment();
         return std::unexpected(outcome(ReplyStatus::kFailed,
                                        "the agent's --labels filter drops nomad: labels; add \"nomad:.*\"",
                                        RetryRule::at_resync));
@@ -211,7 +211,7 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(const W
     // agent no longer has it we fall back to the diffing /labels API (two PATCHes, the second
     // strips init, and the agent waits its identity-change grace period).
     Status written = fail("not attempted");
-    const char* api = "endpoint";
+    LabelWriteApi api = LabelWriteApi::endpoint;
     const Deadline write_deadline{attempt.write_deadline, attempt.stop};
     if (!endpoint_patch_gone_) {
       written = cilium_.replace_identity_labels(*ref, desired.to_strings(), write_deadline);
@@ -222,7 +222,7 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(const W
       }
     }
     if (endpoint_patch_gone_) {
-      api = "labels";
+      api = LabelWriteApi::labels;
       written = cilium_.set_user_labels(*ref, desired.to_strings(), write_deadline);
       calls_.record(Peer::cilium, written);
     }
@@ -230,12 +230,12 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(const W
       if (written.error().kind == ErrorKind::not_found) {
         return std::unexpected(outcome(ReplyStatus::kPending, "endpoint vanished during the write", RetryRule::later));
       }
-      metrics_.inc("cilium_nomad_errors_total", "kind=\"label_write\"");
+      metrics_.errors(ErrorKindLabel::label_write).Increment();
       return std::unexpected(failed_call(Peer::cilium, "label write failed: ", written.error()));
     }
     wrote = true;
-    metrics_.inc("cilium_nomad_label_writes_total", std::string("api=\"") + api + "\"");
-    log_->info("labels written: alloc={} endpoint={} api={} labels={} missing={} stale={}", item.alloc_id, ep.id, api,
+    metrics_.label_writes(api).Increment();
+    log_->info("labels written: alloc={} endpoint={} api={} labels={} missing={} stale={}", item.alloc_id, ep.id, to_string(api),
                join(desired.to_strings()), join(plan.missing), join(plan.stale));
     if (!endpoint_patch_gone_) return ep;
     // /labels: look again; if init is still there with our labels, the second PATCH is due.
@@ -300,7 +300,7 @@ void AllocLabeler::record(const WorkItem& item, const cilium::Endpoint& ep, cons
       },
       state::StateStore::Creation::forbidden);
   if (!ok) {
-    metrics_.inc("cilium_nomad_errors_total", "kind=\"state_write\"");
+    metrics_.errors(ErrorKindLabel::state_write).Increment();
     log_->error("state write failed: alloc={} error=\"{}\"", item.alloc_id, ok.error().message);
   } else if (!present) {
     log_->debug("state entry gone (deleted), not recorded: alloc={}", item.alloc_id);
@@ -368,8 +368,7 @@ LabelOutcome AllocLabeler::label(const WorkItem& item, std::stop_token stop) {
   o.degraded = identity->degraded;
   o.retry = identity->degraded ? RetryRule::later : RetryRule::never;
   if (wrote) {
-    metrics_.inc("cilium_nomad_endpoints_labeled_total", std::string("source=\"") +
-                                                           std::string(to_string(item.source)) + "\"");
+    metrics_.endpoints_labeled(item.source).Increment();
   }
   return o;
 }

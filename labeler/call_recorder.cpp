@@ -18,9 +18,7 @@ bool counts_as_unreachable(const Error& error) {
 }
 
 void CallRecorder::record(Peer peer, const Error* error) {
-  const std::string target = peer == Peer::nomad ? "nomad" : "cilium";
-  const std::string status = error == nullptr ? "ok" : std::string(to_string(error->kind));
-  metrics_.inc("cilium_nomad_api_calls_total", "target=\"" + target + "\",status=\"" + status + "\"");
+  metrics_.api_calls(peer, error == nullptr ? std::nullopt : std::optional<ErrorKind>(error->kind)).Increment();
   Listener listener;
   {
     std::lock_guard lock(mu_);

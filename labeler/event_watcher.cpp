@@ -47,7 +47,7 @@ void EventWatcher::run(std::stop_token stop) {
     // Whatever ended this stream, the next one must be followed by a resync: events may have
     // fallen out of Nomad's buffer in between, and a resubscribe may add namespaces.
     resync_pending_ = true;
-    metrics_.inc("cilium_nomad_watch_reconnects_total", "mode=\"events\"");
+    metrics_.watch_reconnects(WatchMode::kEvents).Increment();
     if (s.resubscribe) {
       attempt = 0;
       log_->info("event stream resubscribing on schedule: node={} resume_index={}", node_id_, last_index_.load() + 1);
@@ -56,11 +56,13 @@ void EventWatcher::run(std::stop_token stop) {
 
     Error error = s.error ? *s.error
                           : (!status ? status.error() : Error{ErrorKind::transport, "event stream ended without being asked to", 0, 0});
-    std::string_view kind = s.error ? "nomad_stream_bad_line" : (s.got_line ? "nomad_stream" : "nomad_stream_open");
+    const ErrorKindLabel kind = s.error      ? ErrorKindLabel::nomad_stream_bad_line
+                                : s.got_line ? ErrorKindLabel::nomad_stream
+                                             : ErrorKindLabel::nomad_stream_open;
     const bool healthy =
         s.got_line && !s.error && (s.frames > 0 || clock_.now() - s.opened_at >= options_.healthy_after);
     if (healthy) attempt = 0;
-    metrics_.inc("cilium_nomad_errors_total", "kind=\"" + std::string(kind) + "\"");
+    metrics_.errors(kind).Increment();
     auto delay = backoff_delay(options_.backoff, attempt, rng_);
     ++attempt;
     if (!s.got_line) {
@@ -119,7 +121,7 @@ void EventWatcher::on_frame(Session& s, const nomad::EventFrame& frame) {
     // index climbs back, and the per-allocation ModifyIndex memory would refuse updates of
     // existing allocations too.
     reset = true;
-    metrics_.inc("cilium_nomad_errors_total", "kind=\"nomad_index_reset\"");
+    metrics_.errors(ErrorKindLabel::nomad_index_reset).Increment();
     log_->warn("nomad index went backwards (servers restored?), forgetting what was seen and resyncing: node={} "
                "last={} got={}",
                node_id_, last, frame.index);
@@ -143,7 +145,7 @@ void EventWatcher::on_event(const nomad::Event& event) {
   if (event.topic != kAllocationTopic) return;
   if (event.type != "AllocationUpdated" && event.type != "PlanResult") return;
   if (event.payload_error) {
-    metrics_.inc("cilium_nomad_errors_total", "kind=\"nomad_event_payload\"");
+    metrics_.errors(ErrorKindLabel::nomad_event_payload).Increment();
     log_->warn("event stream: unusable allocation payload: key={} index={} error=\"{}\"", event.key, event.index,
                event.payload_error->message);
     return;
@@ -177,7 +179,7 @@ void EventWatcher::on_event(const nomad::Event& event) {
     log_->debug("event stream: enqueued alloc={} type={} modify_index={}", alloc.id, event.type, modify_index);
   } else {
     // Not remembered as enqueued, so the allocation's next event tries again.
-    metrics_.inc("cilium_nomad_errors_total", "kind=\"queue_full\"");
+    metrics_.errors(ErrorKindLabel::queue_full).Increment();
     log_->warn("queue full, leaving the allocation to the next resync: alloc={} source=watch", alloc.id);
   }
 }

@@ -113,7 +113,7 @@ Status LabelerDaemon::start(std::stop_token stop) {
   if (halt.stop_requested()) return {};
   ready_ = true;
   health_.started();
-  metrics_.set("cilium_nomad_ready", 1);
+  metrics_.ready().Set(1);
   set_reason("");
   log_->info("ready: node={}", node_id_);
   if (config_.resync_interval.count() > 0) {
@@ -126,12 +126,12 @@ Status LabelerDaemon::start(std::stop_token stop) {
 void LabelerDaemon::start_watcher(std::uint64_t index) {
   auto enqueue = [this](WorkItem item) {
     bool ok = queue_->enqueue(std::move(item));
-    metrics_.set("cilium_nomad_queue_depth", static_cast<double>(queue_->depth()));
+    metrics_.queue_depth().Set(static_cast<double>(queue_->depth()));
     return ok;
   };
   auto resync = [this] {
     if (auto report = reconcile_now(shutdown_token()); !report) {
-      metrics_.inc("cilium_nomad_errors_total", "kind=\"reconcile\"");
+      metrics_.errors(ErrorKindLabel::reconcile).Increment();
       log_->warn("watch resync failed: error=\"{}\"", report.error().message);
     }
   };
@@ -160,7 +160,7 @@ void LabelerDaemon::start_watcher(std::uint64_t index) {
         watcher_->run(st);
         return;
       } catch (const std::exception& e) {
-        metrics_.inc("cilium_nomad_errors_total", "kind=\"exception\"");
+        metrics_.errors(ErrorKindLabel::exception).Increment();
         log_->error("watcher threw, restarting: mode={} error=\"{}\"", watcher_->mode(), e.what());
       }
       clock_.sleep_for(restarts.delay(attempt), st);
@@ -193,7 +193,7 @@ Result<ReconcileReport> LabelerDaemon::reconcile_now(std::stop_token stop) {
     if (report) orphans_->collect(*report);
     return report;
   } catch (const std::exception& e) {
-    metrics_.inc("cilium_nomad_errors_total", "kind=\"exception\"");
+    metrics_.errors(ErrorKindLabel::exception).Increment();
     return fail(ErrorKind::io, std::string("reconcile threw: ") + e.what());
   }
 }
@@ -210,7 +210,7 @@ void LabelerDaemon::resync_loop(std::stop_token stop) {
     }
     if (!clock_.sleep_for(wait, stop)) return;
     if (auto report = reconcile_now(shutdown_token()); !report) {
-      metrics_.inc("cilium_nomad_errors_total", "kind=\"reconcile\"");
+      metrics_.errors(ErrorKindLabel::reconcile).Increment();
       log_->warn("resync failed: error=\"{}\"", report.error().message);
     }
   }
@@ -221,7 +221,7 @@ void LabelerDaemon::on_notification(const notify::Request& request) {
     handle_notification(request);
   } catch (const std::exception& e) {
     // The plugin fails open on its own deadline; the daemon must not die of one notification.
-    metrics_.inc("cilium_nomad_errors_total", "kind=\"exception\"");
+    metrics_.errors(ErrorKindLabel::exception).Increment();
     log_->error("notification threw: alloc={} error=\"{}\"", request.alloc_id, e.what());
   }
 }
@@ -240,11 +240,11 @@ void LabelerDaemon::handle_notification(const notify::Request& request) {
   item.added_unix_ms = unix_millis(clock_.wall_now());
   item.source = WorkSource::kNotify;
   if (!queue_->enqueue(std::move(item))) {
-    metrics_.inc("cilium_nomad_errors_total", "kind=\"queue_full\"");
+    metrics_.errors(ErrorKindLabel::queue_full).Increment();
     log_->warn("queue full, leaving the allocation to the next reconcile: alloc={}", request.alloc_id);
     server_->reply(request.alloc_id, notify::Reply{notify::ReplyStatus::kPending, 0, 0, {}, "labeler queue full"});
   }
-  metrics_.set("cilium_nomad_queue_depth", static_cast<double>(queue_->depth()));
+  metrics_.queue_depth().Set(static_cast<double>(queue_->depth()));
 }
 
 void LabelerDaemon::process(WorkItem item) {
@@ -254,11 +254,11 @@ void LabelerDaemon::process(WorkItem item) {
   try {
     process_item(std::move(item));
   } catch (const std::exception& e) {
-    metrics_.inc("cilium_nomad_errors_total", "kind=\"exception\"");
+    metrics_.errors(ErrorKindLabel::exception).Increment();
     log_->error("labeling threw, item dropped until the next retry or resync: alloc={} error=\"{}\"", alloc_id,
                 e.what());
   } catch (...) {
-    metrics_.inc("cilium_nomad_errors_total", "kind=\"exception\"");
+    metrics_.errors(ErrorKindLabel::exception).Increment();
     log_->error("labeling threw a non-standard exception, item dropped until the next resync: alloc={}", alloc_id);
   }
 }
@@ -278,7 +278,7 @@ void LabelerDaemon::process_item(WorkItem item) {
   if (out.status == notify::ReplyStatus::kLabeled) {
     if (item.added_unix_ms && out.wrote) {
       double seconds = static_cast<double>(unix_millis(clock_.wall_now()) - *item.added_unix_ms) / 1000.0;
-      metrics_.add_to_labels_seconds().observe(std::max(0.0, seconds));
+      metrics_.add_to_labeled_seconds().Observe(std::max(0.0, seconds));
     }
     log_->info("labeled: alloc={} source={} endpoint={} identity={} wrote={} degraded={} ms={}", item.alloc_id,
                to_string(item.source), out.endpoint_id, out.identity, out.wrote, out.degraded, ms);
@@ -305,7 +305,7 @@ void LabelerDaemon::process_item(WorkItem item) {
       log_->warn("retry not queued (queue full or stopping), leaving it to the next resync: alloc={}", id);
     }
   }
-  metrics_.set("cilium_nomad_queue_depth", static_cast<double>(queue_->depth()));
+  metrics_.queue_depth().Set(static_cast<double>(queue_->depth()));
 }
 
 }  // namespace cn::labeler

@@ -1,111 +1,125 @@
 #include "labeler/metrics.h"
 
-#include <cstdio>
-#include <cstdlib>
+#include <prometheus/text_serializer.h>
 
 namespace cn::labeler {
 namespace {
 
-// The shortest text that reads back as the same double: `le="0.025"`, not 0.025000000000000001.
-std::string number(double v) {
-  char buf[64];
-  for (int precision = 6; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  return buf;
+using prometheus::Counter;
+using prometheus::Family;
+using prometheus::Gauge;
+using prometheus::Histogram;
+using prometheus::Registry;
+
+Family<Counter>& counter(Registry& registry, const char* name, const char* help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(registry);
 }
 
-// Every family the labeler exposes, declared once so that /metrics shows them from the start.
-const std::map<std::string, std::pair<std::string, std::string>>& declared() {
-  static const std::map<std::string, std::pair<std::string, std::string>> families = {
-      {"cilium_nomad_endpoints_labeled_total", {"counter", "Label writes that reached their final identity, by source"}},
-      {"cilium_nomad_label_writes_total", {"counter", "Label writes sent to the Cilium agent, by API"}},
-      {"cilium_nomad_api_calls_total", {"counter", "Calls to Nomad and Cilium, by target and status"}},
-      {"cilium_nomad_errors_total", {"counter", "Errors, by kind"}},
-      {"cilium_nomad_notifications_total", {"counter", "Plugin notifications received, by op and outcome"}},
-      {"cilium_nomad_watch_reconnects_total", {"counter", "Watch loop restarts, by mode"}},
-      {"cilium_nomad_endpoints_deleted_total", {"counter", "Orphaned endpoints deleted with --gc-endpoints"}},
-      {"cilium_nomad_queue_depth", {"gauge", "Allocations waiting in the work queue"}},
-      {"cilium_nomad_orphan_endpoints", {"gauge", "Endpoints of allocations Nomad no longer runs on this node"}},
-      {"cilium_nomad_state_entries", {"gauge", "Entries in the node state file"}},
-      {"cilium_nomad_ready", {"gauge", "1 when /healthz says ok: first reconcile done, neither Cilium nor Nomad unreachable longer than --unhealthy-after"}},
-  };
-  return families;
+Gauge& gauge(Registry& registry, const char* name, const char* help) {
+  return prometheus::BuildGauge().Name(name).Help(help).Register(registry).Add({});
 }
+
+Histogram& histogram(Registry& registry, const char* name, const char* help, Histogram::BucketBoundaries bounds) {
+  return prometheus::BuildHistogram().Name(name).Help(help).Register(registry).Add({}, std::move(bounds));
+}
+
+std::string label(std::string_view value) { return std::string(value); }
+
+constexpr WorkSource kAllSources[] = {WorkSource::kNotify, WorkSource::kReconcile, WorkSource::kWatch, WorkSource::kRetry};
+constexpr notify::Op kAllOps[] = {notify::Op::kAdd, notify::Op::kDel, notify::Op::kCheck};
 
 }  // namespace
 
-Histogram::Histogram(std::vector<double> bounds) : bounds_(std::move(bounds)), buckets_(bounds_.size(), 0) {}
-
-void Histogram::observe(double value) {
-  std::lock_guard lock(mu_);
-  for (std::size_t i = 0; i < bounds_.size(); ++i) {
-    if (value <= bounds_[i]) {
-      ++buckets_[i];
-      break;
-    }
+std::string_view to_string(ErrorKindLabel kind) {
+  switch (kind) {
+    case ErrorKindLabel::state_write: return "state_write";
+    case ErrorKindLabel::label_write: return "label_write";
+    case ErrorKindLabel::labels_filtered: return "labels_filtered";
+    case ErrorKindLabel::endpoint_id: return "endpoint_id";
+    case ErrorKindLabel::exception: return "exception";
+    case ErrorKindLabel::queue_full: return "queue_full";
+    case ErrorKindLabel::reconcile: return "reconcile";
+    case ErrorKindLabel::gc_delete: return "gc_delete";
+    case ErrorKindLabel::nomad_watch: return "nomad_watch";
+    case ErrorKindLabel::nomad_index_reset: return "nomad_index_reset";
+    case ErrorKindLabel::nomad_stream_open: return "nomad_stream_open";
+    case ErrorKindLabel::nomad_stream: return "nomad_stream";
+    case ErrorKindLabel::nomad_stream_bad_line: return "nomad_stream_bad_line";
+    case ErrorKindLabel::nomad_event_payload: return "nomad_event_payload";
   }
-  sum_ += value;
-  ++count_;
+  return "exception";
 }
 
-std::string Histogram::render(const std::string& name, const std::string& help) const {
-  std::lock_guard lock(mu_);
-  std::string out = "# HELP " + name + " " + help + "\n# TYPE " + name + " histogram\n";
-  unsigned long long cumulative = 0;
-  for (std::size_t i = 0; i < bounds_.size(); ++i) {
-    cumulative += buckets_[i];
-    out += name + "_bucket{le=\"" + number(bounds_[i]) + "\"} " + std::to_string(cumulative) + "\n";
+std::string_view to_string(LabelWriteApi api) { return api == LabelWriteApi::endpoint ? "endpoint" : "labels"; }
+
+std::string_view to_string(NotifyOutcome outcome) {
+  switch (outcome) {
+    case NotifyOutcome::accepted: return "accepted";
+    case NotifyOutcome::invalid: return "invalid";
+    case NotifyOutcome::refused_peer: return "refused_peer";
+    case NotifyOutcome::unreadable: return "unreadable";
   }
-  out += name + "_bucket{le=\"+Inf\"} " + std::to_string(count_) + "\n";
-  out += name + "_sum " + number(sum_) + "\n" + name + "_count " + std::to_string(count_) + "\n";
-  return out;
+  return "invalid";
 }
 
 Metrics::Metrics()
-    : add_to_labels_({0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}),
-      reconcile_({0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30}) {
-  for (const auto& [name, meta] : declared()) {
-    families_[name] = Family{meta.second, meta.first, {}};
+    : registry_(std::make_shared<Registry>()),
+      endpoints_labeled_family_(counter(*registry_, "cilium_nomad_endpoints_labeled_total",
+                                        "Label writes that reached their final identity, by source")),
+      label_writes_family_(counter(*registry_, "cilium_nomad_label_writes_total", "Label writes sent to the Cilium agent, by API")),
+      api_calls_family_(counter(*registry_, "cilium_nomad_api_calls_total", "Calls to Nomad and Cilium, by target and status")),
+      errors_family_(counter(*registry_, "cilium_nomad_errors_total", "Errors, by kind")),
+      notifications_family_(counter(*registry_, "cilium_nomad_notifications_total", "Plugin notifications received, by op and outcome")),
+      watch_reconnects_family_(counter(*registry_, "cilium_nomad_watch_reconnects_total", "Watch loop restarts, by mode")),
+      endpoints_deleted_(counter(*registry_, "cilium_nomad_endpoints_deleted_total", "Orphaned endpoints deleted with --gc-endpoints")
+                             .Add({})),
+      queue_depth_(gauge(*registry_, "cilium_nomad_queue_depth", "Allocations waiting in the work queue")),
+      orphan_endpoints_(gauge(*registry_, "cilium_nomad_orphan_endpoints",
+                              "Endpoints of allocations Nomad no longer runs on this node")),
+      state_entries_(gauge(*registry_, "cilium_nomad_state_entries", "Entries in the node state file")),
+      ready_(gauge(*registry_, "cilium_nomad_ready",
+                   "1 when /healthz says ok: first reconcile done, neither Cilium nor Nomad unreachable longer than "
+                   "--unhealthy-after")),
+      add_to_labeled_(histogram(*registry_, "cilium_nomad_add_to_labeled_seconds",
+                                "Time from the plugin's ADD to the endpoint carrying its final identity",
+                                {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60})),
+      reconcile_duration_(histogram(*registry_, "cilium_nomad_reconcile_duration_seconds", "Duration of full reconciliations",
+                                    {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30})) {
+  // Every series whose labels are known before anything happens, so it is scraped as 0.
+  for (WorkSource source : kAllSources) endpoints_labeled(source);
+  label_writes(LabelWriteApi::endpoint);
+  label_writes(LabelWriteApi::labels);
+  api_calls(Peer::nomad, std::nullopt);
+  api_calls(Peer::cilium, std::nullopt);
+  for (ErrorKindLabel kind : kAllErrorKindLabels) errors(kind);
+  for (notify::Op op : kAllOps) notifications(op, NotifyOutcome::accepted);
+  for (NotifyOutcome outcome : {NotifyOutcome::invalid, NotifyOutcome::refused_peer, NotifyOutcome::unreadable}) {
+    notifications(std::nullopt, outcome);
   }
+  watch_reconnects(WatchMode::kNode);
+  watch_reconnects(WatchMode::kEvents);
 }
 
-void Metrics::inc(const std::string& name, const std::string& labels, double by) {
-  std::lock_guard lock(mu_);
-  families_[name].series[labels] += by;
+Counter& Metrics::endpoints_labeled(WorkSource source) {
+  return endpoints_labeled_family_.Add({{"source", label(to_string(source))}});
 }
 
-void Metrics::set(const std::string& name, double value, const std::string& labels) {
-  std::lock_guard lock(mu_);
-  families_[name].series[labels] = value;
+Counter& Metrics::label_writes(LabelWriteApi api) { return label_writes_family_.Add({{"api", label(to_string(api))}}); }
+
+Counter& Metrics::api_calls(Peer target, std::optional<ErrorKind> error) {
+  return api_calls_family_.Add({{"target", target == Peer::nomad ? "nomad" : "cilium"},
+                                {"status", error ? label(to_string(*error)) : "ok"}});
 }
 
-double Metrics::get(const std::string& name, const std::string& labels) const {
-  std::lock_guard lock(mu_);
-  auto f = families_.find(name);
-  if (f == families_.end()) return 0;
-  auto s = f->second.series.find(labels);
-  return s == f->second.series.end() ? 0 : s->second;
+Counter& Metrics::errors(ErrorKindLabel kind) { return errors_family_.Add({{"kind", label(to_string(kind))}}); }
+
+Counter& Metrics::notifications(std::optional<notify::Op> op, NotifyOutcome outcome) {
+  return notifications_family_.Add(
+      {{"op", op ? label(notify::to_string(*op)) : "unknown"}, {"outcome", label(to_string(outcome))}});
 }
 
-std::string Metrics::render() const {
-  std::string out;
-  {
-    std::lock_guard lock(mu_);
-    for (const auto& [name, family] : families_) {
-      out += "# HELP " + name + " " + family.help + "\n# TYPE " + name + " " +
-             (family.type.empty() ? "untyped" : family.type) + "\n";
-      if (family.series.empty() && family.type == "gauge") out += name + " 0\n";
-      for (const auto& [labels, value] : family.series) {
-        out += name + (labels.empty() ? "" : "{" + labels + "}") + " " + number(value) + "\n";
-      }
-    }
-  }
-  out += add_to_labels_.render("cilium_nomad_add_to_labeled_seconds",
-                               "Time from the plugin's ADD to the endpoint carrying its final identity");
-  out += reconcile_.render("cilium_nomad_reconcile_duration_seconds", "Duration of full reconciliations");
-  return out;
-}
+Counter& Metrics::watch_reconnects(WatchMode mode) { return watch_reconnects_family_.Add({{"mode", to_string(mode)}}); }
+
+std::string Metrics::render() const { return prometheus::TextSerializer().Serialize(registry_->Collect()); }
 
 }  // namespace cn::labeler

@@ -1,55 +1,109 @@
 #pragma once
-// The labeler's counters, gauges and histograms, rendered as Prometheus text exposition
-// (prometheus-cpp is not packaged for Debian 12, so this small registry replaces it).
-// Thread-safe; label values are bounded by construction (targets, statuses, kinds), never
-// per-allocation.
-#include <array>
-#include <atomic>
-#include <map>
-#include <mutex>
+// Every metric the labeler exposes, declared here and nowhere else, on one prometheus-cpp
+// registry. Call sites reach a series only through a typed accessor, so a misspelt name or label
+// cannot compile, and every label value comes from a closed set (peers, error kinds, sources,
+// ops): nothing grows with the number of allocations.
+// Series whose label values are known in advance exist at 0 from construction, so rate() and
+// increase() in alerts have a baseline from the first scrape.
+#include <memory>
+#include <optional>
 #include <string>
-#include <vector>
+#include <string_view>
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include "common/notify/protocol.h"
+#include "common/util/result.h"
+#include "common/util/retry_rule.h"
+#include "labeler/daemon_config.h"
+#include "labeler/work_item.h"
 
 namespace cn::labeler {
 
-class Histogram {
- public:
-  explicit Histogram(std::vector<double> bounds);
-  void observe(double value);
-  std::string render(const std::string& name, const std::string& help) const;
-
- private:
-  std::vector<double> bounds_;
-  mutable std::mutex mu_;
-  std::vector<unsigned long long> buckets_;  // cumulative on render
-  double sum_ = 0;
-  unsigned long long count_ = 0;
+// cilium_nomad_errors_total{kind}. The label value is the enumerator's name (to_string).
+enum class ErrorKindLabel {
+  state_write,          // the state file could not be written
+  label_write,          // the agent refused or failed a label write
+  labels_filtered,      // the agent's --labels filter drops nomad: labels
+  endpoint_id,          // an endpoint ID that cannot be used in a request
+  exception,            // a worker, watcher or resync threw
+  queue_full,           // work dropped because the queue was full
+  reconcile,            // a resync reconcile failed
+  gc_delete,            // --gc-endpoints could not delete an orphan
+  nomad_watch,          // a node watch call failed
+  nomad_index_reset,    // Nomad's index went backwards (restore, new cluster)
+  nomad_stream_open,    // the event stream ended before its first line
+  nomad_stream,         // the event stream ended after delivering lines
+  nomad_stream_bad_line,  // the event stream sent a line that is not an event frame
+  nomad_event_payload,  // an event frame whose payload could not be used
 };
+inline constexpr ErrorKindLabel kAllErrorKindLabels[] = {
+    ErrorKindLabel::state_write,       ErrorKindLabel::label_write,       ErrorKindLabel::labels_filtered,
+    ErrorKindLabel::endpoint_id,       ErrorKindLabel::exception,         ErrorKindLabel::queue_full,
+    ErrorKindLabel::reconcile,         ErrorKindLabel::gc_delete,         ErrorKindLabel::nomad_watch,
+    ErrorKindLabel::nomad_index_reset, ErrorKindLabel::nomad_stream_open, ErrorKindLabel::nomad_stream,
+    ErrorKindLabel::nomad_stream_bad_line, ErrorKindLabel::nomad_event_payload,
+};
+std::string_view to_string(ErrorKindLabel kind);
+
+// cilium_nomad_label_writes_total{api}: which agent API carried the write.
+enum class LabelWriteApi { endpoint, labels };
+std::string_view to_string(LabelWriteApi api);
+
+// cilium_nomad_notifications_total{op,outcome}.
+enum class NotifyOutcome { accepted, invalid, refused_peer, unreadable };
+std::string_view to_string(NotifyOutcome outcome);
 
 class Metrics {
  public:
   Metrics();
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
 
-  // Counters with one label each, e.g. inc("api_calls_total", "target=\"nomad\",status=\"200\"").
-  void inc(const std::string& name, const std::string& labels = {}, double by = 1);
-  void set(const std::string& name, double value, const std::string& labels = {});
-  double get(const std::string& name, const std::string& labels = {}) const;
+  // Counters.
+  prometheus::Counter& endpoints_labeled(WorkSource source);
+  prometheus::Counter& label_writes(LabelWriteApi api);
+  // status="ok" when `error` is empty, else the error's kind (the one scheme for outside calls).
+  prometheus::Counter& api_calls(Peer target, std::optional<ErrorKind> error);
+  prometheus::Counter& errors(ErrorKindLabel kind);
+  // op="unknown" when the notification's op was never read (refused, unreadable, invalid).
+  prometheus::Counter& notifications(std::optional<notify::Op> op, NotifyOutcome outcome);
+  prometheus::Counter& watch_reconnects(WatchMode mode);
+  prometheus::Counter& endpoints_deleted() { return endpoints_deleted_; }
 
-  Histogram& add_to_labels_seconds() { return add_to_labels_; }
-  Histogram& reconcile_seconds() { return reconcile_; }
+  // Gauges.
+  prometheus::Gauge& queue_depth() { return queue_depth_; }
+  prometheus::Gauge& orphan_endpoints() { return orphan_endpoints_; }
+  prometheus::Gauge& state_entries() { return state_entries_; }
+  prometheus::Gauge& ready() { return ready_; }
 
+  // Histograms, in seconds.
+  prometheus::Histogram& add_to_labeled_seconds() { return add_to_labeled_; }
+  prometheus::Histogram& reconcile_duration_seconds() { return reconcile_duration_; }
+
+  // Prometheus text exposition (format 0.0.4) of every family.
   std::string render() const;
+  const prometheus::Registry& registry() const { return *registry_; }
 
  private:
-  struct Family {
-    std::string help;
-    std::string type;
-    std::map<std::string, double> series;
-  };
-  mutable std::mutex mu_;
-  std::map<std::string, Family> families_;
-  Histogram add_to_labels_;
-  Histogram reconcile_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Counter>& endpoints_labeled_family_;
+  prometheus::Family<prometheus::Counter>& label_writes_family_;
+  prometheus::Family<prometheus::Counter>& api_calls_family_;
+  prometheus::Family<prometheus::Counter>& errors_family_;
+  prometheus::Family<prometheus::Counter>& notifications_family_;
+  prometheus::Family<prometheus::Counter>& watch_reconnects_family_;
+  prometheus::Counter& endpoints_deleted_;
+  prometheus::Gauge& queue_depth_;
+  prometheus::Gauge& orphan_endpoints_;
+  prometheus::Gauge& state_entries_;
+  prometheus::Gauge& ready_;
+  prometheus::Histogram& add_to_labeled_;
+  prometheus::Histogram& reconcile_duration_;
 };
 
 }  // namespace cn::labeler

@@ -37,8 +37,8 @@ void NodeWatcher::run(std::stop_token stop) {
     calls_.record(Peer::nomad, answer);
 
     if (!answer) {
-      metrics_.inc("cilium_nomad_errors_total", "kind=\"nomad_watch\"");
-      metrics_.inc("cilium_nomad_watch_reconnects_total", "mode=\"node\"");
+      metrics_.errors(ErrorKindLabel::nomad_watch).Increment();
+      metrics_.watch_reconnects(WatchMode::kNode).Increment();
       auto delay = backoff_delay(options_.backoff, attempt, rng_);
       ++attempt;
       log_->warn("node watch failed, retrying: node={} index={} kind={} error=\"{}\" attempt={} retry_ms={}{}",
@@ -56,8 +56,8 @@ void NodeWatcher::run(std::stop_token stop) {
       log_->debug("node watch: index went down after garbage collection: node={} asked={} got={}", node_id_, asked,
                   got);
     } else if (asked > 0 && got < asked) {
-      metrics_.inc("cilium_nomad_errors_total", "kind=\"nomad_index_reset\"");
-      metrics_.inc("cilium_nomad_watch_reconnects_total", "mode=\"node\"");
+      metrics_.errors(ErrorKindLabel::nomad_index_reset).Increment();
+      metrics_.watch_reconnects(WatchMode::kNode).Increment();
       log_->warn("nomad index went backwards (servers restored?), resyncing: node={} asked={} got={}", node_id_, asked,
                  got);
       known_.clear();
@@ -106,7 +106,7 @@ void NodeWatcher::apply(const nomad::AllocationList& list, std::uint64_t asked, 
       ++enqueued;
       log_->debug("node watch: enqueued alloc={} modify_index={}", alloc.id, alloc.modify_index);
     } else {
-      metrics_.inc("cilium_nomad_errors_total", "kind=\"queue_full\"");
+      metrics_.errors(ErrorKindLabel::queue_full).Increment();
       log_->warn("queue full, leaving the allocation to the next resync: alloc={} source=watch", alloc.id);
     }
   }

@@ -153,7 +153,7 @@ void NotifyServer::accept_loop(std::stop_token stop) {
     std::erase_if(reading, [&](const Reading& r) {
       if (r.read_by > now) return false;
       log_->warn("notification unreadable: pid={} error=\"no request line within {} ms\"", r.pid, kReadBudget.count());
-      metrics_.inc("cilium_nomad_notifications_total", "op=\"unknown\",outcome=\"unreadable\"");
+      metrics_.notifications(std::nullopt, NotifyOutcome::unreadable).Increment();
       ::close(r.fd);
       return true;
     });
@@ -175,7 +175,7 @@ bool NotifyServer::admit(int fd, int& pid) {
   socklen_t len = sizeof cred;
   if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
       std::find(options_.allowed_uids.begin(), options_.allowed_uids.end(), cred.uid) == options_.allowed_uids.end()) {
-    metrics_.inc("cilium_nomad_notifications_total", "op=\"unknown\",outcome=\"refused_peer\"");
+    metrics_.notifications(std::nullopt, NotifyOutcome::refused_peer).Increment();
     log_->warn("notification refused: peer uid={} pid={} is not allowed", cred.uid, cred.pid);
     ::close(fd);
     return false;
@@ -202,7 +202,7 @@ bool NotifyServer::advance(Reading& r) {
     case ReadProgress::kFailed: break;
   }
   log_->warn("notification unreadable: pid={} error=\"{}\"", r.pid, error);
-  metrics_.inc("cilium_nomad_notifications_total", "op=\"unknown\",outcome=\"unreadable\"");
+  metrics_.notifications(std::nullopt, NotifyOutcome::unreadable).Increment();
   ::close(r.fd);
   return true;
 }
@@ -218,11 +218,10 @@ void NotifyServer::serve_request(int fd, int pid, const std::string& line) {
       ::close(fd);
     }
     log_->warn("notification refused: pid={} error=\"{}\"", pid, request.error().message);
-    metrics_.inc("cilium_nomad_notifications_total", "op=\"unknown\",outcome=\"invalid\"");
+    metrics_.notifications(std::nullopt, NotifyOutcome::invalid).Increment();
     return;
   }
-  metrics_.inc("cilium_nomad_notifications_total",
-               std::string("op=\"") + std::string(notify::to_string(request->op)) + "\",outcome=\"accepted\"");
+  metrics_.notifications(request->op, NotifyOutcome::accepted).Increment();
   if (request->wait_ms > 0) {
     std::lock_guard lock(mu_);
     MonoTime answer_by = clock_.now() + std::chrono::milliseconds{request->wait_ms} - kAnswerMargin;

@@ -38,20 +38,20 @@ std::vector<long long> OrphanCollector::collect(const ReconcileReport& report) {
     }
     auto ref = cilium::EndpointRef::local(endpoint_id);
     if (!ref) {
-      metrics_.inc("cilium_nomad_errors_total", "kind=\"endpoint_id\"");
+      metrics_.errors(ErrorKindLabel::endpoint_id).Increment();
       log_->warn("orphan kept: endpoint={} alloc={} reason=\"{}\"", endpoint_id, alloc_id, ref.error().message);
       it = first_seen_.erase(it);
       continue;
     }
     auto ok = cilium_.delete_endpoint(*ref, now + options_.call_timeout);
     if (ok || ok.error().kind == ErrorKind::not_found) {
-      metrics_.inc("cilium_nomad_endpoints_deleted_total");
+      metrics_.endpoints_deleted().Increment();
       log_->warn("orphan endpoint deleted: endpoint={} alloc={} orphaned_s={}", endpoint_id, alloc_id,
                  std::chrono::duration_cast<std::chrono::seconds>(now - it->second).count());
       deleted.push_back(endpoint_id);
       it = first_seen_.erase(it);
     } else {
-      metrics_.inc("cilium_nomad_errors_total", "kind=\"gc_delete\"");
+      metrics_.errors(ErrorKindLabel::gc_delete).Increment();
       log_->warn("orphan delete failed: endpoint={} alloc={} error=\"{}\"", endpoint_id, alloc_id, ok.error().message);
       ++it;
     }

@@ -164,7 +164,7 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id, const std::f
         changed = true;
       }
     }
-    metrics_.set("cilium_nomad_state_entries", static_cast<double>(d.allocations.size()));
+    metrics_.state_entries().Set(static_cast<double>(d.allocations.size()));
     return changed;
   });
   if (!ok) log_->error("reconcile: state write failed: error=\"{}\"", ok.error().message);
@@ -177,9 +177,9 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id, const std::f
   // the Nomad thread's own malloc arena, which would otherwise keep it until the next resync.
   ::malloc_trim(0);
 
-  metrics_.set("cilium_nomad_orphan_endpoints", static_cast<double>(report.orphans));
+  metrics_.orphan_endpoints().Set(static_cast<double>(report.orphans));
   double seconds = std::chrono::duration<double>(clock_.now() - started).count();
-  metrics_.reconcile_seconds().observe(seconds);
+  metrics_.reconcile_duration_seconds().Observe(seconds);
   log_->info("reconcile done: endpoints={} live_allocs={} correct={} enqueued={} dropped_entries={} orphans={} "
              "index={} ms={:.1f}",
              report.endpoints, report.live_allocations, report.correct, report.enqueued, report.dropped_entries,

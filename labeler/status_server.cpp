@@ -42,7 +42,7 @@ Status StatusServer::start(const std::string& address) {
   if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
 
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    metrics_.set("cilium_nomad_ready", readiness_().first ? 1 : 0);
+    metrics_.ready().Set(readiness_().first ? 1 : 0);
     res.set_content(metrics_.render(), "text/plain; version=0.0.4; charset=utf-8");
   });
   server_->Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {

@@ -2,6 +2,7 @@
 // (loopback TCP), the curl clients, the daemon, and the real plugin binary sending notifications.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <regex>
 
@@ -275,8 +276,8 @@ TEST_F(LabelerE2E, MetricsAndHealthzServeTheirContent) {
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);
 
-  metrics.inc("cilium_nomad_endpoints_labeled_total", "source=\"notify\"");
-  metrics.add_to_labels_seconds().observe(0.012);
+  metrics.endpoints_labeled(WorkSource::kNotify).Increment();
+  metrics.add_to_labeled_seconds().Observe(0.012);
   auto m = fakes::http_request(target, "GET", "/metrics");
   ASSERT_TRUE(m);
   EXPECT_EQ(m->status, 200);
@@ -287,6 +288,56 @@ TEST_F(LabelerE2E, MetricsAndHealthzServeTheirContent) {
     EXPECT_NE(m->body.find(family), std::string::npos) << family;
   }
   server.stop();
+}
+
+}  // namespace
+}  // namespace cn::labeler
+
+namespace cn::labeler {
+namespace {
+
+// What Prometheus itself accepts: a running daemon that has labeled an allocation, scraped on
+// /metrics and checked with promtool (format and naming lint). Also checks that the series an
+// alert would use exist from the start with the values the scrape should carry.
+TEST_F(LabelerE2E, ScrapeOfARunningLabelerPassesPromtoolCheckMetrics) {
+  const std::string promtool = "/usr/bin/promtool";
+  if (!std::filesystem::exists(promtool)) {
+    GTEST_SKIP() << promtool << " is absent: install Debian's `prometheus` package (scripts/install-deps.sh)";
+  }
+  start_daemon();
+  StatusServer status(daemon_->metrics(), [this] {
+    return std::pair<bool, std::string>{daemon_->ready(), daemon_->not_ready_reason()};
+  });
+  ASSERT_TRUE(status.start("127.0.0.1:0"));
+  std::string alloc = running_alloc("10.200.9.4");
+  auto add = plugin_add(alloc, "10.200.9.4", 3000);
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+  ASSERT_TRUE(daemon_->queue().wait_idle(std::chrono::seconds{20}));
+
+  auto scrape = fakes::http_request(fakes::HttpTarget::tcp("127.0.0.1", status.port()), "GET", "/metrics");
+  ASSERT_TRUE(scrape);
+  ASSERT_EQ(scrape->status, 200);
+  const std::string& body = scrape->body;
+  for (const char* line : {"cilium_nomad_ready 1\n", "cilium_nomad_endpoints_labeled_total{source=\"notify\"} 1\n",
+                           "cilium_nomad_label_writes_total{api=\"endpoint\"} 1\n",
+                           "cilium_nomad_errors_total{kind=\"state_write\"} 0\n",
+                           "cilium_nomad_errors_total{kind=\"nomad_stream_open\"} 0\n",
+                           "cilium_nomad_notifications_total{op=\"add\",outcome=\"accepted\"} 1\n",
+                           "cilium_nomad_add_to_labeled_seconds_count 1\n",
+                           "cilium_nomad_reconcile_duration_seconds_count 1\n"}) {
+    EXPECT_NE(body.find(line), std::string::npos) << line << "not in:\n" << body;
+  }
+  EXPECT_NE(body.find("cilium_nomad_api_calls_total{status=\"ok\",target=\"nomad\"} "), std::string::npos) << body;
+  EXPECT_EQ(body.find("cilium_nomad_api_calls_total{status=\"ok\",target=\"nomad\"} 0\n"), std::string::npos)
+      << "the startup reconcile called Nomad";
+
+  auto check = testing::run_process({promtool, "check", "metrics"}, {}, body);
+  RecordProperty("promtool_output", check.out + check.err);
+  std::printf("promtool check metrics: exit %d, output: \"%s%s\"\n", check.exit_code, check.out.c_str(),
+              check.err.c_str());
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err << "\nscrape:\n" << body;
+  EXPECT_EQ(check.out + check.err, "") << "promtool names no problem";
+  status.stop();
 }
 
 }  // namespace

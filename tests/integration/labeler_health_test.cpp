@@ -47,7 +47,7 @@ class HealthEndpoint : public ::testing::Test {
 
 TEST_F(HealthEndpoint, NomadUnreachablePastTheWindowTurnsBothNotReadyAndBackWhenItAnswers) {
   health_.started();
-  metrics_.set("cilium_nomad_ready", 1);  // what the daemon sets once; the scrape must override it
+  metrics_.ready().Set(1);  // what the daemon sets once; the scrape must override it
   EXPECT_EQ(healthz().first, 200);
   EXPECT_EQ(ready_gauge(), "cilium_nomad_ready 1");
 

@@ -132,7 +132,7 @@ TEST_F(LabelerStartup, SecondLabelerOnALiveSocketExitsNonZeroAtOnceAndLeavesTheF
     std::unique_lock lock(mu);
     ASSERT_TRUE(cv.wait_for(lock, 10s, [&] { return requests == 1; }));
   }
-  EXPECT_EQ(metrics.get("cilium_nomad_notifications_total", "op=\"unknown\",outcome=\"unreadable\""), 0);
+  EXPECT_EQ(metrics.notifications(std::nullopt, NotifyOutcome::unreadable).Value(), 0);
   first.stop();
 }
 

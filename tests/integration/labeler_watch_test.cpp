@@ -170,9 +170,7 @@ class LabelerWatch : public ::testing::Test {
     return ref;
   }
   static BackoffPolicy fast_backoff() { return BackoffPolicy{20ms, 100ms, 5ms}; }
-  double errors(const std::string& kind) const {
-    return metrics.get("cilium_nomad_errors_total", "kind=\"" + kind + "\"");
-  }
+  double errors(ErrorKindLabel kind) { return metrics.errors(kind).Value(); }
 
   ManualClock fake_clock;
   FakeNomad fake;
@@ -243,7 +241,7 @@ TEST_F(LabelerWatch, NodeWatchFollowsTheIndexDownAfterGarbageCollection) {
   const std::uint64_t kept_index = modify_index(kept);
   ASSERT_TRUE(eventually([&] { return w.index() == kept_index && fake.blocked_queries() == 1; }));
   EXPECT_EQ(resyncs.load(), 0);
-  EXPECT_EQ(errors("nomad_index_reset"), 0);
+  EXPECT_EQ(errors(ErrorKindLabel::nomad_index_reset), 0);
   EXPECT_TRUE(recorder.items().empty());
 
   network(kept, "10.200.3.18");
@@ -273,7 +271,7 @@ TEST_F(LabelerWatch, NodeWatchSurvivesAnIndexReset) {
   EXPECT_EQ(asked, (std::vector<std::uint64_t>{options.initial_index, pending_index, 0}))
       << "restarted from index 0";
   EXPECT_TRUE(recorder.items().empty());
-  EXPECT_EQ(errors("nomad_index_reset"), 1);
+  EXPECT_EQ(errors(ErrorKindLabel::nomad_index_reset), 1);
 
   network(id, "10.200.3.18");  // and it keeps watching
   ASSERT_TRUE(recorder.wait_for(1));
@@ -296,8 +294,8 @@ TEST_F(LabelerWatch, NodeWatchBacksOffOnServerErrorsAndRecovers) {
   }
   ASSERT_TRUE(fake.wait_for_blocked(1));  // the fourth request, parked (recorded once answered)
   EXPECT_EQ(fake.request_count("node_allocations"), 3);
-  EXPECT_EQ(errors("nomad_watch"), 3);
-  EXPECT_EQ(metrics.get("cilium_nomad_watch_reconnects_total", "mode=\"node\""), 3);
+  EXPECT_EQ(errors(ErrorKindLabel::nomad_watch), 3);
+  EXPECT_EQ(metrics.watch_reconnects(WatchMode::kNode).Value(), 3);
 
   std::string id = place();
   network(id, "10.200.3.17");
@@ -332,7 +330,7 @@ TEST_F(LabelerWatch, EventStreamReplayBelowTheReconciledIndexIsNotAReset) {
   ASSERT_TRUE(recorder.wait_for(1));
   ASSERT_TRUE(eventually([&] { return w.last_index() == fake.current_index(); }));
   EXPECT_EQ(recorder.ids(), (std::vector<std::string>{mine}));
-  EXPECT_EQ(errors("nomad_index_reset"), 0);
+  EXPECT_EQ(errors(ErrorKindLabel::nomad_index_reset), 0);
   EXPECT_EQ(resyncs.load(), 0);
 }
 
@@ -389,7 +387,7 @@ TEST_F(LabelerWatch, StreamEndingBeforeItsFirstHeartbeatIsAnErrorRetriedWithBack
     clock.advance(8s);
   }
   ASSERT_TRUE(eventually([&] { return modern->request_count("event_stream") == 4 && clock.sleepers() == 1; }));
-  EXPECT_EQ(errors("nomad_stream_open"), 4);
+  EXPECT_EQ(errors(ErrorKindLabel::nomad_stream_open), 4);
   EXPECT_EQ(resyncs.load(), 0);
 
   modern->add_token(fakes::TokenSpec{"not-yet-valid", true, {}, true, true});  // the operator fixes the ACL
@@ -414,8 +412,8 @@ TEST_F(LabelerWatch, UnusableLinesReconnectWithoutCrashOrLoop) {
   network(id, "10.200.3.17");
   ASSERT_TRUE(recorder.wait_for(1));
   EXPECT_EQ(recorder.ids(), (std::vector<std::string>{id}));
-  EXPECT_EQ(errors("nomad_stream_bad_line"), 1);
-  EXPECT_EQ(errors("nomad_stream_open"), 1) << "text without a newline, then EOF";
+  EXPECT_EQ(errors(ErrorKindLabel::nomad_stream_bad_line), 1);
+  EXPECT_EQ(errors(ErrorKindLabel::nomad_stream_open), 1) << "text without a newline, then EOF";
   for (auto index : asked_indexes(fake, "event_stream")) EXPECT_EQ(index, options.initial_index + 1);
 }
 

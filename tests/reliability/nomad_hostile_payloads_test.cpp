@@ -179,7 +179,7 @@ TEST(NomadHostileStream, DeeplyNestedAndTruncatedLinesReconnectAndLoseNothing) {
   ASSERT_TRUE(node.wait_labeled(alloc, kWebLabels, 20s)) << labeler.logs();
   const std::string logs = labeler.logs();
   EXPECT_NE(logs.find("nested deeper than"), std::string::npos) << logs;
-  EXPECT_GE(labeler.metric("cilium_nomad_errors_total", "kind=\"nomad_stream_bad_line\""), 1);
+  EXPECT_GE(labeler.daemon().metrics().errors(labeler::ErrorKindLabel::nomad_stream_bad_line).Value(), 1);
   EXPECT_EQ(node.nomad().request_count("event_stream"), 3);
 }
 

@@ -94,7 +94,7 @@ TEST_F(StateDiskFull, LabelerKeepsLabelingAndTheNextReconcileRecordsOnceSpaceIsB
   ASSERT_TRUE(reply && *reply) << labeler.logs();
   EXPECT_EQ((*reply)->status, notify::ReplyStatus::kLabeled) << (*reply)->message;
   EXPECT_TRUE(node_.labeled(alloc, kWebLabels));
-  EXPECT_GE(labeler.metric("cilium_nomad_errors_total", "kind=\"state_write\""), 1);
+  EXPECT_GE(labeler.daemon().metrics().errors(labeler::ErrorKindLabel::state_write).Value(), 1);
   EXPECT_NE(labeler.logs().find("state write failed: alloc=" + alloc), std::string::npos) << labeler.logs();
   EXPECT_EQ(temp_files_in(node_.dir().file("run")), 0u);
 

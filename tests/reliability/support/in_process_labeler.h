@@ -34,9 +34,6 @@ class InProcessLabeler {
   void stop();
   labeler::LabelerDaemon& daemon() { return *daemon_; }
   std::string logs() const { return logs_.text(); }
-  double metric(const std::string& name, const std::string& labels = {}) {
-    return daemon_->metrics().get(name, labels);
-  }
 
   // What the plugin sends after recording the allocation. wait_ms 0: fire and forget.
   Result<std::optional<notify::Reply>> notify_add(const std::string& alloc, const std::string& ip, int wait_ms,

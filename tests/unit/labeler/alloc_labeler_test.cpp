@@ -243,7 +243,7 @@ TEST_F(AllocLabelerTest, OutOfRangeEndpointIdIsRefusedAndCountedNeverNarrowed) {
   auto out = labeler_.label(notified());
   EXPECT_EQ(out.status, notify::ReplyStatus::kPending);
   EXPECT_EQ(cilium_.calls("patch_endpoint"), 0);
-  EXPECT_EQ(metrics_.get("cilium_nomad_errors_total", "kind=\"endpoint_id\""), 1);
+  EXPECT_EQ(metrics_.errors(ErrorKindLabel::endpoint_id).Value(), 1);
 }
 
 TEST_F(AllocLabelerTest, JobMissingFromNomadsAnswerIsRetriedOnABackoffNotLeftToTheResync) {

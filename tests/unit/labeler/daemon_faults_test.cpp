@@ -85,7 +85,7 @@ TEST_P(LabelerDaemonFaults, ExceptionAtEveryLabelingStepCostsOneItemNeverTheWork
   ASSERT_TRUE(first);
   EXPECT_NE(first->status, notify::ReplyStatus::kLabeled);
   ASSERT_TRUE(daemon.queue().wait_idle(std::chrono::seconds{10}));
-  EXPECT_EQ(daemon.metrics().get("cilium_nomad_errors_total", "kind=\"exception\""), 1);
+  EXPECT_EQ(daemon.metrics().errors(ErrorKindLabel::exception).Value(), 1);
 
   auto second = notify(kSecond, "10.200.3.18");
   ASSERT_TRUE(second);

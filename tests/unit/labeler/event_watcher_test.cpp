@@ -144,9 +144,7 @@ class EventWatch : public ::testing::Test {
     for (const auto& i : recorder.ids()) n += i == id ? 1 : 0;
     return n;
   }
-  double errors(const std::string& kind) const {
-    return metrics.get("cilium_nomad_errors_total", "kind=\"" + kind + "\"");
-  }
+  double errors(ErrorKindLabel kind) { return metrics.errors(kind).Value(); }
 
   InMemoryNomad nomad;
   ManualClock clock;
@@ -217,8 +215,8 @@ TEST_F(EventWatch, DroppedStreamResumesAtLastIndexPlusOneAndResyncs) {
   EXPECT_EQ(queries[1].index, 1303u);
   EXPECT_EQ(resyncs.load(), 1) << "a reconnect may have skipped events: resync";
   for (int n = 1; n <= 3; ++n) EXPECT_EQ(count(uuid(n)), 1) << uuid(n);
-  EXPECT_EQ(errors("nomad_stream"), 1);
-  EXPECT_EQ(metrics.get("cilium_nomad_watch_reconnects_total", "mode=\"events\""), 1);
+  EXPECT_EQ(errors(ErrorKindLabel::nomad_stream), 1);
+  EXPECT_EQ(metrics.watch_reconnects(WatchMode::kEvents).Value(), 1);
 }
 
 // The reconcile index is the node's newest ModifyIndex, not a frame: when nothing newer was
@@ -233,7 +231,7 @@ TEST_F(EventWatch, ReplayBelowTheReconciledIndexAtStartIsAlreadySeen) {
   ASSERT_TRUE(eventually([&] { return watcher->last_index() == 1301; }));
   ASSERT_TRUE(recorder.wait_for(1));
   EXPECT_EQ(recorder.ids(), (std::vector<std::string>{uuid(2)}));
-  EXPECT_EQ(errors("nomad_index_reset"), 0);
+  EXPECT_EQ(errors(ErrorKindLabel::nomad_index_reset), 0);
   EXPECT_EQ(resyncs.load(), 0);
 }
 
@@ -252,7 +250,7 @@ TEST_F(EventWatch, YoungerLogAfterReconnectIsAResetAndItsFramesAreUsed) {
   EXPECT_EQ(nomad.stream_queries()[1].index, 1303u);
   EXPECT_EQ(recorder.ids(), (std::vector<std::string>{uuid(1), uuid(2), uuid(3), uuid(1)}))
       << "alloc 1 at index 42 is not refused by what was seen at 1301";
-  EXPECT_EQ(errors("nomad_index_reset"), 1);
+  EXPECT_EQ(errors(ErrorKindLabel::nomad_index_reset), 1);
 }
 
 TEST_F(EventWatch, StreamEndingBeforeFirstHeartbeatIsAnErrorRetriedWithBackoff) {
@@ -267,7 +265,7 @@ TEST_F(EventWatch, StreamEndingBeforeFirstHeartbeatIsAnErrorRetriedWithBackoff) 
     clock.advance(8s);
   }
   ASSERT_TRUE(recorder.wait_for(1));
-  EXPECT_EQ(errors("nomad_stream_open"), 3);
+  EXPECT_EQ(errors(ErrorKindLabel::nomad_stream_open), 3);
   EXPECT_EQ(resyncs.load(), 1) << "one resync, once a stream is open again";
   for (const auto& q : nomad.stream_queries()) EXPECT_EQ(q.index, 1301u);
 }
@@ -291,7 +289,7 @@ TEST_F(EventWatch, GarbageOrTruncatedLineReconnectsWithoutCrashOrLoop) {
   std::vector<std::uint64_t> indexes;
   for (const auto& q : nomad.stream_queries()) indexes.push_back(q.index);
   EXPECT_EQ(indexes, (std::vector<std::uint64_t>{1301, 1302, 1302})) << "resume after the last good frame";
-  EXPECT_EQ(errors("nomad_stream_bad_line"), 2);
+  EXPECT_EQ(errors(ErrorKindLabel::nomad_stream_bad_line), 2);
   EXPECT_EQ(resyncs.load(), 1);
 }
 
@@ -308,8 +306,8 @@ TEST_F(EventWatch, ResubscribesPeriodicallyWithoutBackoffAndResyncs) {
   ASSERT_TRUE(eventually([&] { return resyncs.load() == 1; }));
   EXPECT_EQ(nomad.stream_queries()[1].index, 1302u);
   EXPECT_EQ(clock.sleepers(), 0) << "a scheduled resubscribe does not back off";
-  EXPECT_EQ(metrics.get("cilium_nomad_watch_reconnects_total", "mode=\"events\""), 1);
-  EXPECT_EQ(errors("nomad_stream"), 0);
+  EXPECT_EQ(metrics.watch_reconnects(WatchMode::kEvents).Value(), 1);
+  EXPECT_EQ(errors(ErrorKindLabel::nomad_stream), 0);
 }
 
 TEST_F(EventWatch, TrackedAllocationsAreBounded) {

@@ -185,8 +185,8 @@ TEST_F(NodeWatch, GarbageCollectionLoweringTheIndexIsNotAReset) {
   EXPECT_EQ(nomad.node_allocation_indexes(), (std::vector<std::uint64_t>{110, 120, 100}))
       << "blocks from the server's index, no index-0 listing";
   EXPECT_EQ(resyncs.load(), 0);
-  EXPECT_EQ(metrics.get("cilium_nomad_errors_total", "kind=\"nomad_index_reset\""), 0);
-  EXPECT_EQ(metrics.get("cilium_nomad_watch_reconnects_total", "mode=\"node\""), 0);
+  EXPECT_EQ(metrics.errors(ErrorKindLabel::nomad_index_reset).Value(), 0);
+  EXPECT_EQ(metrics.watch_reconnects(WatchMode::kNode).Value(), 0);
 
   nomad.put(alloc(4, 140, "10.200.3.20"));  // and later changes still wake it
   ASSERT_TRUE(recorder.wait_for(2));
@@ -207,7 +207,7 @@ TEST_F(NodeWatch, GarbageCollectionBeforeTheFirstAnswerIsNotAReset) {
   ASSERT_TRUE(eventually([&] { return watcher->index() == 100 && nomad.blocked() == 1; }));
   EXPECT_EQ(nomad.node_allocation_indexes(), (std::vector<std::uint64_t>{110, 100}));
   EXPECT_EQ(resyncs.load(), 0);
-  EXPECT_EQ(metrics.get("cilium_nomad_errors_total", "kind=\"nomad_index_reset\""), 0);
+  EXPECT_EQ(metrics.errors(ErrorKindLabel::nomad_index_reset).Value(), 0);
   EXPECT_TRUE(recorder.items().empty());
 }
 
@@ -239,7 +239,7 @@ TEST_F(NodeWatch, IndexResetRequestsResyncAndRestartsFromZero) {
   ASSERT_TRUE(eventually([&] { return resyncs.load() == 1 && nomad.blocked() == 1; }));
   EXPECT_EQ(nomad.node_allocation_indexes(), (std::vector<std::uint64_t>{1200, 1240, 0, 50}));
   EXPECT_EQ(recorder.items().size(), 1u) << "the resync labels what the baseline listing showed";
-  EXPECT_EQ(metrics.get("cilium_nomad_errors_total", "kind=\"nomad_index_reset\""), 1);
+  EXPECT_EQ(metrics.errors(ErrorKindLabel::nomad_index_reset).Value(), 1);
 
   // And it keeps watching from the new index.
   nomad.set_index(std::nullopt);
@@ -265,7 +265,7 @@ TEST_F(NodeWatch, UnknownLiveAllocationBelowTheAskedIndexIsAReset) {
   nomad.expire_blocking();
   ASSERT_TRUE(eventually([&] { return resyncs.load() == 1 && nomad.blocked() == 1; }));
   EXPECT_EQ(nomad.node_allocation_indexes(), (std::vector<std::uint64_t>{1200, 1240, 0, 30}));
-  EXPECT_EQ(metrics.get("cilium_nomad_errors_total", "kind=\"nomad_index_reset\""), 1);
+  EXPECT_EQ(metrics.errors(ErrorKindLabel::nomad_index_reset).Value(), 1);
 }
 
 TEST_F(NodeWatch, BacksOffOnServerErrorsAndRecovers) {
@@ -282,8 +282,8 @@ TEST_F(NodeWatch, BacksOffOnServerErrorsAndRecovers) {
   }
   ASSERT_TRUE(nomad.wait_for_blocked(1));
   EXPECT_EQ(nomad.calls("node_allocations"), 4);
-  EXPECT_EQ(metrics.get("cilium_nomad_errors_total", "kind=\"nomad_watch\""), 3);
-  EXPECT_EQ(metrics.get("cilium_nomad_watch_reconnects_total", "mode=\"node\""), 3);
+  EXPECT_EQ(metrics.errors(ErrorKindLabel::nomad_watch).Value(), 3);
+  EXPECT_EQ(metrics.watch_reconnects(WatchMode::kNode).Value(), 3);
 
   nomad.put(alloc(1, 130, "10.200.3.40"));
   ASSERT_TRUE(recorder.wait_for(1));

@@ -111,7 +111,7 @@ TEST_F(DaemonTest, NonRootPeersAreRefused) {
   ::waitpid(child, &status, 0);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
-  EXPECT_EQ(daemon_->metrics().get("cilium_nomad_notifications_total", "op=\"unknown\",outcome=\"refused_peer\""), 1);
+  EXPECT_EQ(daemon_->metrics().notifications(std::nullopt, NotifyOutcome::refused_peer).Value(), 1);
   EXPECT_EQ(cilium_.calls("patch_endpoint"), writes_before);
   (void)ep;
 }

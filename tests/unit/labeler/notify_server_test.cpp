@@ -24,7 +24,6 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr const char* kAlloc = "4b1f6c2e-8d3a-4f57-9c2b-7e0a5d9c3f11";
-constexpr const char* kUnreadable = "op=\"unknown\",outcome=\"unreadable\"";
 
 class NotifyServerTest : public ::testing::Test {
  protected:
@@ -100,7 +99,7 @@ TEST_F(NotifyServerTest, SilentClientConnectedFirstDoesNotDelayTheNextRequest) {
   ASSERT_TRUE(reply->has_value());
   EXPECT_EQ((*reply)->status, notify::ReplyStatus::kLabeled);
   EXPECT_FALSE(closed_by_peer(silent.get(), 0ms)) << "the silent client still has its budget";
-  EXPECT_EQ(metrics_.get("cilium_nomad_notifications_total", kUnreadable), 0);
+  EXPECT_EQ(metrics_.notifications(std::nullopt, NotifyOutcome::unreadable).Value(), 0);
 }
 
 // Expected: many silent clients at once still cost the real request nothing.
@@ -127,7 +126,7 @@ TEST_F(NotifyServerTest, SilentClientIsClosedAndCountedOnceItsReadBudgetPasses) 
   clock_.advance(2ms);
   ASSERT_TRUE(request(0));
   EXPECT_TRUE(closed_by_peer(silent.get(), 10s));
-  EXPECT_EQ(metrics_.get("cilium_nomad_notifications_total", kUnreadable), 1);
+  EXPECT_EQ(metrics_.notifications(std::nullopt, NotifyOutcome::unreadable).Value(), 1);
 }
 
 // Expected: a connection closed without a byte (how a second labeler checks whether this one is
@@ -138,7 +137,7 @@ TEST_F(NotifyServerTest, LivenessProbeIsNotAnUnreadableNotification) {
   ASSERT_TRUE(request(0));
   ASSERT_TRUE(wait_handled(1));
   server_->stop();
-  EXPECT_EQ(metrics_.get("cilium_nomad_notifications_total", kUnreadable), 0);
+  EXPECT_EQ(metrics_.notifications(std::nullopt, NotifyOutcome::unreadable).Value(), 0);
   EXPECT_EQ(log_text_.str().find("unreadable"), std::string::npos) << log_text_.str();
   EXPECT_NE(log_text_.str().find("liveness probe"), std::string::npos) << log_text_.str();
 }
@@ -152,7 +151,7 @@ TEST_F(NotifyServerTest, HalfALineThenCloseIsUnreadable) {
   ASSERT_TRUE(request(0));
   ASSERT_TRUE(wait_handled(1));
   server_->stop();
-  EXPECT_EQ(metrics_.get("cilium_nomad_notifications_total", kUnreadable), 1);
+  EXPECT_EQ(metrics_.notifications(std::nullopt, NotifyOutcome::unreadable).Value(), 1);
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ TEST_F(OrphanCollectorTest, DeletesOnlyAfterTheGracePeriodAndOnlyWhenNomadConfir
   clock_.advance(std::chrono::minutes{1});
   EXPECT_EQ(c.collect(report_with(gone, ep)), std::vector<long long>{ep});
   EXPECT_EQ(cilium_.calls("delete"), 1);
-  EXPECT_EQ(metrics_.get("cilium_nomad_endpoints_deleted_total"), 1);
+  EXPECT_EQ(metrics_.endpoints_deleted().Value(), 1);
 }
 
 TEST_F(OrphanCollectorTest, LiveAllocationMissingFromTheNodeListIsNeverDeleted) {

@@ -140,7 +140,7 @@ TEST_F(ReconcilerTest, OrphanEndpointsAreReportedNeverDeleted) {
   ASSERT_TRUE(report);
   EXPECT_EQ(report->orphans, 1u);
   EXPECT_EQ(cilium_.calls("delete"), 0);
-  EXPECT_EQ(metrics_.get("cilium_nomad_orphan_endpoints"), 1);
+  EXPECT_EQ(metrics_.orphan_endpoints().Value(), 1);
 }
 
 TEST_F(ReconcilerTest, FailsCleanlyWhenNomadIsDown) {
