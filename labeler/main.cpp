@@ -1,5 +1,6 @@
 // cilium-nomad-labeler: thin CLI over the labeler library.
 #include <cstdlib>
+#include <map>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -25,7 +26,6 @@ struct RunFlags {
   std::string meta_labels;
   std::string log_level = "info";
   std::string log_format = "text";
-  std::string watch = "node";
   long long resync_seconds = 300;
   long long gc_grace_seconds = 600;
   long long unhealthy_after_seconds = 60;
@@ -49,9 +49,6 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
     return 2;
   }
   config.policy = *policy;
-  if (flags.watch == "node") config.watch = labeler::WatchMode::kNode;
-  else if (flags.watch == "events") config.watch = labeler::WatchMode::kEvents;
-  else if (flags.watch == "none") config.watch = labeler::WatchMode::kNone;
   config.resync_interval = std::chrono::seconds{flags.resync_seconds};
   config.gc_grace = std::chrono::seconds{flags.gc_grace_seconds};
   config.unhealthy_after = std::chrono::seconds{flags.unhealthy_after_seconds};
@@ -126,8 +123,12 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 64));
   run_cmd->add_option("--resync-interval", flags.resync_seconds, "Seconds between full reconciles (0: never)")
       ->capture_default_str()->check(CLI::Range(0LL, 86400LL));
-  run_cmd->add_option("--watch", flags.watch, "node (blocking query), events (event stream) or none")
-      ->capture_default_str()->check(CLI::IsMember({"node", "events", "none"}));
+  // One table from the flag's words to the mode: CLI11 validates and converts in one step.
+  const std::map<std::string, labeler::WatchMode> watch_modes = {
+      {"node", labeler::WatchMode::kNode}, {"events", labeler::WatchMode::kEvents}, {"none", labeler::WatchMode::kNone}};
+  run_cmd->add_option("--watch", config.watch, "node (blocking query), events (event stream) or none")
+      ->transform(CLI::CheckedTransformer(watch_modes, CLI::ignore_case))
+      ->default_str("node");
   run_cmd->add_option("--metrics-addr", config.metrics_addr, "HOST:PORT for /metrics and /healthz (empty: off)")
       ->capture_default_str();
   run_cmd->add_option("--unhealthy-after", flags.unhealthy_after_seconds,

@@ -9,6 +9,8 @@
 namespace cn::labeler {
 namespace {
 
+using cn::testing::NomadCall;
+using cn::testing::CiliumCall;
 using cn::testing::InMemoryCilium;
 using cn::testing::InMemoryNomad;
 using cn::testing::make_alloc;
@@ -63,10 +65,10 @@ TEST_F(AllocLabelerTest, InitEndpointGetsItsLabelsInOneWriteAndResolves) {
   EXPECT_EQ(out.labels, kWebLabels);
   EXPECT_GE(out.identity, 256);
   EXPECT_EQ(out.endpoint_id, ep);
-  EXPECT_EQ(cilium_.calls("patch_endpoint"), 1);
+  EXPECT_EQ(cilium_.calls(CiliumCall::patch_endpoint), 1);
   EXPECT_EQ(cilium_.get(ep).identity_labels, kWebLabels);
-  EXPECT_EQ(nomad_.calls("allocation"), 1);
-  EXPECT_EQ(nomad_.calls("job"), 0) << "the allocation embeds its Job";
+  EXPECT_EQ(nomad_.calls(NomadCall::allocation), 1);
+  EXPECT_EQ(nomad_.calls(NomadCall::job), 0) << "the allocation embeds its Job";
   auto doc = state_.load();
   ASSERT_TRUE(doc);
   ASSERT_TRUE(doc->allocations.at(kAlloc).labeled);
@@ -80,7 +82,7 @@ TEST_F(AllocLabelerTest, CorrectEndpointGetsNoWrite) {
   auto out = labeler_.label(notified());
   ASSERT_EQ(out.status, notify::ReplyStatus::kLabeled);
   EXPECT_FALSE(out.wrote);
-  EXPECT_EQ(cilium_.calls("patch_endpoint") + cilium_.calls("patch_labels"), 0);
+  EXPECT_EQ(cilium_.calls(CiliumCall::patch_endpoint) + cilium_.calls(CiliumCall::patch_labels), 0);
 }
 
 TEST_F(AllocLabelerTest, MetaAllowListAddsLabels) {
@@ -116,7 +118,7 @@ TEST_F(AllocLabelerTest, NomadDownWithoutHintIsPendingAndRetried) {
   auto out = labeler_.label(notified());
   EXPECT_EQ(out.status, notify::ReplyStatus::kPending);
   EXPECT_EQ(out.retry, RetryRule::now);
-  EXPECT_EQ(cilium_.calls("patch_endpoint"), 0);
+  EXPECT_EQ(cilium_.calls(CiliumCall::patch_endpoint), 0);
 }
 
 TEST_F(AllocLabelerTest, RecheckAfterDegradedWritesOnlyWhenTheSetDiffers) {
@@ -133,7 +135,7 @@ TEST_F(AllocLabelerTest, UnknownAllocationFailsWithoutWriting) {
   auto out = labeler_.label(notified());
   EXPECT_EQ(out.status, notify::ReplyStatus::kFailed);
   EXPECT_EQ(out.retry, RetryRule::never);
-  EXPECT_EQ(cilium_.calls("patch_endpoint"), 0);
+  EXPECT_EQ(cilium_.calls(CiliumCall::patch_endpoint), 0);
 }
 
 TEST_F(AllocLabelerTest, TerminalAllocationIsNotLabeled) {
@@ -141,7 +143,7 @@ TEST_F(AllocLabelerTest, TerminalAllocationIsNotLabeled) {
   cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
   auto out = labeler_.label(notified());
   EXPECT_EQ(out.status, notify::ReplyStatus::kFailed);
-  EXPECT_EQ(cilium_.calls("patch_endpoint"), 0);
+  EXPECT_EQ(cilium_.calls(CiliumCall::patch_endpoint), 0);
 }
 
 TEST_F(AllocLabelerTest, OldAgentWithoutAttachmentPrefixIsFoundByContainerIdAndRemembered) {
@@ -149,13 +151,13 @@ TEST_F(AllocLabelerTest, OldAgentWithoutAttachmentPrefixIsFoundByContainerIdAndR
   nomad_.put(make_alloc(kAlloc));
   cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
   ASSERT_EQ(labeler_.label(notified()).status, notify::ReplyStatus::kLabeled);
-  int gets_first = cilium_.calls("get");
+  int gets_first = cilium_.calls(CiliumCall::get);
 
   const std::string second = "0a1b2c3d-4e5f-6789-abcd-ef0123456789";
   nomad_.put(make_alloc(second));
   cilium_.add_init_endpoint(second, "10.200.3.18");
   ASSERT_EQ(labeler_.label(notified(second)).status, notify::ReplyStatus::kLabeled);
-  EXPECT_LT(cilium_.calls("get") - gets_first, gets_first) << "no failed attachment lookup the second time";
+  EXPECT_LT(cilium_.calls(CiliumCall::get) - gets_first, gets_first) << "no failed attachment lookup the second time";
 }
 
 TEST_F(AllocLabelerTest, FallsBackToTheLabelsApiWhenEndpointPatchIsGone) {
@@ -164,14 +166,14 @@ TEST_F(AllocLabelerTest, FallsBackToTheLabelsApiWhenEndpointPatchIsGone) {
   auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
   auto out = labeler_.label(notified());
   ASSERT_EQ(out.status, notify::ReplyStatus::kLabeled) << out.message;
-  EXPECT_EQ(cilium_.calls("patch_labels"), 2) << "the second, identical PATCH drops reserved:init";
+  EXPECT_EQ(cilium_.calls(CiliumCall::patch_labels), 2) << "the second, identical PATCH drops reserved:init";
   EXPECT_EQ(cilium_.get(ep).identity_labels, kWebLabels);
 }
 
 TEST_F(AllocLabelerTest, RateLimitedWriteIsRetriedLater) {
   nomad_.put(make_alloc(kAlloc));
   cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
-  cilium_.fail_next("patch_endpoint", 1, 429);
+  cilium_.fail_next(CiliumCall::patch_endpoint, 1, 429);
   auto out = labeler_.label(notified());
   EXPECT_EQ(out.status, notify::ReplyStatus::kPending);
   EXPECT_EQ(out.retry, RetryRule::now);
@@ -195,7 +197,7 @@ TEST_F(AllocLabelerTest, IpOfAnotherAllocationIsNotMistakenForOurs) {
   cilium_.add_init_endpoint("0a1b2c3d-4e5f-6789-abcd-ef0123456789", "10.200.3.17");
   auto out = labeler_.label(notified());
   EXPECT_EQ(out.status, notify::ReplyStatus::kPending);
-  EXPECT_EQ(cilium_.calls("patch_endpoint"), 0);
+  EXPECT_EQ(cilium_.calls(CiliumCall::patch_endpoint), 0);
 }
 
 TEST_F(AllocLabelerTest, DeletedEntryIsNeverRecreatedByAWorker) {
@@ -231,7 +233,7 @@ TEST_F(AllocLabelerTest, StopDesiredAllocationIsTerminalAndNeitherLabeledNorReco
   auto out = labeler_.label(notified());
   EXPECT_EQ(out.status, notify::ReplyStatus::kFailed);
   EXPECT_EQ(out.retry, RetryRule::never);
-  EXPECT_EQ(cilium_.calls("patch_endpoint"), 0);
+  EXPECT_EQ(cilium_.calls(CiliumCall::patch_endpoint), 0);
   EXPECT_FALSE(state_.load()->allocations.at(kAlloc).labeled);
 }
 
@@ -242,7 +244,7 @@ TEST_F(AllocLabelerTest, OutOfRangeEndpointIdIsRefusedAndCountedNeverNarrowed) {
   cilium_.renumber(ep, 65537);
   auto out = labeler_.label(notified());
   EXPECT_EQ(out.status, notify::ReplyStatus::kPending);
-  EXPECT_EQ(cilium_.calls("patch_endpoint"), 0);
+  EXPECT_EQ(cilium_.calls(CiliumCall::patch_endpoint), 0);
   EXPECT_EQ(metrics_.errors(ErrorKindLabel::endpoint_id).Value(), 1);
 }
 
@@ -258,7 +260,7 @@ TEST_F(AllocLabelerTest, JobMissingFromNomadsAnswerIsRetriedOnABackoffNotLeftToT
 TEST_F(AllocLabelerTest, ClientErrorFromTheAgentIsRetriedLater) {
   nomad_.put(make_alloc(kAlloc));
   cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
-  cilium_.fail_next("patch_endpoint", 1, 422);
+  cilium_.fail_next(CiliumCall::patch_endpoint, 1, 422);
   auto out = labeler_.label(notified());
   EXPECT_EQ(out.retry, RetryRule::later);
 }
@@ -275,7 +277,7 @@ TEST_F(AllocLabelerTest, ForbiddenByNomadWaitsForTheResyncAndNamesTheAclPolicy) 
 TEST_F(AllocLabelerTest, ForbiddenByTheAgentNamesItsApiAccessFlag) {
   nomad_.put(make_alloc(kAlloc));
   cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
-  cilium_.fail_next("patch_endpoint", 1, 403);
+  cilium_.fail_next(CiliumCall::patch_endpoint, 1, 403);
   auto out = labeler_.label(notified());
   EXPECT_EQ(out.retry, RetryRule::at_resync);
   EXPECT_NE(out.remedy.find("--enable-cilium-api-server-access"), std::string::npos) << out.remedy;
@@ -294,7 +296,7 @@ TEST_F(AllocLabelerTest, UnknownAllocationAnswerNamesTheAclPolicy) {
 TEST_F(AllocLabelerTest, ErrorMessagesCarryOnePrefix) {
   nomad_.put(make_alloc(kAlloc));
   cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
-  cilium_.fail_next("get", 1, 500);
+  cilium_.fail_next(CiliumCall::get, 1, 500);
   auto out = labeler_.label(notified());
   EXPECT_EQ(out.message.find("Cilium: "), 0U) << out.message;
   EXPECT_EQ(out.message.find("ilium: ", 2), std::string::npos) << out.message;

@@ -131,14 +131,14 @@ void InMemoryNomad::fail_next_with(int n, int code, std::string message) {
   fail_message_ = std::move(message);
 }
 
-int InMemoryNomad::calls(const std::string& kind) const {
+int InMemoryNomad::calls(NomadCall call) const {
   std::lock_guard lock(mu_);
-  auto it = calls_.find(kind);
+  auto it = calls_.find(call);
   return it == calls_.end() ? 0 : it->second;
 }
 
-std::optional<Error> InMemoryNomad::injected(const std::string& kind) {
-  ++calls_[kind];
+std::optional<Error> InMemoryNomad::injected(NomadCall call) {
+  ++calls_[call];
   if (fail_left_ == 0) return std::nullopt;
   --fail_left_;
   return fail_code_ == 0 ? Error{ErrorKind::transport, "connection refused", 0, 0}
@@ -147,13 +147,13 @@ std::optional<Error> InMemoryNomad::injected(const std::string& kind) {
 
 Result<std::string> InMemoryNomad::local_node_id(Deadline) {
   std::lock_guard lock(mu_);
-  if (auto e = injected("agent_self")) return std::unexpected(*e);
+  if (auto e = injected(NomadCall::agent_self)) return std::unexpected(*e);
   return node_id;
 }
 
 Result<nomad::Allocation> InMemoryNomad::allocation(std::string_view id, Deadline) {
   std::lock_guard lock(mu_);
-  if (auto e = injected("allocation")) return std::unexpected(*e);
+  if (auto e = injected(NomadCall::allocation)) return std::unexpected(*e);
   auto it = allocs_.find(std::string(id));
   if (it == allocs_.end()) return std::unexpected(http_error(404, "alloc not found"));
   return it->second;
@@ -161,7 +161,7 @@ Result<nomad::Allocation> InMemoryNomad::allocation(std::string_view id, Deadlin
 
 Result<nomad::Job> InMemoryNomad::job(std::string_view, std::string_view, Deadline) {
   std::lock_guard lock(mu_);
-  if (auto e = injected("job")) return std::unexpected(*e);
+  if (auto e = injected(NomadCall::job)) return std::unexpected(*e);
   return std::unexpected(http_error(404, "job not found"));
 }
 
@@ -170,7 +170,7 @@ Result<nomad::Indexed<nomad::AllocationList>> InMemoryNomad::node_allocations(st
                                                                               std::stop_token) {
   std::unique_lock lock(mu_);
   node_indexes_.push_back(index);
-  if (auto e = injected("node_allocations")) return std::unexpected(*e);
+  if (auto e = injected(NomadCall::node_allocations)) return std::unexpected(*e);
   if (blocking_ && index > 0) {
     // Like Nomad: wake when the node's index passes the asked one, or when the wait "expires".
     // The real-time bound only keeps a broken test from hanging.
@@ -197,7 +197,7 @@ Status InMemoryNomad::event_stream(const nomad::EventStreamQuery& query,
   std::unique_lock lock(mu_);
   stream_queries_.push_back(query);
   cv_.notify_all();
-  if (auto e = injected("event_stream")) return std::unexpected(*e);
+  if (auto e = injected(NomadCall::event_stream)) return std::unexpected(*e);
   if (scripts_.empty()) return fail(ErrorKind::transport, "connection refused (no scripted stream)");
   StreamScript script = std::move(scripts_.front());
   scripts_.pop_front();
@@ -291,15 +291,15 @@ void InMemoryCilium::set_identity_labels(long long id, std::vector<std::string> 
   ep.identity_id = identity_for(labels);
 }
 
-int InMemoryCilium::calls(const std::string& kind) const {
+int InMemoryCilium::calls(CiliumCall call) const {
   std::lock_guard lock(mu_);
-  auto it = calls_.find(kind);
+  auto it = calls_.find(call);
   return it == calls_.end() ? 0 : it->second;
 }
 
-void InMemoryCilium::fail_next(const std::string& kind, int n, int code) {
+void InMemoryCilium::fail_next(CiliumCall call, int n, int code) {
   std::lock_guard lock(mu_);
-  failures_[kind] = {n, code};
+  failures_[call] = {n, code};
 }
 
 void InMemoryCilium::renumber(long long id, long long new_id) {
@@ -323,9 +323,9 @@ bool InMemoryCilium::wait_for_held_writes(int n) {
   return held_cv_.wait_for(lock, std::chrono::seconds{10}, [&] { return held_ >= n; });
 }
 
-std::optional<Error> InMemoryCilium::injected(const std::string& kind) {
-  ++calls_[kind];
-  auto it = failures_.find(kind);
+std::optional<Error> InMemoryCilium::injected(CiliumCall call) {
+  ++calls_[call];
+  auto it = failures_.find(call);
   if (it == failures_.end() || it->second.first == 0) return std::nullopt;
   --it->second.first;
   const int code = it->second.second;
@@ -374,13 +374,13 @@ void InMemoryCilium::resolve_pending() {
 
 Status InMemoryCilium::ready(Deadline) {
   std::lock_guard lock(mu_);
-  if (auto e = injected("config")) return std::unexpected(*e);
+  if (auto e = injected(CiliumCall::config)) return std::unexpected(*e);
   return {};
 }
 
 Result<cilium::Endpoint> InMemoryCilium::endpoint(const cilium::EndpointRef& ref, Deadline) {
   std::lock_guard lock(mu_);
-  if (auto e = injected("get")) return std::unexpected(*e);
+  if (auto e = injected(CiliumCall::get)) return std::unexpected(*e);
   if (ref.kind() == cilium::EndpointIdKind::cni_attachment && !knows_attachment_prefix) {
     return std::unexpected(http_error(400, "unknown endpoint ID prefix \"cni-attachment-id\""));
   }
@@ -393,7 +393,7 @@ Result<cilium::Endpoint> InMemoryCilium::endpoint(const cilium::EndpointRef& ref
 
 Result<cilium::EndpointList> InMemoryCilium::endpoints(Deadline) {
   std::lock_guard lock(mu_);
-  if (auto e = injected("list")) return std::unexpected(*e);
+  if (auto e = injected(CiliumCall::list)) return std::unexpected(*e);
   cilium::EndpointList out;
   for (const auto& [id, ep] : eps_) out.endpoints.push_back(ep);
   return out;
@@ -413,7 +413,7 @@ Status InMemoryCilium::replace_identity_labels(const cilium::EndpointRef& ref, c
   const bool served = held_cv_.wait(lock, deadline.stop, [&] { return !holding_; });
   --held_;
   if (!served) return fail(ErrorKind::cancelled, "stopped while waiting in the agent's limiter");
-  if (auto e = injected("patch_endpoint")) return std::unexpected(*e);
+  if (auto e = injected(CiliumCall::patch_endpoint)) return std::unexpected(*e);
   if (!endpoint_patch_supported) return std::unexpected(http_error(405, "method not allowed"));
   auto id = lookup(ref);
   if (!id) return std::unexpected(http_error(404, "endpoint not found"));
@@ -430,7 +430,7 @@ Status InMemoryCilium::replace_identity_labels(const cilium::EndpointRef& ref, c
 Status InMemoryCilium::set_user_labels(const cilium::EndpointRef& ref, const std::vector<std::string>& labels,
                                        Deadline) {
   std::lock_guard lock(mu_);
-  if (auto e = injected("patch_labels")) return std::unexpected(*e);
+  if (auto e = injected(CiliumCall::patch_labels)) return std::unexpected(*e);
   auto id = lookup(ref);
   if (!id) return std::unexpected(http_error(404, "endpoint not found"));
   auto& ep = eps_.at(*id);
@@ -450,7 +450,7 @@ Status InMemoryCilium::set_user_labels(const cilium::EndpointRef& ref, const std
 
 Status InMemoryCilium::delete_endpoint(const cilium::EndpointRef& ref, Deadline) {
   std::lock_guard lock(mu_);
-  if (auto e = injected("delete")) return std::unexpected(*e);
+  if (auto e = injected(CiliumCall::del)) return std::unexpected(*e);
   auto id = lookup(ref);
   if (!id) return std::unexpected(http_error(404, "endpoint not found"));
   eps_.erase(*id);

@@ -15,12 +15,17 @@
 
 namespace cn::testing {
 
+// The calls each double counts, by name: a typo is a compile error, not a count of 0 that makes a
+// test expecting "no call" pass without testing anything.
+enum class NomadCall { agent_self, allocation, job, node_allocations, event_stream };
+enum class CiliumCall { config, get, list, patch_endpoint, patch_labels, del };
+
 class InMemoryNomad : public nomad::NomadApi {
  public:
   void put(nomad::Allocation alloc);
   void fail_next(int n, int code);  // code 0: transport error
   void fail_next_with(int n, int code, std::string message);
-  int calls(const std::string& kind) const;
+  int calls(NomadCall call) const;
 
   Result<std::string> local_node_id(Deadline) override;
   Result<nomad::Allocation> allocation(std::string_view id, Deadline) override;
@@ -67,7 +72,7 @@ class InMemoryNomad : public nomad::NomadApi {
   bool stream_open() const;
 
  private:
-  std::optional<Error> injected(const std::string& kind);
+  std::optional<Error> injected(NomadCall call);
   std::uint64_t node_index_locked(std::string_view node) const;
   mutable std::mutex mu_;
   mutable std::condition_variable_any cv_;
@@ -83,7 +88,7 @@ class InMemoryNomad : public nomad::NomadApi {
   bool live_open_ = false;
   std::optional<Error> live_end_;
   std::map<std::string, nomad::Allocation> allocs_;
-  std::map<std::string, int> calls_;
+  std::map<NomadCall, int> calls_;
   int fail_left_ = 0;
   int fail_code_ = 0;
   std::string fail_message_ = "No cluster leader";
@@ -96,8 +101,8 @@ class InMemoryCilium : public cilium::CiliumApi {
   void add_reserved_endpoints();  // host (1) and health (4)
   cilium::Endpoint get(long long id) const;
   void set_identity_labels(long long id, std::vector<std::string> labels);
-  int calls(const std::string& kind) const;
-  void fail_next(const std::string& kind, int n, int code);
+  int calls(CiliumCall call) const;
+  void fail_next(CiliumCall call, int n, int code);
   // Gives endpoint `id` the number `new_id` (any int64: the API's type), as a buggy agent might.
   void renumber(long long id, long long new_id);
   // While held, PATCHes wait as in the agent's limiter, until released or their stop.
@@ -120,7 +125,7 @@ class InMemoryCilium : public cilium::CiliumApi {
   Status delete_endpoint(const cilium::EndpointRef& ref, Deadline) override;
 
  private:
-  std::optional<Error> injected(const std::string& kind);
+  std::optional<Error> injected(CiliumCall call);
   std::optional<long long> lookup(const cilium::EndpointRef& ref) const;
   long long identity_for(const std::vector<std::string>& labels);
   void resolve_pending();
@@ -131,8 +136,8 @@ class InMemoryCilium : public cilium::CiliumApi {
   int gets_since_write_ = 0;
   std::map<std::vector<std::string>, long long> identities_;
   long long next_endpoint_ = 100;
-  std::map<std::string, int> calls_;
-  std::map<std::string, std::pair<int, int>> failures_;
+  std::map<CiliumCall, int> calls_;
+  std::map<CiliumCall, std::pair<int, int>> failures_;
   MonoTime last_write_deadline_{};
   std::condition_variable_any held_cv_;
   bool holding_ = false;

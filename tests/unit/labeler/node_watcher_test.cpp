@@ -12,6 +12,7 @@ namespace cn::labeler {
 namespace {
 
 using namespace std::chrono_literals;
+using cn::testing::NomadCall;
 using cn::testing::InMemoryNomad;
 using cn::testing::make_alloc;
 
@@ -96,7 +97,7 @@ class NodeWatch : public ::testing::Test {
   }
   // The watcher made `made` node calls and now sleeps on the clock (backoff or pause).
   bool sleeping_after(int made) {
-    return eventually([&] { return nomad.calls("node_allocations") == made && clock.sleepers() == 1; });
+    return eventually([&] { return nomad.calls(NomadCall::node_allocations) == made && clock.sleepers() == 1; });
   }
 
   InMemoryNomad nomad;
@@ -277,11 +278,11 @@ TEST_F(NodeWatch, BacksOffOnServerErrorsAndRecovers) {
   for (int call = 1; call <= 3; ++call) {
     // Each failure is followed by exactly one sleep on the clock: no call until time moves.
     ASSERT_TRUE(sleeping_after(call)) << "call " << call;
-    EXPECT_EQ(nomad.calls("node_allocations"), call);
+    EXPECT_EQ(nomad.calls(NomadCall::node_allocations), call);
     clock.advance(4s);
   }
   ASSERT_TRUE(nomad.wait_for_blocked(1));
-  EXPECT_EQ(nomad.calls("node_allocations"), 4);
+  EXPECT_EQ(nomad.calls(NomadCall::node_allocations), 4);
   EXPECT_EQ(metrics.errors(ErrorKindLabel::nomad_watch).Value(), 3);
   EXPECT_EQ(metrics.watch_reconnects(WatchMode::kNode).Value(), 3);
 
@@ -320,7 +321,7 @@ TEST_F(NodeWatch, StopIsPromptWhileBackingOff) {
   auto before = std::chrono::steady_clock::now();
   stop();
   EXPECT_LT(std::chrono::steady_clock::now() - before, 5s);
-  EXPECT_EQ(nomad.calls("node_allocations"), 1);
+  EXPECT_EQ(nomad.calls(NomadCall::node_allocations), 1);
 }
 
 TEST(WatchBackoff, FullJitterWithinFloorAndExponentialCeiling) {

@@ -15,6 +15,7 @@
 namespace cn::labeler {
 namespace {
 
+using cn::testing::CiliumCall;
 using cn::testing::InMemoryCilium;
 using cn::testing::InMemoryNomad;
 using cn::testing::make_alloc;
@@ -98,7 +99,7 @@ TEST_F(DaemonTest, NonRootPeersAreRefused) {
   ::chmod(dir_.file("run").c_str(), 0755);
   ::chmod(dir_.file("run/labeler.sock").c_str(), 0666);
   ASSERT_TRUE(daemon_->queue().wait_idle(std::chrono::seconds{10}));
-  int writes_before = cilium_.calls("patch_endpoint");
+  int writes_before = cilium_.calls(CiliumCall::patch_endpoint);
 
   pid_t child = ::fork();
   if (child == 0) {
@@ -112,7 +113,7 @@ TEST_F(DaemonTest, NonRootPeersAreRefused) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
   EXPECT_EQ(daemon_->metrics().notifications(std::nullopt, NotifyOutcome::refused_peer).Value(), 1);
-  EXPECT_EQ(cilium_.calls("patch_endpoint"), writes_before);
+  EXPECT_EQ(cilium_.calls(CiliumCall::patch_endpoint), writes_before);
   (void)ep;
 }
 

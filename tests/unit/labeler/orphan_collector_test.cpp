@@ -7,6 +7,8 @@
 namespace cn::labeler {
 namespace {
 
+using cn::testing::NomadCall;
+using cn::testing::CiliumCall;
 using cn::testing::InMemoryCilium;
 using cn::testing::InMemoryNomad;
 using cn::testing::make_alloc;
@@ -42,7 +44,7 @@ TEST_F(OrphanCollectorTest, DeletesOnlyAfterTheGracePeriodAndOnlyWhenNomadConfir
   EXPECT_TRUE(c.collect(report_with(gone, ep)).empty());
   clock_.advance(std::chrono::minutes{1});
   EXPECT_EQ(c.collect(report_with(gone, ep)), std::vector<long long>{ep});
-  EXPECT_EQ(cilium_.calls("delete"), 1);
+  EXPECT_EQ(cilium_.calls(CiliumCall::del), 1);
   EXPECT_EQ(metrics_.endpoints_deleted().Value(), 1);
 }
 
@@ -54,7 +56,7 @@ TEST_F(OrphanCollectorTest, LiveAllocationMissingFromTheNodeListIsNeverDeleted) 
   c.collect(report_with(hidden, ep));
   clock_.advance(std::chrono::hours{1});
   EXPECT_TRUE(c.collect(report_with(hidden, ep)).empty());
-  EXPECT_EQ(cilium_.calls("delete"), 0);
+  EXPECT_EQ(cilium_.calls(CiliumCall::del), 0);
 }
 
 TEST_F(OrphanCollectorTest, NomadErrorsKeepTheEndpoint) {
@@ -65,7 +67,7 @@ TEST_F(OrphanCollectorTest, NomadErrorsKeepTheEndpoint) {
   clock_.advance(std::chrono::hours{1});
   nomad_.fail_next(1, 500);
   EXPECT_TRUE(c.collect(report_with(gone, ep)).empty());
-  EXPECT_EQ(cilium_.calls("delete"), 0);
+  EXPECT_EQ(cilium_.calls(CiliumCall::del), 0);
 }
 
 TEST_F(OrphanCollectorTest, DisabledOnlyReports) {
@@ -75,8 +77,8 @@ TEST_F(OrphanCollectorTest, DisabledOnlyReports) {
   c.collect(report_with(gone, ep));
   clock_.advance(std::chrono::hours{1});
   EXPECT_TRUE(c.collect(report_with(gone, ep)).empty());
-  EXPECT_EQ(cilium_.calls("delete"), 0);
-  EXPECT_EQ(nomad_.calls("allocation"), 0);
+  EXPECT_EQ(cilium_.calls(CiliumCall::del), 0);
+  EXPECT_EQ(nomad_.calls(NomadCall::allocation), 0);
 }
 
 TEST_F(OrphanCollectorTest, AnEndpointThatStopsBeingOrphanedRestartsItsGrace) {

@@ -9,6 +9,8 @@
 namespace cn::labeler {
 namespace {
 
+using cn::testing::NomadCall;
+using cn::testing::CiliumCall;
 using cn::testing::InMemoryCilium;
 using cn::testing::InMemoryNomad;
 using cn::testing::make_alloc;
@@ -53,11 +55,11 @@ TEST_F(ReconcilerTest, TwoHundredEndpointsCostOneListOneNodeCallNoJobCallsAndOne
   ASSERT_TRUE(report) << report.error().message;
   EXPECT_EQ(report->endpoints, 200u);
   EXPECT_EQ(report->enqueued, 200u);
-  EXPECT_EQ(cilium_.calls("list"), 1);
-  EXPECT_EQ(nomad_.calls("node_allocations"), 1);
-  EXPECT_EQ(nomad_.calls("allocation"), 0);
-  EXPECT_EQ(nomad_.calls("job"), 0);
-  EXPECT_EQ(cilium_.calls("patch_endpoint"), 200);
+  EXPECT_EQ(cilium_.calls(CiliumCall::list), 1);
+  EXPECT_EQ(nomad_.calls(NomadCall::node_allocations), 1);
+  EXPECT_EQ(nomad_.calls(NomadCall::allocation), 0);
+  EXPECT_EQ(nomad_.calls(NomadCall::job), 0);
+  EXPECT_EQ(cilium_.calls(CiliumCall::patch_endpoint), 200);
   for (auto ep : eps) EXPECT_FALSE(cilium::is_init(cilium_.get(ep)));
   EXPECT_EQ(cilium_.get(1).identity_labels, std::vector<std::string>{"reserved:host"}) << "host untouched";
 
@@ -66,7 +68,7 @@ TEST_F(ReconcilerTest, TwoHundredEndpointsCostOneListOneNodeCallNoJobCallsAndOne
   ASSERT_TRUE(second);
   EXPECT_EQ(second->correct, 200u);
   EXPECT_EQ(second->enqueued, 0u);
-  EXPECT_EQ(cilium_.calls("patch_endpoint"), 200);
+  EXPECT_EQ(cilium_.calls(CiliumCall::patch_endpoint), 200);
   auto doc = state_.load();
   ASSERT_TRUE(doc);
   EXPECT_EQ(doc->allocations.size(), 200u) << "state rebuilt from Cilium and Nomad";
@@ -91,7 +93,7 @@ TEST_F(ReconcilerTest, DropsEntriesOfTerminalAndUnknownAllocationsOnly) {
   auto report = run();
   ASSERT_TRUE(report);
   EXPECT_EQ(report->dropped_entries, 2u);
-  EXPECT_EQ(nomad_.calls("allocation"), 2) << "one confirming GET per entry the node list lacks";
+  EXPECT_EQ(nomad_.calls(NomadCall::allocation), 2) << "one confirming GET per entry the node list lacks";
   auto doc = state_.load();
   ASSERT_TRUE(doc);
   EXPECT_TRUE(doc->allocations.contains(live));
@@ -139,7 +141,7 @@ TEST_F(ReconcilerTest, OrphanEndpointsAreReportedNeverDeleted) {
   auto report = run();
   ASSERT_TRUE(report);
   EXPECT_EQ(report->orphans, 1u);
-  EXPECT_EQ(cilium_.calls("delete"), 0);
+  EXPECT_EQ(cilium_.calls(CiliumCall::del), 0);
   EXPECT_EQ(metrics_.orphan_endpoints().Value(), 1);
 }
 
@@ -147,7 +149,7 @@ TEST_F(ReconcilerTest, FailsCleanlyWhenNomadIsDown) {
   nomad_.fail_next(1, 500);
   auto report = run();
   ASSERT_FALSE(report);
-  EXPECT_EQ(cilium_.calls("patch_endpoint"), 0);
+  EXPECT_EQ(cilium_.calls(CiliumCall::patch_endpoint), 0);
 }
 
 }  // namespace
