@@ -97,7 +97,7 @@ struct ChildSetup : bp::extend::handler {
   }
 };
 
-// argv[0] as given when it holds a slash, else the first match in PATH (the way execvp finds it).
+// argv[0] as given when it holds a slash, else the first match in PATH (as a shell finds it).
 std::string resolve(const std::string& name) {
   if (name.find('/') != std::string::npos) return name;
   auto found = bp::search_path(name);
