@@ -12,6 +12,7 @@
 #include <boost/process/child.hpp>
 #include <boost/process/exe.hpp>
 #include <boost/process/extend.hpp>
+#include <boost/process/posix.hpp>
 #include <boost/process/search_path.hpp>
 #include <cerrno>
 #include <cstdlib>
@@ -120,7 +121,11 @@ bp::child spawn(const std::vector<std::string>& argv, const Environment& env, Ch
   envp.push_back(nullptr);
   setup.envp = envp.data();
   std::vector<std::string> rest(argv.begin() + 1, argv.end());
-  return bp::child(bp::exe = resolve(argv[0]), bp::args = rest, setup, ec);
+  // fork copies the page tables of the whole (sanitized, many-threaded) test process, which
+  // makes tests that start hundreds of plugins too slow; vfork does not. Not with credentials:
+  // glibc's setuid signals every thread of the process, and a vfork child shares the parent's.
+  if (setup.as) return bp::child(bp::exe = resolve(argv[0]), bp::args = rest, setup, ec);
+  return bp::child(bp::exe = resolve(argv[0]), bp::args = rest, setup, bp::posix::use_vfork, ec);
 }
 
 // Waits for the child to exit, bounded. bp::child::wait_for is not used: in this Boost version
