@@ -15,6 +15,8 @@
 #include "labeler/event_watcher.h"
 #include "labeler/node_watcher.h"
 #include "tests/fakes/nomad/fake_nomad.h"
+#include "tests/support/eventually.h"
+#include "tests/support/recorder.h"
 
 namespace cn::labeler {
 namespace {
@@ -26,50 +28,9 @@ using fakes::FakeNomadConfig;
 constexpr const char* kNode = "f2c1e0b9-3a4d-5e6f-7a8b-9c0d1e2f3a4b";
 constexpr const char* kOtherNode = "7e9a1c3b-5d2f-4a6e-8b0c-1d3e5f7a9b2c";
 
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds timeout = 15s) {
-  auto until = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
+using ::cn::testing::eventually;
 
-class Recorder {
- public:
-  EnqueueFn fn() {
-    return [this](WorkItem item) {
-      std::lock_guard lock(mu_);
-      items_.push_back(std::move(item));
-      cv_.notify_all();
-      return true;
-    };
-  }
-  bool wait_for(std::size_t n) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, 15s, [&] { return items_.size() >= n; });
-  }
-  std::vector<WorkItem> items() const {
-    std::lock_guard lock(mu_);
-    return items_;
-  }
-  std::vector<std::string> ids() const {
-    std::vector<std::string> out;
-    for (const auto& i : items()) out.push_back(i.alloc_id);
-    return out;
-  }
-  int count(const std::string& id) const {
-    int n = 0;
-    for (const auto& i : ids()) n += i == id ? 1 : 0;
-    return n;
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<WorkItem> items_;
-};
+using Recorder = ::cn::testing::Recorder<WorkItem>;
 
 FakeNomadConfig fake_config(Clock& clock) {
   FakeNomadConfig cfg;

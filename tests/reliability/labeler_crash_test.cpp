@@ -75,8 +75,8 @@ TEST(LabelerCrash, KillNineMidBurstOf200AddsThenRestartEveryEndpointLabeledOnceA
   for (int t = 0; t < kParallel; ++t) burst.emplace_back(start_allocations);
 
   ASSERT_TRUE(eventually([&] { return done >= kKillAfter; }, 60s));
-  int status = labeler->kill_and_wait(SIGKILL);
-  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  auto status = labeler->kill_and_wait(SIGKILL);
+  ASSERT_TRUE(status && status->signal == SIGKILL);
   const int finished_at_kill = done;
   ASSERT_TRUE(eventually([&] { return done >= kRestartAfter; }, 60s));
   labeler = std::make_unique<BackgroundProcess>(argv, node.labeler_env(), log_path);
@@ -141,8 +141,8 @@ TEST(LabelerCrash, KillNineMidBurstOf200AddsThenRestartEveryEndpointLabeledOnceA
               kAllocs - outcomes["labeled"] - outcomes["unreachable"], temp_files);
   RecordProperty("finished_at_kill", finished_at_kill);
 
-  int exit_status = labeler->kill_and_wait(SIGTERM);
-  EXPECT_TRUE(WIFEXITED(exit_status) && WEXITSTATUS(exit_status) == 0) << "clean shutdown on SIGTERM";
+  auto exit_status = labeler->kill_and_wait(SIGTERM);
+  EXPECT_TRUE(exit_status && exit_status->exit_code == 0) << "clean shutdown on SIGTERM";
   EXPECT_EQ(sanitizer_report(labeler->log()), "");
 }
 

@@ -55,11 +55,10 @@ class LabelerSignals : public ::testing::Test {
 
   // Sent `sig`, the process exits 0 by itself after logging the shutdown.
   static void expect_clean_stop(BackgroundProcess& p, int sig) {
-    int status = p.kill_and_wait(sig, kExitDeadline);
-    ASSERT_NE(status, -1) << "still running " << kExitDeadline.count() << " s after the signal:\n" << p.log();
-    EXPECT_TRUE(WIFEXITED(status)) << "killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0) << "\n"
-                                   << p.log();
-    EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0) << p.log();
+    auto status = p.kill_and_wait(sig, kExitDeadline);
+    ASSERT_TRUE(status) << "still running " << kExitDeadline.count() << " s after the signal:\n" << p.log();
+    EXPECT_TRUE(status->exited()) << "killed by signal " << status->signal << "\n" << p.log();
+    EXPECT_EQ(status->exit_code, 0) << p.log();
     EXPECT_NE(p.log().find("signal received, shutting down"), std::string::npos) << p.log();
     EXPECT_NE(p.log().find(" stopped"), std::string::npos) << p.log();
     EXPECT_EQ(sanitizer_report(p.log()), "");
@@ -145,7 +144,7 @@ TEST_F(LabelerSignals, SigtermWithAWriteHeldByTheAgentAndAParkedWatchExitsPrompt
 // SIGTERM still stops it cleanly.
 TEST_F(LabelerSignals, SighupIsLoggedAndIgnored) {
   auto p = start(waiting_for_agent_argv(), "waiting for the Cilium agent");
-  ASSERT_EQ(::kill(p->pid(), SIGHUP), 0);
+  ASSERT_TRUE(p->signal(SIGHUP));
   ASSERT_TRUE(p->wait_for_log("signal ignored: signal=1 name=SIGHUP")) << p->log();
   // Still alive after the line that says it ignored the signal: nothing else will act on it.
   EXPECT_TRUE(p->running()) << p->log();

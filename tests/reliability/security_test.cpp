@@ -6,11 +6,8 @@
 // TlsTest.SkipVerifyIsOffByDefaultAndAcceptsAnythingWhenSet.
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <grp.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -81,41 +78,17 @@ TEST(Security, NomadTokenNeverAppearsInLogsErrorsOrState) {
   EXPECT_EQ(sanitizer_report(labeler.log()), "");
 }
 
-// Runs the plugin binary as uid/gid 65534 (nobody) in a forked child; stderr goes to `err_path`.
+// Runs the plugin binary as uid/gid 65534 (nobody); its stderr is written to `err_path`.
 int plugin_add_as_nobody(const FakeNode& node, const std::string& alloc, const std::string& ip,
                          const std::string& err_path) {
-  std::string conf = node.plugin_conf(ip, 2000, "").dump();
-  std::string bin = testing::bin_dir() + "/cilium-nomad-cni";
-  std::vector<std::string> env_s = {"CNI_COMMAND=ADD", "CNI_CONTAINERID=" + alloc, "CNI_IFNAME=eth0",
-                                    "CNI_NETNS=/var/run/netns/x", "CNI_PATH=/opt/cni/bin"};
-  for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS"}) {
-    if (const char* v = std::getenv(name)) env_s.push_back(std::string(name) + "=" + v);
-  }
-  std::vector<char*> envp;
-  for (auto& s : env_s) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  char* argv[] = {bin.data(), nullptr};
-  int in[2];
-  if (::pipe2(in, O_CLOEXEC) != 0) return -1;  // or the child holds its own stdin open
-  int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    // Only async-signal-safe calls between fork and exec.
-    ::dup2(in[0], 0);
-    ::dup2(err, 2);
-    int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-    ::dup2(null, 1);
-    if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(97);
-    ::execve(argv[0], argv, envp.data());
-    ::_exit(98);
-  }
-  ::close(in[0]);
-  ::close(err);
-  (void)!::write(in[1], conf.data(), conf.size());
-  ::close(in[1]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const std::string conf = node.plugin_conf(ip, 2000, "").dump();
+  const testing::Environment env = testing::with_sanitizer_options(
+      {{"CNI_COMMAND", "ADD"}, {"CNI_CONTAINERID", alloc}, {"CNI_IFNAME", "eth0"},
+       {"CNI_NETNS", "/var/run/netns/x"}, {"CNI_PATH", "/opt/cni/bin"}});
+  auto r = testing::run_process({testing::bin_dir() + "/cilium-nomad-cni"}, env, conf, std::chrono::seconds{30},
+                                testing::Credentials{65534, 65534});
+  std::ofstream(err_path, std::ios::trunc) << r.err;
+  return r.exit_code;
 }
 
 // Expected: a plugin run by a non-root user cannot notify the labeler. First lock: the socket's

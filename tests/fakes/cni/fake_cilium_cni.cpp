@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "tests/fakes/cni/support/subprocess.h"
+#include "tests/support/child_process.h"
 #include "tests/fakes/http/raw_http_client.h"
 
 namespace cn::fakes::cni_fake {
@@ -17,6 +17,8 @@ namespace cn::fakes::cni_fake {
 using nlohmann::json;
 
 namespace {
+
+using cn::testing::ProcessResult;
 
 const std::vector<std::string> kSupported = {"0.3.0", "0.3.1", "0.4.0", "1.0.0"};
 constexpr const char* kAbout = "CNI fake-cilium-cni plugin v1.17.0-fake";
@@ -154,12 +156,14 @@ Result<ProcessResult> Plugin::ptp(const std::string& command) {
   if (!ipam) return std::unexpected(ipam.error());
   json netconf{{"cniVersion", conf_.cni_version}, {"name", conf_.name}, {"type", "ptp"}, {"ipam", *ipam}};
   if (conf_.raw.contains("mtu")) netconf["mtu"] = conf_.raw["mtu"];
-  std::vector<std::string> child_env;
-  for (const auto& [k, v] : env_) {
-    child_env.push_back(k + "=" + (k == "CNI_COMMAND" ? command : k == "CNI_PATH" ? cni_path : v));
-  }
-  if (!env_.contains("CNI_PATH")) child_env.push_back("CNI_PATH=" + cni_path);
-  return run_process(exe, {}, child_env, netconf.dump(), std::chrono::seconds(60));
+  cn::testing::Environment child_env = env_;
+  child_env["CNI_COMMAND"] = command;
+  child_env["CNI_PATH"] = cni_path;
+  constexpr auto kDeadline = std::chrono::seconds(60);
+  auto r = cn::testing::run_process({exe}, child_env, netconf.dump(), kDeadline);
+  if (!r.started) return fail(r.err);
+  if (r.timed_out) return fail(exe + " did not finish within " + std::to_string(kDeadline.count()) + " s");
+  return r;
 }
 
 CniError delegate_error(const std::string& what, const ProcessResult& r) {

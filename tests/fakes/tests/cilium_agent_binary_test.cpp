@@ -1,13 +1,12 @@
 // The fake-cilium-agent executable: flags, readiness, the /_fake/ API from outside, clean exit.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "tests/fakes/cni/support/subprocess.h"
+#include "tests/support/child_process.h"
 #include "tests/fakes/http/raw_http_client.h"
 #include "tests/fakes/tests/http_test_util.h"
 
@@ -18,45 +17,28 @@ using namespace std::chrono_literals;
 using nlohmann::json;
 using testing::eventually;
 using testing::TempDir;
+using cn::testing::current_environment;
+using cn::testing::run_process;
 
 std::string agent_binary() {
   const char* d = std::getenv("CN_BIN_DIR");
   return d ? std::string(d) + "/fake-cilium-agent" : "";
 }
 
-// A child process we own; SIGKILLed and reaped if the test leaves early.
+// A child process we own (SIGKILLed and reaped if the test leaves early), with this process's
+// environment so a sanitized build reports as ctest asked.
 class Child {
  public:
-  explicit Child(const std::vector<std::string>& argv) {
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::execv(args[0], args.data());
-      ::_exit(127);
-    }
-  }
-  ~Child() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
-  // Sends `sig` and waits (bounded) for the exit status; -1 on timeout or signal death.
+  explicit Child(const std::vector<std::string>& argv)
+      : process_(argv, current_environment(), cn::testing::ChildProcess::Options{}) {}
+  // Sends `sig` and waits (bounded) for the exit code; -1 on timeout or signal death.
   int stop(int sig, std::chrono::milliseconds timeout = 5s) {
-    ::kill(pid_, sig);
-    int status = 0;
-    const bool done = eventually([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, timeout);
-    if (!done) return -1;
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    auto status = process_.stop(sig, timeout);
+    return status ? status->exit_code : -1;
   }
 
  private:
-  pid_t pid_ = -1;
+  cn::testing::ChildProcess process_;
 };
 
 TEST(FakeCiliumAgentBinary, ServesUntilSigtermThenRemovesItsSocket) {
@@ -92,9 +74,11 @@ TEST(FakeCiliumAgentBinary, RejectsBadFlags) {
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"--version", "1.9"}, {"--rate-limits", "sometimes"},
         {"--api-rate-limit", "endpoint-patch=bogus:1"}}) {
-    auto r = run_process(agent_binary(), args, current_environment(), "", 10s);
-    ASSERT_TRUE(r);
-    EXPECT_EQ(r->exit_code, 2) << args[0] << ": " << r->err;
+    std::vector<std::string> argv = {agent_binary()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = run_process(argv, current_environment(), "", 10s);
+    ASSERT_TRUE(r.started && !r.timed_out) << r.err;
+    EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.err;
   }
 }
 

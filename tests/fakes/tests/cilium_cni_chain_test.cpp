@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/fakes/cilium/fake_cilium_agent.h"
-#include "tests/fakes/cni/support/subprocess.h"
+#include "tests/support/child_process.h"
 #include "tests/fakes/tests/http_test_util.h"
 
 namespace cn::fakes {
@@ -16,6 +16,8 @@ namespace {
 
 using namespace std::chrono_literals;
 using nlohmann::json;
+using cn::testing::current_environment;
+using cn::testing::run_process;
 using testing::TempDir;
 
 std::string bin_dir() {
@@ -41,11 +43,11 @@ int unique_counter() {
 class Netns {
  public:
   Netns() : name_("cnfk" + std::to_string(::getpid()) + "x" + std::to_string(unique_counter())) {
-    auto r = run_process(ip_tool(), {"netns", "add", name_}, current_environment(), "", 10s);
-    ok_ = r && r->exit_code == 0;
+    auto r = run_process({ip_tool(), "netns", "add", name_}, current_environment(), "", 10s);
+    ok_ = r.exit_code == 0;
   }
   ~Netns() {
-    if (ok_) run_process(ip_tool(), {"netns", "del", name_}, current_environment(), "", 10s);
+    if (ok_) run_process({ip_tool(), "netns", "del", name_}, current_environment(), "", 10s);
   }
   Netns(const Netns&) = delete;
   Netns& operator=(const Netns&) = delete;
@@ -53,13 +55,13 @@ class Netns {
   std::string path() const { return "/var/run/netns/" + name_; }
   // "10.x.y.z" of `dev` inside the netns, or "" when the device or address is absent.
   std::string ipv4_of(const std::string& dev) const {
-    auto r = run_process(ip_tool(), {"-n", name_, "-4", "-o", "addr", "show", "dev", dev},
-                         current_environment(), "", 10s);
-    if (!r || r->exit_code != 0) return "";
-    const std::size_t inet = r->out.find("inet ");
+    auto r = run_process({ip_tool(), "-n", name_, "-4", "-o", "addr", "show", "dev", dev}, current_environment(), "",
+                         10s);
+    if (r.exit_code != 0) return "";
+    const std::size_t inet = r.out.find("inet ");
     if (inet == std::string::npos) return "";
     const std::size_t start = inet + 5;
-    return r->out.substr(start, r->out.find('/', start) - start);
+    return r.out.substr(start, r.out.find('/', start) - start);
   }
 
  private:
@@ -102,20 +104,20 @@ class CniChainTest : public ::testing::Test {
 
   Invocation invoke(const std::string& command, const std::string& netns_path, const json& conf,
                     const std::string& alloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11") {
-    std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "CNI_CONTAINERID=" + alloc,
-                                    "CNI_IFNAME=eth0", "CNI_PATH=/usr/lib/cni"};
-    if (!command.empty()) env.push_back("CNI_COMMAND=" + command);
-    if (!netns_path.empty()) env.push_back("CNI_NETNS=" + netns_path);
-    auto r = run_process(plugin_path(), {}, env, conf.dump(), 60s);
+    cn::testing::Environment env = {{"PATH", "/usr/sbin:/usr/bin:/sbin:/bin"}, {"CNI_CONTAINERID", alloc},
+                                {"CNI_IFNAME", "eth0"}, {"CNI_PATH", "/usr/lib/cni"}};
+    if (!command.empty()) env["CNI_COMMAND"] = command;
+    if (!netns_path.empty()) env["CNI_NETNS"] = netns_path;
+    auto r = run_process({plugin_path()}, env, conf.dump(), 60s);
     Invocation inv;
-    if (!r) {
-      ADD_FAILURE() << r.error().message;
+    if (!r.started || r.timed_out) {
+      ADD_FAILURE() << (r.timed_out ? "did not finish within 60 s" : r.err);
       return inv;
     }
-    inv.exit_code = r->exit_code;
-    inv.raw_out = r->out;
-    inv.err = r->err;
-    inv.out = json::parse(r->out, nullptr, false);
+    inv.exit_code = r.exit_code;
+    inv.raw_out = r.out;
+    inv.err = r.err;
+    inv.out = json::parse(r.out, nullptr, false);
     return inv;
   }
 
@@ -142,9 +144,9 @@ TEST_F(CniChainTest, ConfigAndEnvironmentErrors) {
   EXPECT_NE(missing.out["msg"].get<std::string>().find("CNI_NETNS"), std::string::npos);
   auto old = invoke("ADD", "/var/run/netns/none", netconf("0.2.0"));
   EXPECT_EQ(old.out["code"], 1);
-  auto garbage = run_process(plugin_path(), {}, {"CNI_COMMAND=ADD"}, "{not json", 10s);
-  ASSERT_TRUE(garbage);
-  EXPECT_EQ(json::parse(garbage->out)["code"], 6);
+  auto garbage = run_process({plugin_path()}, {{"CNI_COMMAND", "ADD"}}, "{not json", 10s);
+  ASSERT_TRUE(garbage.started && !garbage.timed_out) << garbage.err;
+  EXPECT_EQ(json::parse(garbage.out)["code"], 6);
 }
 
 TEST_F(CniChainTest, AgentDownFailsAddWithTryAgainLater) {

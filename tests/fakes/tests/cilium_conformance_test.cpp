@@ -10,7 +10,7 @@
 
 #include "tests/fakes/cilium/fake_cilium_agent.h"
 #include "tests/fakes/cilium/openapi_validator.h"
-#include "tests/fakes/cni/support/subprocess.h"
+#include "tests/support/child_process.h"
 #include "tests/fakes/http/raw_http_client.h"
 #include "tests/fakes/tests/http_test_util.h"
 
@@ -24,6 +24,8 @@ namespace {
 using namespace std::chrono_literals;
 using nlohmann::json;
 using cn::fakes::testing::TempDir;
+using cn::testing::current_environment;
+using cn::testing::run_process;
 
 std::string spec_path() {
   if (const char* src = std::getenv("CN_SOURCE_DIR")) {
@@ -348,15 +350,13 @@ TEST(OpenApiJson, CommittedCopyMatchesTheReferenceYaml) {
   if (!std::filesystem::exists(yaml_path) || !std::filesystem::exists(script)) {
     GTEST_SKIP() << "reference spec or converter missing";
   }
-  auto has_yaml = run_process("/usr/bin/python3", {"-c", "import yaml"}, current_environment(), "", 30s);
-  if (!has_yaml || has_yaml->exit_code != 0) GTEST_SKIP() << "python3 with PyYAML not available";
+  auto has_yaml = run_process({"/usr/bin/python3", "-c", "import yaml"}, current_environment(), "", 30s);
+  if (has_yaml.exit_code != 0) GTEST_SKIP() << "python3 with PyYAML not available";
   TempDir dir;
   const std::string out = dir.file("openapi.json");
-  auto conv = run_process("/usr/bin/python3",
-                          {script, yaml_path, out},
-                          current_environment(), "", 60s);
-  ASSERT_TRUE(conv);
-  ASSERT_EQ(conv->exit_code, 0) << conv->err;
+  auto conv = run_process({"/usr/bin/python3", script, yaml_path, out}, current_environment(), "", 60s);
+  ASSERT_TRUE(conv.started && !conv.timed_out) << conv.err;
+  ASSERT_EQ(conv.exit_code, 0) << conv.err;
   auto fresh = OpenApiSpec::load(out);
   ASSERT_TRUE(fresh);
   EXPECT_EQ(fresh->raw(), spec().raw()) << "re-run tests/fakes/cilium/tools/openapi_to_json.py";

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include "tests/support/eventually.h"
 
 namespace cn::fakes::testing {
 
@@ -32,16 +33,6 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// Polls `cond` until it holds or `timeout` (real time) passes. Short slices keep tests fast; the
-// bound keeps a broken fake from hanging the suite.
-inline bool eventually(const std::function<bool()>& cond,
-                       std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    if (cond()) return true;
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-}
+using ::cn::testing::eventually;
 
 }  // namespace cn::fakes::testing

@@ -1,7 +1,6 @@
 // The fake's scenario API (jobs, children, placements, client updates, stops, restores), its
 // faults, request log, /_fake/ control API and the fake-nomad executable.
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <future>
@@ -13,6 +12,7 @@
 #include "tests/fakes/nomad/fake_nomad.h"
 #include "tests/fakes/tests/http_test_util.h"
 #include "tests/fakes/tests/nomad_test_util.h"
+#include "tests/support/child_process.h"
 
 namespace cn::fakes {
 namespace {
@@ -246,13 +246,10 @@ TEST(NomadExecutable, ServesAPreloadedScenario) {
     out << json{{"jobs", {{{"id", "web"}}}}, {"allocs", {{{"job", "web"}, {"network", {{"address", "10.200.4.4"}}}}}}}.dump();
   }
   std::string port_file = dir.file("port");
-  pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    execl(bin.c_str(), bin.c_str(), "--port-file", port_file.c_str(), "--scenario",
-          scenario.c_str(), "--acl-token", "tok", "--node-id", "n-1", static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  cn::testing::ChildProcess nomad(
+      {bin, "--port-file", port_file, "--scenario", scenario, "--acl-token", "tok", "--node-id", "n-1"},
+      cn::testing::current_environment(), {dir.file("fake-nomad.log"), cn::testing::ChildProcess::LogMode::kTruncate, {}});
+  ASSERT_TRUE(nomad.started()) << nomad.start_error();
   int port = 0;
   ASSERT_TRUE(testing::eventually([&] {
     std::ifstream in(port_file);
@@ -266,10 +263,9 @@ TEST(NomadExecutable, ServesAPreloadedScenario) {
   ASSERT_EQ(list.size(), 1u);
   EXPECT_EQ(list[0]["NetworkStatus"]["Address"], "10.200.4.4");
   EXPECT_EQ(http_request(HttpTarget::tcp("127.0.0.1", port), "GET", "/v1/agent/self")->status, 403);
-  kill(pid, SIGTERM);
-  int status = 0;
-  ASSERT_TRUE(testing::eventually([&] { return waitpid(pid, &status, WNOHANG) == pid; }, 10s));
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  auto status = nomad.stop(SIGTERM, 10s);
+  ASSERT_TRUE(status) << nomad.log();
+  EXPECT_EQ(status->exit_code, 0) << nomad.log();
 }
 
 }  // namespace

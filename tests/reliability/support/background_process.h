@@ -1,39 +1,31 @@
 #pragma once
-// A long-running program (the real labeler daemon) started in the background with an explicit
-// environment, its stdout and stderr appended to a log file the test can search, and killed the
-// way an operator or the kernel would: SIGTERM, or SIGKILL with no chance to clean up.
+// The real labeler daemon started in the background: a testing::ChildProcess whose stdout and
+// stderr are appended to a log file the test can search (appended, so a restarted daemon's
+// lines follow the killed one's in the same file).
 #include <chrono>
-#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "tests/support/child_process.h"
+
 namespace cn::reliability {
 
-class BackgroundProcess {
+class BackgroundProcess : public testing::ChildProcess {
  public:
-  BackgroundProcess(std::vector<std::string> argv, std::map<std::string, std::string> env, std::string log_path);
-  ~BackgroundProcess();  // SIGKILL if still running
-  BackgroundProcess(const BackgroundProcess&) = delete;
-  BackgroundProcess& operator=(const BackgroundProcess&) = delete;
+  BackgroundProcess(const std::vector<std::string>& argv, const testing::Environment& env, std::string log_path)
+      : ChildProcess(argv, env, {std::move(log_path), LogMode::kAppend, std::nullopt}) {}
 
-  bool started() const { return pid_ > 0; }
-  int pid() const { return pid_; }
-  // Sends `sig` and reaps the process (bounded). Returns the wait status, or -1.
-  int kill_and_wait(int sig, std::chrono::milliseconds timeout = std::chrono::seconds{20});
-  // Reaps a process that exits by itself. Returns its exit code, or -1 (signal, still running).
-  int wait_exit(std::chrono::milliseconds timeout);
-  bool running();
+  // Sends `sig` and reaps the process (bounded). nullopt: it outlived the deadline (and was
+  // then SIGKILLed).
+  std::optional<testing::ExitStatus> kill_and_wait(int sig,
+                                                   std::chrono::milliseconds timeout = std::chrono::seconds{20}) {
+    return stop(sig, timeout);
+  }
 
-  std::string log() const;
   // Waits (bounded) until the log holds `needle` at least `times` times.
   bool wait_for_log(const std::string& needle, std::chrono::milliseconds timeout = std::chrono::seconds{20},
                     int times = 1) const;
-
- private:
-  int pid_ = -1;
-  int status_ = 0;
-  bool reaped_ = false;
-  std::string log_path_;
 };
 
 int count_occurrences(const std::string& haystack, const std::string& needle);

@@ -19,6 +19,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/util/clock.h"
+#include "tests/support/eventually.h"
 
 namespace cn::client_testing {
 
@@ -99,14 +100,6 @@ inline std::function<const char*(const char*)> env_of(const std::map<std::string
   };
 }
 
-// Polls `cond` (real time, bounded); for conditions set by other threads.
-inline bool eventually(const std::function<bool()>& cond, std::chrono::milliseconds timeout = std::chrono::seconds{5}) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!cond()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds{2});
-  }
-  return true;
-}
+using ::cn::testing::eventually;
 
 }  // namespace cn::client_testing

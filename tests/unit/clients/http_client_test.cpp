@@ -13,6 +13,7 @@
 #include "common/http/url.h"
 #include "tests/fakes/http/http_server.h"
 #include "tests/unit/clients/client_test_util.h"
+#include "tests/support/recorder.h"
 
 namespace cn::http {
 namespace {
@@ -25,22 +26,7 @@ using fakes::HttpResponse;
 using fakes::HttpServer;
 using fakes::StreamWriter;
 
-// Keeps the requests a handler saw.
-class Recorder {
- public:
-  void add(const HttpRequest& r) {
-    std::lock_guard lock(mu_);
-    seen_.push_back(r);
-  }
-  std::vector<HttpRequest> all() const {
-    std::lock_guard lock(mu_);
-    return seen_;
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::vector<HttpRequest> seen_;
-};
+using Recorder = ::cn::testing::Recorder<HttpRequest>;
 
 class HttpClientTest : public ::testing::Test {
  protected:
@@ -76,7 +62,7 @@ TEST_F(HttpClientTest, UnixSocketRequestCarriesHostLocalhostMethodAndBody) {
   EXPECT_EQ(res->status, 200);
   EXPECT_EQ(res->body, "ok");
   EXPECT_EQ(res->headers.get("x-nomad-index").value_or(""), "42");  // case-insensitive
-  auto seen = rec.all();
+  auto seen = rec.items();
   ASSERT_EQ(seen.size(), 1U);
   EXPECT_EQ(seen[0].method, "PATCH");
   EXPECT_EQ(seen[0].target, "/v1/endpoint/1/labels");
@@ -95,7 +81,7 @@ TEST_F(HttpClientTest, GetCanCarryABodyAndDeleteHasNone) {
   HttpClient client = unix_client();
   ASSERT_TRUE(client.send(Request{Method::get, "/v1/endpoint", {}, std::string(R"(["k8s:app=x"])"), 0ms}));
   ASSERT_TRUE(client.send(Request{Method::del, "/v1/endpoint/7", {}, std::nullopt, 0ms}));
-  auto seen = rec.all();
+  auto seen = rec.items();
   ASSERT_EQ(seen.size(), 2U);
   EXPECT_EQ(seen[0].method, "GET");
   EXPECT_EQ(seen[0].body, R"(["k8s:app=x"])");
@@ -117,7 +103,7 @@ TEST_F(HttpClientTest, DefaultHeadersAreSentAndARequestHeaderOverridesThem) {
   Request over{Method::get, "/b", {}, std::nullopt, 0ms};
   over.headers.add("x-nomad-token", "per-call");
   ASSERT_TRUE(client.send(over));
-  auto seen = rec.all();
+  auto seen = rec.items();
   ASSERT_EQ(seen.size(), 2U);
   EXPECT_EQ(seen[0].header("X-Nomad-Token").value_or(""), "default-secret");
   EXPECT_EQ(seen[1].header("X-Nomad-Token").value_or(""), "per-call");

@@ -3,12 +3,10 @@
 // HTTPS agent (the fake Nomad speaks plain HTTP only).
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
+
+#include <atomic>
 
 #include <cstdlib>
 #include <fstream>
@@ -16,19 +14,21 @@
 
 #include "common/http/http_client.h"
 #include "common/nomad/client/curl_nomad_client.h"
+#include "tests/support/child_process.h"
 #include "tests/unit/clients/client_test_util.h"
-
-extern char** environ;
 
 namespace cn::http {
 namespace {
 
 using namespace std::chrono_literals;
+using client_testing::eventually;
 using client_testing::TempDir;
 
 constexpr const char* kServerName = "client.global.nomad";
 
-bool run(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0; }
+bool run(const std::string& cmd) {
+  return cn::testing::run_process({"/bin/sh", "-c", cmd}, cn::testing::current_environment(), "").exit_code == 0;
+}
 
 // Certificates shared by every test in this file.
 class Pki {
@@ -63,51 +63,23 @@ class Pki {
 // `openssl s_server -www` on 127.0.0.1:<free port>, killed by the destructor.
 class TlsServer {
  public:
-  TlsServer(const Pki& pki, bool require_client_cert) {
-    int out[2];
-    if (::pipe(out) != 0) return;
-    std::vector<std::string> args = {"openssl", "s_server", "-accept", "127.0.0.1:0", "-cert", pki.file("server.pem"),
-                                     "-key", pki.file("server.key"), "-www"};
-    if (require_client_cert) {
-      for (const char* a : {"-Verify", "1", "-CAfile"}) args.emplace_back(a);
-      args.push_back(pki.file("ca.pem"));
-    }
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addclose(&fa, out[0]);
-    if (posix_spawnp(&pid_, "openssl", &fa, nullptr, argv.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&fa);
-    ::close(out[1]);
+  TlsServer(const Pki& pki, bool require_client_cert)
+      : log_path_(pki.file("s_server-" + std::to_string(next_id()) + ".log")),
+        process_(args(pki, require_client_cert), cn::testing::current_environment(),
+                 {log_path_, cn::testing::ChildProcess::LogMode::kTruncate, {}}) {
     // "ACCEPT 127.0.0.1:<port>" once it listens; bounded wait.
-    std::string seen;
     const std::regex accept_re("ACCEPT 127\\.0\\.0\\.1:([0-9]+)");
-    std::smatch m;
-    while (pid_ > 0) {
-      pollfd p{out[0], POLLIN, 0};
-      if (::poll(&p, 1, 10'000) <= 0) break;
-      char buf[256];
-      ssize_t n = ::read(out[0], buf, sizeof buf);
-      if (n <= 0) break;
-      seen.append(buf, static_cast<std::size_t>(n));
-      if (std::regex_search(seen, m, accept_re)) {
-        port_ = std::stoi(m[1]);
-        break;
-      }
-    }
-    out_fd_ = out[0];
+    eventually(
+        [&] {
+          std::smatch m;
+          const std::string seen = process_.log();
+          if (!std::regex_search(seen, m, accept_re)) return !process_.running();
+          port_ = std::stoi(m[1]);
+          return true;
+        },
+        10s);
   }
-  ~TlsServer() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      ::waitpid(pid_, nullptr, 0);
-    }
-    if (out_fd_ >= 0) ::close(out_fd_);
-  }
+  ~TlsServer() { process_.stop(SIGTERM, 10s); }
   TlsServer(const TlsServer&) = delete;
   TlsServer& operator=(const TlsServer&) = delete;
 
@@ -115,9 +87,23 @@ class TlsServer {
   std::string url() const { return "https://127.0.0.1:" + std::to_string(port_); }
 
  private:
-  pid_t pid_ = -1;
+  static std::vector<std::string> args(const Pki& pki, bool require_client_cert) {
+    std::vector<std::string> a = {"openssl", "s_server", "-accept", "127.0.0.1:0", "-cert", pki.file("server.pem"),
+                                  "-key", pki.file("server.key"), "-www"};
+    if (require_client_cert) {
+      for (const char* x : {"-Verify", "1", "-CAfile"}) a.emplace_back(x);
+      a.push_back(pki.file("ca.pem"));
+    }
+    return a;
+  }
+  static int next_id() {
+    static std::atomic<int> n{0};
+    return n++;
+  }
+
+  std::string log_path_;
+  cn::testing::ChildProcess process_;
   int port_ = 0;
-  int out_fd_ = -1;
 };
 
 class TlsTest : public ::testing::Test {

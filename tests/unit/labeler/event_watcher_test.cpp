@@ -9,6 +9,8 @@
 
 #include "labeler/event_watcher.h"
 #include "tests/unit/labeler/in_memory_apis.h"
+#include "tests/support/eventually.h"
+#include "tests/support/recorder.h"
 
 namespace cn::labeler {
 namespace {
@@ -21,45 +23,9 @@ using Script = InMemoryNomad::StreamScript;
 constexpr const char* kNode = "f2c1e0b9-3a4d-5e6f-7a8b-9c0d1e2f3a4b";
 constexpr const char* kOtherNode = "7e9a1c3b-5d2f-4a6e-8b0c-1d3e5f7a9b2c";
 
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds timeout = 10s) {
-  auto until = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
+using ::cn::testing::eventually;
 
-class Recorder {
- public:
-  EnqueueFn fn() {
-    return [this](WorkItem item) {
-      std::lock_guard lock(mu_);
-      items_.push_back(std::move(item));
-      cv_.notify_all();
-      return true;
-    };
-  }
-  bool wait_for(std::size_t n) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, 10s, [&] { return items_.size() >= n; });
-  }
-  std::vector<WorkItem> items() const {
-    std::lock_guard lock(mu_);
-    return items_;
-  }
-  std::vector<std::string> ids() const {
-    std::vector<std::string> out;
-    for (const auto& i : items()) out.push_back(i.alloc_id);
-    return out;
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<WorkItem> items_;
-};
+using Recorder = ::cn::testing::Recorder<WorkItem>;
 
 std::string uuid(int n) {
   char buf[40];

@@ -7,6 +7,8 @@
 
 #include "labeler/node_watcher.h"
 #include "tests/unit/labeler/in_memory_apis.h"
+#include "tests/support/eventually.h"
+#include "tests/support/recorder.h"
 
 namespace cn::labeler {
 namespace {
@@ -16,47 +18,9 @@ using cn::testing::NomadCall;
 using cn::testing::InMemoryNomad;
 using cn::testing::make_alloc;
 
-// Bounded real-time wait for a condition another thread makes true.
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds timeout = 10s) {
-  auto until = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
+using ::cn::testing::eventually;
 
-// What the watcher handed to the queue, in order.
-class Recorder {
- public:
-  EnqueueFn fn() {
-    return [this](WorkItem item) {
-      std::lock_guard lock(mu_);
-      items_.push_back(std::move(item));
-      cv_.notify_all();
-      return true;
-    };
-  }
-  bool wait_for(std::size_t n) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, 10s, [&] { return items_.size() >= n; });
-  }
-  std::vector<WorkItem> items() const {
-    std::lock_guard lock(mu_);
-    return items_;
-  }
-  std::vector<std::string> ids() const {
-    std::vector<std::string> out;
-    for (const auto& i : items()) out.push_back(i.alloc_id);
-    return out;
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<WorkItem> items_;
-};
+using Recorder = ::cn::testing::Recorder<WorkItem>;
 
 std::string uuid(int n) {
   char buf[40];

@@ -4,11 +4,14 @@
 
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
 
 #include "common/notify/notify_client.h"
 #include "labeler/labeler_daemon.h"
+#include "tests/support/child_process.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"
 
@@ -21,6 +24,19 @@ using cn::testing::InMemoryNomad;
 using cn::testing::make_alloc;
 
 constexpr const char* kAlloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
+// Set only in the copy of this binary that NonRootPeersAreRefused starts as another user.
+constexpr const char* kPeerSocketVar = "CN_TEST_NOTIFY_PEER_SOCKET";
+
+Result<std::optional<notify::Reply>> notify_add_to(const std::string& socket, int wait_ms) {
+  notify::Request r;
+  r.op = notify::Op::kAdd;
+  r.alloc_id = kAlloc;
+  r.ifname = "eth0";
+  r.ips = {"10.200.3.17"};
+  r.wait_ms = wait_ms;
+  auto& clock = system_clock();
+  return notify::send_request(socket, r, clock, clock.now() + std::chrono::milliseconds{std::max(wait_ms, 1000)});
+}
 
 class DaemonTest : public ::testing::Test {
  protected:
@@ -37,15 +53,7 @@ class DaemonTest : public ::testing::Test {
   }
 
   Result<std::optional<notify::Reply>> notify_add(int wait_ms) {
-    notify::Request r;
-    r.op = notify::Op::kAdd;
-    r.alloc_id = kAlloc;
-    r.ifname = "eth0";
-    r.ips = {"10.200.3.17"};
-    r.wait_ms = wait_ms;
-    auto& clock = system_clock();
-    return notify::send_request(dir_.file("run/labeler.sock"), r, clock,
-                                clock.now() + std::chrono::milliseconds{std::max(wait_ms, 1000)});
+    return notify_add_to(dir_.file("run/labeler.sock"), wait_ms);
   }
 
   cn::testing::TempDir dir_;
@@ -101,17 +109,17 @@ TEST_F(DaemonTest, NonRootPeersAreRefused) {
   ASSERT_TRUE(daemon_->queue().wait_idle(std::chrono::seconds{10}));
   int writes_before = cilium_.calls(CiliumCall::patch_endpoint);
 
-  pid_t child = ::fork();
-  if (child == 0) {
-    if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(3);
-    auto reply = notify_add(2000);
-    // Refused: the connection closes without a reply.
-    ::_exit(reply ? 1 : 0);
-  }
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+  // The peer is this test binary again, run as uid/gid 65534 with only the peer test selected.
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  auto peer = cn::testing::run_process(
+      {self, "--gtest_filter=DaemonPeer.NotifyAddIsRefused"},
+      cn::testing::with_sanitizer_options({{kPeerSocketVar, dir_.file("run/labeler.sock")}}), "",
+      std::chrono::seconds{30}, cn::testing::Credentials{65534, 65534});
+  ASSERT_FALSE(peer.timed_out) << peer.out << peer.err;
+  // It must have run (not skipped) and passed: the refusal was seen from the peer's side.
+  EXPECT_EQ(peer.exit_code, 0) << peer.out << peer.err;
+  EXPECT_NE(peer.out.find("[  PASSED  ] 1 test"), std::string::npos) << peer.out;
+  EXPECT_EQ(peer.out.find("SKIPPED"), std::string::npos) << peer.out;
   EXPECT_EQ(daemon_->metrics().notifications(std::nullopt, NotifyOutcome::refused_peer).Value(), 1);
   EXPECT_EQ(cilium_.calls(CiliumCall::patch_endpoint), writes_before);
   (void)ep;
@@ -124,6 +132,17 @@ TEST_F(DaemonTest, SocketDirectoryIsRootOnlyAndSocketRemovedOnStop) {
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   daemon_->stop();
   EXPECT_NE(::access(dir_.file("run/labeler.sock").c_str(), F_OK), 0);
+}
+
+// The non-root peer of DaemonTest.NonRootPeersAreRefused, run in a separate process as another
+// user; skipped in an ordinary run.
+TEST(DaemonPeer, NotifyAddIsRefused) {
+  const char* socket = std::getenv(kPeerSocketVar);
+  if (!socket) GTEST_SKIP() << "started only by DaemonTest.NonRootPeersAreRefused";
+  ASSERT_NE(::getuid(), 0u);
+  auto reply = notify_add_to(socket, 2000);
+  // Refused: the connection closes without a reply.
+  EXPECT_FALSE(reply) << "the daemon answered a peer that is not allowed";
 }
 
 }  // namespace
