@@ -130,10 +130,10 @@ TEST_F(LabelerSignals, SigtermWithAWriteHeldByTheAgentAndAParkedWatchExitsPrompt
       << "the write never reached the agent\n" << p->log();
 
   const auto sent = std::chrono::steady_clock::now();
-  int status = p->kill_and_wait(SIGTERM, kExitDeadline);
+  auto status = p->kill_and_wait(SIGTERM, kExitDeadline);
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - sent);
-  ASSERT_NE(status, -1) << p->log();
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << p->log();
+  ASSERT_TRUE(status) << p->log();
+  EXPECT_TRUE(status->exited() && status->exit_code == 0) << p->log();
   EXPECT_LT(took, kExitDeadline) << p->log();
   std::printf("SIGTERM with a held write and a parked watch: exited after %lld ms\n",
               static_cast<long long>(took.count()));
