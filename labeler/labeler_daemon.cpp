@@ -29,7 +29,7 @@ LabelerDaemon::LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium
   labeler_ = std::make_unique<AllocLabeler>(nomad_, cilium_, state_, clock_, metrics_, calls_, settings, log_);
   reconciler_ = std::make_unique<Reconciler>(nomad_, cilium_, state_, clock_, metrics_, calls_, settings, log_);
   orphans_ = std::make_unique<OrphanCollector>(
-      nomad_, cilium_, clock_, metrics_,
+      nomad_, cilium_, clock_, metrics_, calls_,
       OrphanCollector::Options{config_.gc_endpoints, config_.gc_grace, config_.call_timeout}, log_);
   server_ = std::make_unique<NotifyServer>(NotifyServer::Options{config_.socket_path, config_.allowed_uids}, clock_,
                                            metrics_, log_);
@@ -71,11 +71,7 @@ Status LabelerDaemon::start(std::stop_token stop) {
   const std::stop_token halt = shutdown_token();
   Backoff start_backoff{BackoffPolicy{std::chrono::milliseconds{500}, std::chrono::seconds{60},
                                       std::chrono::milliseconds{250}}};
-  auto wait_before_retry = [&](int attempt, const Error& error) {
-    const auto fix = remedy(error, Peer::nomad);
-    if (!fix.empty()) log_->warn("start-up blocked until fixed: kind={} fix=\"{}\"", to_string(error.kind), fix);
-    clock_.sleep_for(start_backoff.delay(attempt), halt);
-  };
+  auto wait_before_retry = [&](int attempt) { clock_.sleep_for(start_backoff.delay(attempt), halt); };
   for (int attempt = 0; !halt.stop_requested(); ++attempt) {
     auto ready = cilium_.ready(Deadline{clock_.now() + config_.call_timeout, halt});
     calls_.record(Peer::cilium, ready);
@@ -94,9 +90,10 @@ Status LabelerDaemon::start(std::stop_token stop) {
       break;
     }
     set_reason("Nomad agent not answering: " + id.error().message);
-    log_->warn("waiting for Nomad to tell this node's ID: kind={} error=\"{}\"", to_string(id.error().kind),
-               id.error().message);
-    wait_before_retry(attempt, id.error());
+    const auto fix = remedy(id.error(), Peer::nomad);
+    log_->warn("waiting for Nomad to tell this node's ID: kind={} error=\"{}\"{}", to_string(id.error().kind),
+               id.error().message, fix.empty() ? std::string() : " fix=\"" + std::string(fix) + "\"");
+    wait_before_retry(attempt);
   }
   std::uint64_t first_index = 0;
   for (int attempt = 0; !halt.stop_requested(); ++attempt) {
@@ -108,12 +105,11 @@ Status LabelerDaemon::start(std::stop_token stop) {
     set_reason("first reconcile failed: " + report.error().message);
     log_->warn("startup reconcile failed, retrying: kind={} error=\"{}\"", to_string(report.error().kind),
                report.error().message);
-    wait_before_retry(attempt, report.error());
+    wait_before_retry(attempt);  // the reconciler's own line names the fix, knowing which peer failed
   }
   if (halt.stop_requested()) return {};
   ready_ = true;
   health_.started();
-  metrics_.ready().Set(1);
   set_reason("");
   log_->info("ready: node={}", node_id_);
   if (config_.resync_interval.count() > 0) {

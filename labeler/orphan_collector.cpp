@@ -7,8 +7,8 @@
 namespace cn::labeler {
 
 OrphanCollector::OrphanCollector(nomad::NomadApi& nomad, cilium::CiliumApi& cilium, Clock& clock, Metrics& metrics,
-                                 Options options, std::shared_ptr<spdlog::logger> log)
-    : nomad_(nomad), cilium_(cilium), clock_(clock), metrics_(metrics), options_(options),
+                                 CallRecorder& calls, Options options, std::shared_ptr<spdlog::logger> log)
+    : nomad_(nomad), cilium_(cilium), clock_(clock), metrics_(metrics), calls_(calls), options_(options),
       log_(log ? std::move(log) : spdlog::default_logger()) {}
 
 std::vector<long long> OrphanCollector::collect(const ReconcileReport& report) {
@@ -26,6 +26,7 @@ std::vector<long long> OrphanCollector::collect(const ReconcileReport& report) {
       continue;
     }
     auto alloc = nomad_.allocation(alloc_id, now + options_.call_timeout);
+    calls_.record(Peer::nomad, alloc);
     // Stricter than is_terminal() on purpose: a stop-desired allocation may still be running out
     // its shutdown delay behind this endpoint. Deleting waits until the client says it stopped.
     bool gone = (!alloc && alloc.error().kind == ErrorKind::not_found) || (alloc && alloc->is_client_terminal());
@@ -44,6 +45,7 @@ std::vector<long long> OrphanCollector::collect(const ReconcileReport& report) {
       continue;
     }
     auto ok = cilium_.delete_endpoint(*ref, now + options_.call_timeout);
+    calls_.record(Peer::cilium, ok);
     if (ok || ok.error().kind == ErrorKind::not_found) {
       metrics_.endpoints_deleted().Increment();
       log_->warn("orphan endpoint deleted: endpoint={} alloc={} orphaned_s={}", endpoint_id, alloc_id,

@@ -13,6 +13,7 @@
 
 #include "common/cilium/client/cilium_api.h"
 #include "common/nomad/client/nomad_api.h"
+#include "labeler/call_recorder.h"
 #include "labeler/metrics.h"
 #include "labeler/reconciler.h"
 
@@ -26,7 +27,8 @@ class OrphanCollector {
     std::chrono::milliseconds call_timeout{5000};
   };
 
-  OrphanCollector(nomad::NomadApi& nomad, cilium::CiliumApi& cilium, Clock& clock, Metrics& metrics, Options options,
+  OrphanCollector(nomad::NomadApi& nomad, cilium::CiliumApi& cilium, Clock& clock, Metrics& metrics,
+                  CallRecorder& calls, Options options,
                   std::shared_ptr<spdlog::logger> log);
 
   // Called after each reconcile with what it found; returns the endpoints deleted.
@@ -37,6 +39,7 @@ class OrphanCollector {
   cilium::CiliumApi& cilium_;
   Clock& clock_;
   Metrics& metrics_;
+  CallRecorder& calls_;
   Options options_;
   std::shared_ptr<spdlog::logger> log_;
   // (alloc ID, endpoint ID) -> first seen orphaned. Bounded by the endpoints on the node.

@@ -43,6 +43,14 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id, const std::f
   auto allocs = pending_allocs.get();
   calls_.record(Peer::cilium, endpoints);
   calls_.record(Peer::nomad, allocs);
+  // Only here is it known which peer failed, so only here can the fix be named.
+  for (const auto& [peer, error] : {std::pair{Peer::cilium, endpoints ? nullptr : &endpoints.error()},
+                                    std::pair{Peer::nomad, allocs ? nullptr : &allocs.error()}}) {
+    if (error == nullptr) continue;
+    if (auto fix = remedy(*error, peer); !fix.empty()) {
+      log_->warn("reconcile blocked until fixed: kind={} fix=\"{}\"", to_string(error->kind), fix);
+    }
+  }
   if (!endpoints) return std::unexpected(with_context("Cilium endpoint list: ", endpoints.error()));
   if (!allocs) return std::unexpected(with_context("Nomad node allocations: ", allocs.error()));
   report.nomad_index = allocs->index;

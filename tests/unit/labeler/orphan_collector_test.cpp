@@ -20,7 +20,7 @@ class OrphanCollectorTest : public ::testing::Test {
     OrphanCollector::Options o;
     o.delete_orphans = enabled;
     o.grace = std::chrono::minutes{10};
-    return OrphanCollector(nomad_, cilium_, clock_, metrics_, o, nullptr);
+    return OrphanCollector(nomad_, cilium_, clock_, metrics_, calls_, o, nullptr);
   }
   ReconcileReport report_with(const std::string& alloc, long long ep) {
     ReconcileReport r;
@@ -33,6 +33,7 @@ class OrphanCollectorTest : public ::testing::Test {
   InMemoryNomad nomad_;
   InMemoryCilium cilium_;
   Metrics metrics_;
+  CallRecorder calls_{metrics_};
 };
 
 TEST_F(OrphanCollectorTest, DeletesOnlyAfterTheGracePeriodAndOnlyWhenNomadConfirms) {
@@ -46,6 +47,9 @@ TEST_F(OrphanCollectorTest, DeletesOnlyAfterTheGracePeriodAndOnlyWhenNomadConfir
   EXPECT_EQ(c.collect(report_with(gone, ep)), std::vector<long long>{ep});
   EXPECT_EQ(cilium_.calls(CiliumCall::del), 1);
   EXPECT_EQ(metrics_.endpoints_deleted().Value(), 1);
+  // Its confirming GET (a 404) and its DELETE count like every other outside call.
+  EXPECT_EQ(metrics_.api_calls(Peer::nomad, ErrorKind::not_found).Value(), 1);
+  EXPECT_EQ(metrics_.api_calls(Peer::cilium, std::nullopt).Value(), 1);
 }
 
 TEST_F(OrphanCollectorTest, LiveAllocationMissingFromTheNodeListIsNeverDeleted) {
