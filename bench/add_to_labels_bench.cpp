@@ -30,21 +30,22 @@ struct Case {
   bool rate_limits = false;
   int burst = 1;
   Design design = Design::kPlugin;
-  int reps = 1;                     // bursts of this size, one after the other
+  int reps = 1;                          // bursts of this size, one after the other
   std::chrono::milliseconds spacing{0};  // from one burst's start to the next's
 };
 
 struct Outcome {
   Case c;
   std::vector<AllocSample> samples;
-  double patches_per_endpoint = 0;  // label writes the agent served
-  int refused_patches = 0;          // 429s
+  double patches_per_endpoint = 0;   // label writes the agent served
+  int refused_patches = 0;           // 429s
   double nomad_calls_per_alloc = 0;  // every route: allocation GETs, node queries, streams
   std::string error;
 };
 
 std::string design_name(Design d) {
-  return d == Design::kPlugin ? "ours: plugin notifies, node watch" : "event stream: no plugin, `--watch events`";
+  return d == Design::kPlugin ? "ours: plugin notifies, node watch"
+                              : "event stream: no plugin, `--watch events`";
 }
 
 Outcome run_case(const Case& c) {
@@ -100,7 +101,8 @@ void add_row(MarkdownTable& t, const Outcome& o) {
   }
   auto si = summarize(init), sp = summarize(plugin), se = summarize(exposed);
   std::string limits = o.c.rate_limits ? "Cilium defaults" : "off";
-  std::string burst = std::to_string(o.c.burst) + (o.c.reps > 1 ? " (x" + std::to_string(o.c.reps) + ")" : "");
+  std::string burst =
+      std::to_string(o.c.burst) + (o.c.reps > 1 ? " (x" + std::to_string(o.c.reps) + ")" : "");
   if (!o.error.empty()) {
     t.add({limits, burst, design_name(o.c.design), "FAILED", "", "", "", "", "", "", "", ""});
     return;
@@ -109,11 +111,12 @@ void add_row(MarkdownTable& t, const Outcome& o) {
   char share[32];
   std::snprintf(share, sizeof share, "%d/%zu", started_under_init, o.samples.size());
   char calls[2][32];
-  std::snprintf(calls[0], sizeof calls[0], "%.2f (%d × 429)", o.patches_per_endpoint, o.refused_patches);
+  std::snprintf(calls[0], sizeof calls[0], "%.2f (%d × 429)", o.patches_per_endpoint,
+                o.refused_patches);
   std::snprintf(calls[1], sizeof calls[1], "%.2f", o.nomad_calls_per_alloc);
   t.add({limits, burst, design_name(o.c.design), fmt_duration(si.p50_ms), fmt_duration(si.p99_ms),
-         plugin_ran ? fmt_duration(sp.p50_ms) : "-", plugin_ran ? fmt_duration(sp.p99_ms) : "-", share,
-         fmt_duration(se.p50_ms), fmt_duration(se.p99_ms), calls[0], calls[1]});
+         plugin_ran ? fmt_duration(sp.p50_ms) : "-", plugin_ran ? fmt_duration(sp.p99_ms) : "-",
+         share, fmt_duration(se.p50_ms), fmt_duration(se.p99_ms), calls[0], calls[1]});
 }
 
 void write_csv(const std::vector<Outcome>& outcomes) {
@@ -122,8 +125,8 @@ void write_csv(const std::vector<Outcome>& outcomes) {
   for (const auto& o : outcomes) {
     for (const auto& s : o.samples) {
       csv << (o.c.rate_limits ? "default" : "off") << "," << o.c.burst << ","
-          << (o.c.design == Design::kPlugin ? "plugin" : "event-stream") << "," << s.alloc_id << "," << s.init_ms
-          << "," << s.plugin_ms << "," << s.exposed_ms << "\n";
+          << (o.c.design == Design::kPlugin ? "plugin" : "event-stream") << "," << s.alloc_id << ","
+          << s.init_ms << "," << s.plugin_ms << "," << s.exposed_ms << "\n";
     }
   }
 }
@@ -185,19 +188,24 @@ int main() {
     run_pair(c, true);
   }
 
-  MarkdownTable t({"rate limits", "burst", "design", "ADD→labels p50", "ADD→labels p99", "plugin ADD p50",
-                   "plugin ADD p99", "started under init", "ran under init p50", "ran under init p99",
-                   "PATCH served/endpoint", "Nomad calls/alloc"});
+  MarkdownTable t({"rate limits", "burst", "design", "ADD→labels p50", "ADD→labels p99",
+                   "plugin ADD p50", "plugin ADD p99", "started under init", "ran under init p50",
+                   "ran under init p99", "PATCH served/endpoint", "Nomad calls/alloc"});
   for (const auto& o : outcomes) add_row(t, o);
   write_csv(outcomes);
 
   std::string text =
-      "### ADD → final labels\n\nADD→labels = the endpoint's time under `reserved:init`: cilium-cni created it "
-      "→ the agent applied the final identity (agent timestamps). Plugin ADD = how long the workload's start "
-      "waited. Ran under init = final identity applied − workload started (0 when the plugin's wait covered "
-      "it). Fake Nomad: 1 ms added latency, 200 ms client→server publish delay. Bursts of 1 are repeated, "
+      "### ADD → final labels\n\nADD→labels = the endpoint's time under `reserved:init`: "
+      "cilium-cni created it "
+      "→ the agent applied the final identity (agent timestamps). Plugin ADD = how long the "
+      "workload's start "
+      "waited. Ran under init = final identity applied − workload started (0 when the plugin's "
+      "wait covered "
+      "it). Fake Nomad: 1 ms added latency, 200 ms client→server publish delay. Bursts of 1 are "
+      "repeated, "
       "one allocation at a time on a quiet node.";
-  if (!long_run) text += " Burst 200 at Cilium defaults: `BENCH_LONG=1` (≥ 392 s: 200 PATCHes at 0.5/s).";
+  if (!long_run)
+    text += " Burst 200 at Cilium defaults: `BENCH_LONG=1` (≥ 392 s: 200 PATCHes at 0.5/s).";
   text += "\n\n" + t.str();
   for (const auto& o : outcomes) {
     if (o.c.design == Design::kPlugin && !o.c.rate_limits && o.c.burst == 1 && o.error.empty()) {
@@ -213,21 +221,23 @@ int main() {
         auto s = summarize(v);
         return std::string(what) + " " + fmt_ms(s.p50_ms) + " / " + fmt_ms(s.p99_ms) + " ms";
       };
-      text += "\nOurs, bursts of 1, limits off, from the plugin's exec (p50 / p99), as the fakes saw it: " +
-              step("Nomad answered the allocation GET", nomad) + "; endpoint GET reached the agent " +
-              std::string(step("", get)) + "; PATCH reached the agent" + step("", patch) +
-              "; final identity applied" + step("", ident) + ".\n";
+      text +=
+          "\nOurs, bursts of 1, limits off, from the plugin's exec (p50 / p99), as the fakes saw "
+          "it: " +
+          step("Nomad answered the allocation GET", nomad) + "; endpoint GET reached the agent " +
+          std::string(step("", get)) + "; PATCH reached the agent" + step("", patch) +
+          "; final identity applied" + step("", ident) + ".\n";
       double p99 = summarize(init).p99_ms;
-      text += "\nTarget: ADD→labels p99 ≤ 20 ms for one allocation, limits off: " + fmt_ms(p99) + " ms, " +
-              (p99 <= 20 ? "met" : "MISSED") + ".\n";
+      text += "\nTarget: ADD→labels p99 ≤ 20 ms for one allocation, limits off: " + fmt_ms(p99) +
+              " ms, " + (p99 <= 20 ? "met" : "MISSED") + ".\n";
     }
   }
   bool failed = false;
   for (const auto& o : outcomes) {
     if (!o.error.empty()) {
       failed = true;
-      std::cerr << "case failed (limits " << (o.c.rate_limits ? "default" : "off") << ", burst " << o.c.burst << ", "
-                << design_name(o.c.design) << "): " << o.error << "\n";
+      std::cerr << "case failed (limits " << (o.c.rate_limits ? "default" : "off") << ", burst "
+                << o.c.burst << ", " << design_name(o.c.design) << "): " << o.error << "\n";
     }
   }
   publish("add_to_labels", text);

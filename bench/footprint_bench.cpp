@@ -85,14 +85,16 @@ Footprint measure(const std::string& watch) {
                    {"allocs", json::array()}};
   for (int i = 0; i < kLocalAllocs; ++i) {
     std::string ip = "10.200." + std::to_string(1 + i / 200) + "." + std::to_string(10 + i % 200);
-    scenario["allocs"].push_back({{"job", "web"}, {"network", {{"address", ip}}}, {"client_status", "running"}});
+    scenario["allocs"].push_back(
+        {{"job", "web"}, {"network", {{"address", ip}}}, {"client_status", "running"}});
   }
   for (int i = 0; i < kOtherAllocs; ++i) {
-    scenario["allocs"].push_back({{"job", "web"}, {"node", kOtherNode}, {"client_status", "running"}});
+    scenario["allocs"].push_back(
+        {{"job", "web"}, {"node", kOtherNode}, {"client_status", "running"}});
   }
   std::ofstream(dir.file("scenario.json")) << scenario.dump();
-  ChildProcess nomad({bin + "/fake-nomad", "--port", "0", "--port-file", dir.file("nomad.port"), "--node-id", kNode,
-                      "--scenario", dir.file("scenario.json")},
+  ChildProcess nomad({bin + "/fake-nomad", "--port", "0", "--port-file", dir.file("nomad.port"),
+                      "--node-id", kNode, "--scenario", dir.file("scenario.json")},
                      dir.file("nomad.log"));
   if (!wait_until([&] { return !read_text(dir.file("nomad.port")).empty(); }, 30s) ||
       !wait_until([&] { return !read_text(dir.file("agent.ready")).empty(); }, 30s)) {
@@ -112,9 +114,13 @@ Footprint measure(const std::string& watch) {
     }
     std::string id = a["id"];
     call(agent_at, "POST", "/_fake/endpoints",
-         json{{"container-id", id}, {"container-interface-name", "eth0"}, {"interface-name", "lxc" + id.substr(0, 8)},
-              {"addressing", {{"ipv4", a["address"]}}}, {"state", "waiting-for-identity"},
-              {"sync-build-endpoint", true}}.dump());
+         json{{"container-id", id},
+              {"container-interface-name", "eth0"},
+              {"interface-name", "lxc" + id.substr(0, 8)},
+              {"addressing", {{"ipv4", a["address"]}}},
+              {"state", "waiting-for-identity"},
+              {"sync-build-endpoint", true}}
+             .dump());
   }
 
   auto started = std::chrono::steady_clock::now();
@@ -125,25 +131,41 @@ Footprint measure(const std::string& watch) {
     std::istringstream words(prefix);
     for (std::string w; words >> w;) argv.push_back(w);
   }
-  std::vector<std::string> args = {bin + "/cilium-nomad-labeler", "run", "--cilium-socket", agent_sock, "--nomad-addr",
-                        "http://127.0.0.1:" + std::to_string(nomad_port), "--node-id", kNode, "--socket",
-                        dir.file("labeler.sock"), "--state-file", dir.file("state.json"), "--watch", watch,
-                        "--metrics-addr", "127.0.0.1:" + std::to_string(free_port())};
+  std::vector<std::string> args = {bin + "/cilium-nomad-labeler",
+                                   "run",
+                                   "--cilium-socket",
+                                   agent_sock,
+                                   "--nomad-addr",
+                                   "http://127.0.0.1:" + std::to_string(nomad_port),
+                                   "--node-id",
+                                   kNode,
+                                   "--socket",
+                                   dir.file("labeler.sock"),
+                                   "--state-file",
+                                   dir.file("state.json"),
+                                   "--watch",
+                                   watch,
+                                   "--metrics-addr",
+                                   "127.0.0.1:" + std::to_string(free_port())};
   argv.insert(argv.end(), args.begin(), args.end());
   ChildProcess labeler(argv, dir.file("labeler.log"));
   const std::string patches = "/_fake/requests/count?method=PATCH&route=/endpoint/%7Bid%7D";
-  bool labeled = wait_until([&] { return call(agent_at, "GET", patches)["count"].get<int>() >= kLocalAllocs; },
-                            120s, 50ms);
-  if (!labeled) throw std::runtime_error("startup did not label every endpoint:\n" + labeler.log_tail());
+  bool labeled =
+      wait_until([&] { return call(agent_at, "GET", patches)["count"].get<int>() >= kLocalAllocs; },
+                 120s, 50ms);
+  if (!labeled)
+    throw std::runtime_error("startup did not label every endpoint:\n" + labeler.log_tail());
   Footprint r;
   r.design = watch;
-  r.startup_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  r.startup_wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   r.after_startup = sample_process(labeler.pid()).value_or(ProcSample{});
 
   call(nomad_at, "DELETE", "/_fake/requests");
   auto window_start = std::chrono::steady_clock::now();
   ProcSample before = sample_process(labeler.pid()).value_or(ProcSample{});
-  // Allocations elsewhere in the cluster keep reporting (at a fixed pace: this is load, not a wait).
+  // Allocations elsewhere in the cluster keep reporting (at a fixed pace: this is load, not a
+  // wait).
   const auto step = std::chrono::microseconds{1'000'000 / kChurnPerSecond};
   for (int i = 0; std::chrono::steady_clock::now() < window_start + kWindow; ++i) {
     const std::string& id = others[static_cast<std::size_t>(i) % others.size()];
@@ -152,7 +174,8 @@ Footprint measure(const std::string& watch) {
     std::this_thread::sleep_until(window_start + step * (i + 1));
   }
   ProcSample after = sample_process(labeler.pid()).value_or(ProcSample{});
-  double window_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - window_start).count();
+  double window_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - window_start).count();
   r.after_window = after;
   r.steady_cpu_percent = (after.cpu_seconds - before.cpu_seconds) / window_s * 100;
   const json requests = call(nomad_at, "GET", "/_fake/requests");
@@ -188,30 +211,36 @@ int main() {
     }
   }
 
-  MarkdownTable t({"design", "startup: 1,000 labeled in", "CPU at startup", "RSS after startup", "peak RSS",
-                   "steady CPU", "RSS at end", "threads", "Nomad requests in window"});
+  MarkdownTable t({"design", "startup: 1,000 labeled in", "CPU at startup", "RSS after startup",
+                   "peak RSS", "steady CPU", "RSS at end", "threads", "Nomad requests in window"});
   for (const auto& r : results) {
     char cpu[32], steady[32];
     std::snprintf(cpu, sizeof cpu, "%.2f s", r.after_startup.cpu_seconds);
     std::snprintf(steady, sizeof steady, "%.2f %%", r.steady_cpu_percent);
     char wall[32];
     std::snprintf(wall, sizeof wall, "%.1f s", r.startup_wall_s);
-    t.add({r.design == "node" ? "ours: `--watch node` (blocking query)" : "event stream: `--watch events`", wall, cpu,
-           mb(r.after_startup.rss_kb), mb(r.after_window.hwm_kb), steady, mb(r.after_window.rss_kb),
-           std::to_string(r.after_window.threads), std::to_string(r.nomad_requests_in_window)});
+    t.add({r.design == "node" ? "ours: `--watch node` (blocking query)"
+                              : "event stream: `--watch events`",
+           wall, cpu, mb(r.after_startup.rss_kb), mb(r.after_window.hwm_kb), steady,
+           mb(r.after_window.rss_kb), std::to_string(r.after_window.threads),
+           std::to_string(r.nomad_requests_in_window)});
   }
   const Footprint& ours = results.front();
-  double rss_mb = static_cast<double>(std::max(ours.after_startup.rss_kb, ours.after_window.rss_kb)) / 1024.0;
+  double rss_mb =
+      static_cast<double>(std::max(ours.after_startup.rss_kb, ours.after_window.rss_kb)) / 1024.0;
   char window[240];
   std::snprintf(window, sizeof window,
-                "%lld s window, %d allocation updates/s on another node (the event stream carries every one of "
+                "%lld s window, %d allocation updates/s on another node (the event stream carries "
+                "every one of "
                 "them to the labeler; the node-scoped blocking query none)",
                 static_cast<long long>(kWindow.count()), kChurnPerSecond);
-  std::string text = "### Labeler footprint\n\n1,000 allocations on the node, all starting under reserved:init; " +
-                     std::string("the real binaries (labeler, fake-nomad, fake-cilium-agent). Steady: ") + window +
-                     ".\n\n" + t.str() + "\nTarget: RSS ≤ 30 MB at 1,000 allocations: " + mb(static_cast<long>(rss_mb * 1024)) +
-                     ", " + (rss_mb <= 30 ? "met" : "MISSED") + " (peak during startup: " +
-                     mb(ours.after_window.hwm_kb) + ").\n";
+  std::string text =
+      "### Labeler footprint\n\n1,000 allocations on the node, all starting under reserved:init; " +
+      std::string("the real binaries (labeler, fake-nomad, fake-cilium-agent). Steady: ") + window +
+      ".\n\n" + t.str() +
+      "\nTarget: RSS ≤ 30 MB at 1,000 allocations: " + mb(static_cast<long>(rss_mb * 1024)) + ", " +
+      (rss_mb <= 30 ? "met" : "MISSED") + " (peak during startup: " + mb(ours.after_window.hwm_kb) +
+      ").\n";
   publish("footprint", text);
   return 0;
 }

@@ -26,13 +26,16 @@ std::string tmpfs_dir() {
 }
 
 json add_conf(const std::string& dir, int wait_ms) {
-  return {{"cniVersion", "1.0.0"},
-          {"name", "cilium"},
-          {"type", "cilium-nomad-cni"},
-          {"state-file", dir + "/state.json"},
-          {"labeler-socket", dir + "/labeler.sock"},
-          {"wait-for-labels-ms", wait_ms},
-          {"prevResult", json::parse(R"({"cniVersion":"1.0.0","interfaces":[{"name":"lxc5b2f3c9d1e0a","mac":"9a:0c:51:7e:2b:44"},
+  return {
+      {"cniVersion", "1.0.0"},
+      {"name", "cilium"},
+      {"type", "cilium-nomad-cni"},
+      {"state-file", dir + "/state.json"},
+      {"labeler-socket", dir + "/labeler.sock"},
+      {"wait-for-labels-ms", wait_ms},
+      {"prevResult",
+       json::parse(
+           R"({"cniVersion":"1.0.0","interfaces":[{"name":"lxc5b2f3c9d1e0a","mac":"9a:0c:51:7e:2b:44"},
             {"name":"eth0","mac":"e6:3d:8f:10:aa:07","sandbox":"/var/run/netns/x"}],
             "ips":[{"interface":1,"address":"10.200.3.17/32","gateway":"10.200.3.1"}],
             "routes":[{"dst":"10.200.3.1/32"},{"dst":"0.0.0.0/0","gw":"10.200.3.1"}]})")}};
@@ -50,8 +53,11 @@ void populate(const std::string& dir) {
       e.ips = {"10.200.3." + std::to_string(i + 1)};
       e.netns = "/var/run/netns/x";
       e.nomad = {"global", "default", "web", "app"};
-      e.labeled = state::LabeledInfo{1000 + i, 48213, {"nomad:nomad.group=app", "nomad:nomad.job=web",
-                                                        "nomad:nomad.namespace=default"}, "2026-11-29T20:00:00.000Z"};
+      e.labeled = state::LabeledInfo{
+          1000 + i,
+          48213,
+          {"nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"},
+          "2026-11-29T20:00:00.000Z"};
     }
     return true;
   });
@@ -63,16 +69,20 @@ void forget(const std::string& dir, const std::string& id) {
   (void)store.update([&](state::StateDoc& doc) { return doc.allocations.erase(id) > 0; });
 }
 
-std::vector<double> time_runs(const std::vector<std::string>& argv, const std::string& stdin_data, int runs,
-                              const std::string& dir) {
+std::vector<double> time_runs(const std::vector<std::string>& argv, const std::string& stdin_data,
+                              int runs, const std::string& dir) {
   std::vector<double> samples;
   samples.reserve(static_cast<std::size_t>(runs));
   for (int i = 0; i < runs; ++i) {
     std::string id = testing::random_alloc_id();
     std::map<std::string, std::string> env = {
-        {"CNI_COMMAND", "ADD"}, {"CNI_CONTAINERID", id}, {"CNI_IFNAME", "eth0"},
-        {"CNI_NETNS", "/var/run/netns/x"}, {"CNI_PATH", "/opt/cni/bin"},
-        {"CNI_ARGS", "IgnoreUnknown=true;NOMAD_NAMESPACE=default;NOMAD_JOB_ID=web;NOMAD_GROUP_NAME=app"}};
+        {"CNI_COMMAND", "ADD"},
+        {"CNI_CONTAINERID", id},
+        {"CNI_IFNAME", "eth0"},
+        {"CNI_NETNS", "/var/run/netns/x"},
+        {"CNI_PATH", "/opt/cni/bin"},
+        {"CNI_ARGS",
+         "IgnoreUnknown=true;NOMAD_NAMESPACE=default;NOMAD_JOB_ID=web;NOMAD_GROUP_NAME=app"}};
     auto start = std::chrono::steady_clock::now();
     auto r = testing::run_process(argv, env, stdin_data);
     auto end = std::chrono::steady_clock::now();
@@ -94,12 +104,15 @@ std::vector<double> time_state_writes(const std::string& dir, int runs) {
   for (int i = 0; i < runs; ++i) {
     std::string id = testing::random_alloc_id();
     auto start = std::chrono::steady_clock::now();
-    auto ok = store.update_entry(id, [&](std::optional<state::StateEntry>& entry) {
-      entry.emplace();
-      entry->ifname = "eth0";
-      entry->ips = {"10.200.3.17"};
-      return true;
-    }, state::StateStore::Creation::allowed);  // an ADD writes a new entry
+    auto ok = store.update_entry(
+        id,
+        [&](std::optional<state::StateEntry>& entry) {
+          entry.emplace();
+          entry->ifname = "eth0";
+          entry->ips = {"10.200.3.17"};
+          return true;
+        },
+        state::StateStore::Creation::allowed);  // an ADD writes a new entry
     auto end = std::chrono::steady_clock::now();
     if (!ok) std::exit(1);
     samples.push_back(std::chrono::duration<double, std::milli>(end - start).count());
@@ -128,13 +141,15 @@ int main(int argc, char** argv) {
   auto absent_s = bench::summarize(time_runs({plugin}, input_absent, runs, dir_absent));
   bench::Summary confirm_s;
   {
-    testing::StubLabeler labeler(dir_confirm + "/labeler.sock", testing::StubLabeler::Mode::kConfirm);
+    testing::StubLabeler labeler(dir_confirm + "/labeler.sock",
+                                 testing::StubLabeler::Mode::kConfirm);
     confirm_s = bench::summarize(time_runs({plugin}, input_confirm, runs, dir_confirm));
   }
   auto state_s = bench::summarize(time_state_writes(dir_state, runs));
 
   double budget = 1.5 * floor_s.p50_ms + state_s.p50_ms;
-  bench::MarkdownTable t({"case (" + std::to_string(runs) + " runs)", "p50 ms", "p99 ms", "max ms"});
+  bench::MarkdownTable t(
+      {"case (" + std::to_string(runs) + " runs)", "p50 ms", "p99 ms", "max ms"});
   auto row = [&](const std::string& name, const bench::Summary& s) {
     t.add({name, bench::fmt_ms(s.p50_ms), bench::fmt_ms(s.p99_ms), bench::fmt_ms(s.max_ms)});
   };
@@ -143,12 +158,14 @@ int main(int argc, char** argv) {
   row("state write alone (in-process, tmpfs)", state_s);
   row("ADD, labeler absent", absent_s);
   row("ADD, labeler confirms at once", confirm_s);
-  std::string text = "### Plugin ADD overhead\n\nState file on tmpfs holding " +
-                     std::to_string(kResidentAllocs) + " allocations, as on a busy node.\n\n" + t.str() + "\nTarget: ADD p50 <= 1.5 x floor p50 + state write p50 = " +
-                     bench::fmt_ms(budget) + " ms. Labeler absent: " +
-                     (absent_s.p50_ms <= budget ? "met" : "MISSED") + "; labeler confirming: " +
-                     (confirm_s.p50_ms <= budget ? "met" : "MISSED") + ".\n";
+  std::string text =
+      "### Plugin ADD overhead\n\nState file on tmpfs holding " + std::to_string(kResidentAllocs) +
+      " allocations, as on a busy node.\n\n" + t.str() +
+      "\nTarget: ADD p50 <= 1.5 x floor p50 + state write p50 = " + bench::fmt_ms(budget) +
+      " ms. Labeler absent: " + (absent_s.p50_ms <= budget ? "met" : "MISSED") +
+      "; labeler confirming: " + (confirm_s.p50_ms <= budget ? "met" : "MISSED") + ".\n";
   bench::publish("plugin_add", text);
-  for (const auto& d : {dir_floor, dir_absent, dir_confirm, dir_state}) std::filesystem::remove_all(d);
+  for (const auto& d : {dir_floor, dir_absent, dir_confirm, dir_state})
+    std::filesystem::remove_all(d);
   return 0;
 }

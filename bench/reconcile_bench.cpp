@@ -17,8 +17,8 @@
 #include "bench/support/netreap_reconcile.h"
 #include "bench/support/nomad_list_server.h"
 #include "common/cilium/client/curl_cilium_client.h"
-#include "common/nomad/client/curl_nomad_client.h"
 #include "common/cilium/model/endpoint.h"
+#include "common/nomad/client/curl_nomad_client.h"
 #include "common/nomad/model/allocation.h"
 #include "labeler/reconciler.h"
 #include "tests/fakes/http/raw_http_client.h"
@@ -42,7 +42,9 @@ struct Pass {
 double process_cpu_ms() {
   rusage u{};
   ::getrusage(RUSAGE_SELF, &u);
-  auto ms = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1000 + static_cast<double>(t.tv_usec) / 1000; };
+  auto ms = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) * 1000 + static_cast<double>(t.tv_usec) / 1000;
+  };
   return ms(u.ru_utime) + ms(u.ru_stime);
 }
 
@@ -71,15 +73,17 @@ void build_node(Node& node, int endpoints) {
     if (!ids) throw std::runtime_error("place_allocs: " + ids.error().message);
     for (const auto& id : *ids) {
       int n = static_cast<int>(listed.size());
-      std::string ip = "10." + std::to_string(100 + n / 65536) + "." + std::to_string(n / 256 % 256) + "." +
-                       std::to_string(n % 256);
-      if (!fake.set_network_status(id, {ip, "", "eth0"})) throw std::runtime_error("set_network_status");
+      std::string ip = "10." + std::to_string(100 + n / 65536) + "." +
+                       std::to_string(n / 256 % 256) + "." + std::to_string(n % 256);
+      if (!fake.set_network_status(id, {ip, "", "eth0"}))
+        throw std::runtime_error("set_network_status");
       listed.push_back({id, ip, job.id});
     }
   }
   node.agent = std::make_unique<EndpointListAgent>(node.dir.file("cilium.sock"), listed);
   auto start = std::chrono::steady_clock::now();
-  node.nomad = std::make_unique<NomadListServer>(fake, fakes::FakeNomadConfig{}.node_id, std::chrono::milliseconds{1});
+  node.nomad = std::make_unique<NomadListServer>(fake, fakes::FakeNomadConfig{}.node_id,
+                                                 std::chrono::milliseconds{1});
   node.fake_render_ms = ms_since(start);
   fake.stop();
 }
@@ -102,7 +106,8 @@ std::string breakdown(Node& node, state::StateStore& store) {
   });
   double nomad_parse = timed([&] { (void)nomad::parse_allocation_list(nomad_body); });
   double cilium_fetch = timed([&] {
-    auto r = fakes::http_request(fakes::HttpTarget::unix_socket(node.agent->socket_path()), "GET", "/v1/endpoint");
+    auto r = fakes::http_request(fakes::HttpTarget::unix_socket(node.agent->socket_path()), "GET",
+                                 "/v1/endpoint");
     if (r) cilium_body = std::move(r->body);
   });
   double cilium_parse = timed([&] { (void)cilium::parse_endpoint_list(cilium_body); });
@@ -123,8 +128,8 @@ int run() {
   std::vector<int> sizes = {1000, 10000};
   if (const char* s = std::getenv("RECONCILE_SIZES")) sizes = {std::atoi(s)};
 
-  MarkdownTable t({"endpoints", "algorithm", "passes", "wall p50", "wall max", "CPU p50", "Nomad calls",
-                   "Cilium calls", "found correct"});
+  MarkdownTable t({"endpoints", "algorithm", "passes", "wall p50", "wall max", "CPU p50",
+                   "Nomad calls", "Cilium calls", "found correct"});
   std::string target_line;
   for (int size : sizes) {
     Node node;
@@ -140,15 +145,17 @@ int run() {
     labeler::Metrics metrics;
     labeler::CallRecorder calls(metrics);
     labeler::LabelSettings settings;
-    state::StateStore store({node.dir.file("state.json")}, system_clock(), spdlog::default_logger());
-    labeler::Reconciler reconciler(**nomad_client, cilium_client, store, system_clock(), metrics, calls, settings,
-                                   spdlog::default_logger());
+    state::StateStore store({node.dir.file("state.json")}, system_clock(),
+                            spdlog::default_logger());
+    labeler::Reconciler reconciler(**nomad_client, cilium_client, store, system_clock(), metrics,
+                                   calls, settings, spdlog::default_logger());
     std::size_t enqueued = 0;
     auto enqueue = [&](labeler::WorkItem) { return ++enqueued, true; };
     const std::string node_id = fakes::FakeNomadConfig{}.node_id;
     // Untimed first pass: it records every endpoint in the state file, as the plugin and the
     // labeler would have before the restart being measured.
-    if (auto r = reconciler.run(node_id, enqueue); !r) throw std::runtime_error("reconcile: " + r.error().message);
+    if (auto r = reconciler.run(node_id, enqueue); !r)
+      throw std::runtime_error("reconcile: " + r.error().message);
 
     auto measure = [&](int passes, const std::function<std::size_t()>& pass) {
       std::vector<Pass> out;
@@ -158,7 +165,8 @@ int run() {
         auto start = std::chrono::steady_clock::now();
         double cpu_start = process_cpu_ms();
         std::size_t correct = pass();
-        Pass p{ms_since(start), process_cpu_ms() - cpu_start, node.nomad->requests(), node.agent->requests(), correct};
+        Pass p{ms_since(start), process_cpu_ms() - cpu_start, node.nomad->requests(),
+               node.agent->requests(), correct};
         out.push_back(p);
       }
       return out;
@@ -182,32 +190,40 @@ int run() {
       auto s = summarize(ms);
       const Pass& last = passes.back();
       t.add({std::to_string(size), name, std::to_string(passes.size()), fmt_duration(s.p50_ms),
-             fmt_duration(s.max_ms), fmt_duration(summarize(cpu).p50_ms), std::to_string(last.nomad_calls),
-             std::to_string(last.cilium_calls), std::to_string(last.correct)});
+             fmt_duration(s.max_ms), fmt_duration(summarize(cpu).p50_ms),
+             std::to_string(last.nomad_calls), std::to_string(last.cilium_calls),
+             std::to_string(last.correct)});
       return s;
     };
     auto s_ours = row("ours: 1 endpoint list + 1 node-allocations call", ours);
     row("netreap: 1 endpoint list + 1 allocation GET per endpoint", theirs);
     std::string parts = breakdown(node, store);
     char render[160];
-    std::snprintf(render, sizeof render, " (The fake Nomad itself took %s to render this node list, once, untimed.)",
+    std::snprintf(render, sizeof render,
+                  " (The fake Nomad itself took %s to render this node list, once, untimed.)",
                   fmt_duration(node.fake_render_ms).c_str());
-    target_line += "\n" + std::to_string(size) + " endpoints, one pass of ours step by step: " + parts + "." + render +
-                   "\n";
+    target_line += "\n" + std::to_string(size) +
+                   " endpoints, one pass of ours step by step: " + parts + "." + render + "\n";
     if (size == 10000) {
       bool met = s_ours.p50_ms <= 2000 && ours.back().nomad_calls <= 2;
-      target_line += "\nTarget: reconciling 10,000 endpoints ≤ 2 s and ≤ 2 Nomad calls: " + fmt_duration(s_ours.p50_ms) +
-                    ", " + std::to_string(ours.back().nomad_calls) + " Nomad call(s), " + (met ? "met" : "MISSED") +
-                    ".\n";
+      target_line += "\nTarget: reconciling 10,000 endpoints ≤ 2 s and ≤ 2 Nomad calls: " +
+                     fmt_duration(s_ours.p50_ms) + ", " + std::to_string(ours.back().nomad_calls) +
+                     " Nomad call(s), " + (met ? "met" : "MISSED") + ".\n";
     }
-    if (enqueued != 0) std::cerr << "note: " << enqueued << " endpoints were not recognised as labeled\n";
+    if (enqueued != 0)
+      std::cerr << "note: " << enqueued << " endpoints were not recognised as labeled\n";
   }
   std::string text =
-      "### Startup reconciliation\n\nA restart on a node whose endpoints all carry their labels (state file "
-      "filled), 20 jobs. Nomad's and the agent's answers are the fakes' own, rendered once and served by "
-      "stand-ins (1 ms added latency on Nomad): a real agent cannot hold 10,000 endpoints (Cilium numbers them "
-      "1..4095), and the fake Nomad's encoding, slower than a Nomad server's, would otherwise dominate. Calls are "
-      "counted at the servers; CPU is this process (reconciler and stand-ins) during the pass.\n\n" +
+      "### Startup reconciliation\n\nA restart on a node whose endpoints all carry their labels "
+      "(state file "
+      "filled), 20 jobs. Nomad's and the agent's answers are the fakes' own, rendered once and "
+      "served by "
+      "stand-ins (1 ms added latency on Nomad): a real agent cannot hold 10,000 endpoints (Cilium "
+      "numbers them "
+      "1..4095), and the fake Nomad's encoding, slower than a Nomad server's, would otherwise "
+      "dominate. Calls are "
+      "counted at the servers; CPU is this process (reconciler and stand-ins) during the "
+      "pass.\n\n" +
       t.str() + target_line;
   publish("reconcile", text);
   return 0;

@@ -33,7 +33,8 @@ struct Phase {
 
 // kProcesses threads, each running its share of `allocs` one after the other: kProcesses
 // plugin processes are in flight for the whole phase.
-Phase run_phase(const PluginTarget& target, const std::string& verb, const std::vector<std::string>& allocs) {
+Phase run_phase(const PluginTarget& target, const std::string& verb,
+                const std::vector<std::string>& allocs) {
   Phase phase;
   std::vector<std::vector<double>> per_thread(kProcesses);
   std::vector<int> failures(kProcesses, 0);
@@ -63,9 +64,9 @@ Phase run_phase(const PluginTarget& target, const std::string& verb, const std::
 
 // Through the product's own reader, so the count does not depend on the file format.
 long entries(const std::string& state_file) {
-  auto r = testing::run_process({testing::bin_dir() + "/cilium-nomad-labeler", "state", "--state-file", state_file,
-                                 "--json"},
-                                {}, "");
+  auto r = testing::run_process(
+      {testing::bin_dir() + "/cilium-nomad-labeler", "state", "--state-file", state_file, "--json"},
+      {}, "");
   auto doc = nlohmann::json::parse(r.out, nullptr, false);
   return doc.is_object() ? static_cast<long>(doc.size()) : -1;
 }
@@ -79,16 +80,18 @@ std::vector<std::string> new_allocs(int n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int per_process = std::getenv("CONTENTION_OPS") ? std::atoi(std::getenv("CONTENTION_OPS")) : 10;
+  const int per_process =
+      std::getenv("CONTENTION_OPS") ? std::atoi(std::getenv("CONTENTION_OPS")) : 10;
   BenchDir dir;
-  PluginTarget plugin{testing::bin_dir() + "/cilium-nomad-cni", dir.file("state.json"), dir.file("labeler.sock"),
-                      3000};
+  PluginTarget plugin{testing::bin_dir() + "/cilium-nomad-cni", dir.file("state.json"),
+                      dir.file("labeler.sock"), 3000};
   PluginTarget floor = plugin;
   floor.binary = std::filesystem::path(argv[0]).parent_path().string() + "/cn-noop-floor";
   (void)argc;
 
   for (const auto& id : new_allocs(kResident)) {
-    if (run_plugin(plugin, "ADD", id, plugin_netconf(plugin, "10.200.9.8")).exit_code != 0) return 1;
+    if (run_plugin(plugin, "ADD", id, plugin_netconf(plugin, "10.200.9.8")).exit_code != 0)
+      return 1;
   }
   const auto ids = new_allocs(kProcesses * per_process);
   Phase floor_phase = run_phase(floor, "ADD", ids);
@@ -97,23 +100,28 @@ int main(int argc, char** argv) {
   Phase del = run_phase(plugin, "DEL", ids);
   long after_del = entries(plugin.state_file);
 
-  MarkdownTable t({"case (100 processes in flight)", "ops", "ops/s", "p50", "p99", "max", "entries after (expected)"});
+  MarkdownTable t({"case (100 processes in flight)", "ops", "ops/s", "p50", "p99", "max",
+                   "entries after (expected)"});
   auto row = [&](const std::string& name, const Phase& p, const std::string& check) {
     auto s = summarize(p.ms);
     char rate[32];
     std::snprintf(rate, sizeof rate, "%.0f", static_cast<double>(p.ms.size()) / p.wall_s);
-    t.add({name + (p.failures ? " (" + std::to_string(p.failures) + " failed)" : ""), std::to_string(p.ms.size()),
-           rate, fmt_duration(s.p50_ms), fmt_duration(s.p99_ms), fmt_duration(s.max_ms), check});
+    t.add({name + (p.failures ? " (" + std::to_string(p.failures) + " failed)" : ""),
+           std::to_string(p.ms.size()), rate, fmt_duration(s.p50_ms), fmt_duration(s.p99_ms),
+           fmt_duration(s.max_ms), check});
   };
   row("floor: static no-op, same stdin", floor_phase, "-");
   row("ADD, labeler absent", add,
-      std::to_string(after_add) + " (" + std::to_string(kResident + static_cast<long>(ids.size())) + ")");
+      std::to_string(after_add) + " (" + std::to_string(kResident + static_cast<long>(ids.size())) +
+          ")");
   row("DEL", del, std::to_string(after_del) + " (" + std::to_string(kResident) + ")");
-  std::string text = "### State file under contention\n\nOne state file on tmpfs, " + std::to_string(kResident) +
-                     " allocations resident; " + std::to_string(kProcesses) +
-                     " plugin processes in flight for the whole phase, " + std::to_string(per_process) +
-                     " operations each. Entries are counted afterwards with `cilium-nomad-labeler state --json`.\n\n" +
-                     t.str();
+  std::string text =
+      "### State file under contention\n\nOne state file on tmpfs, " + std::to_string(kResident) +
+      " allocations resident; " + std::to_string(kProcesses) +
+      " plugin processes in flight for the whole phase, " + std::to_string(per_process) +
+      " operations each. Entries are counted afterwards with `cilium-nomad-labeler state "
+      "--json`.\n\n" +
+      t.str();
   publish("state_contention", text);
   bool lost = after_add != kResident + static_cast<long>(ids.size()) || after_del != kResident;
   return lost || add.failures || del.failures ? 1 : 0;

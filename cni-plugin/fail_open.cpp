@@ -7,7 +7,8 @@ namespace {
 
 std::string_view consequence(const VerbContext& ctx, std::string_view command) {
   if (command == "ADD") {
-    return ctx.conf.prev_result ? "passing prevResult on (fail-open)" : "reporting the missing prevResult";
+    return ctx.conf.prev_result ? "passing prevResult on (fail-open)"
+                                : "reporting the missing prevResult";
   }
   if (exits_zero_on_our_trouble(command)) return "exiting 0 (fail-open)";
   return "reporting an internal error";
@@ -25,8 +26,9 @@ Outcome fail_open(VerbContext& ctx, std::string_view command, std::string_view c
                       ctx.container_id.empty() ? "-" : ctx.container_id, cause);
   if (command == "ADD") return add_output(ctx);
   if (exits_zero_on_our_trouble(command)) return {};
-  return error_outcome(cni::CniError{cni::ErrorCode::kTryAgainLater, "internal error", std::string(cause)},
-                       ctx.conf.cni_version, ctx.log);
+  return error_outcome(
+      cni::CniError{cni::ErrorCode::kTryAgainLater, "internal error", std::string(cause)},
+      ctx.conf.cni_version, ctx.log);
 }
 
 }  // namespace cn::plugin

@@ -17,7 +17,8 @@ constexpr std::string_view kCommandKey = "CNI_COMMAND=";
 // Found without allocating: the last resort may run because allocation failed.
 std::string_view find_command(const char* const* envp) noexcept {
   for (auto e = envp; e && *e; ++e) {
-    if (std::strncmp(*e, kCommandKey.data(), kCommandKey.size()) == 0) return *e + kCommandKey.size();
+    if (std::strncmp(*e, kCommandKey.data(), kCommandKey.size()) == 0)
+      return *e + kCommandKey.size();
   }
   return {};
 }
@@ -34,7 +35,8 @@ std::map<std::string, std::string> cni_environment(const char* const* envp) {
 }
 
 // The last resort must not throw itself; a writer that fails here has nowhere left to report to.
-void write_quietly(const std::function<void(std::string_view)>& write, std::string_view data) noexcept {
+void write_quietly(const std::function<void(std::string_view)>& write,
+                   std::string_view data) noexcept {
   try {
     write(data);
   } catch (...) {
@@ -45,8 +47,8 @@ void log_last_resort(const PluginIo& io, std::string_view command, std::string_v
                      const char* cause) noexcept {
   try {
     PluginLogger log;
-    log.get().error("{} threw {}: error=\"{}\"", command.empty() ? "plugin" : verb_log_name(command),
-                    what_failed, cause);
+    log.get().error("{} threw {}: error=\"{}\"",
+                    command.empty() ? "plugin" : verb_log_name(command), what_failed, cause);
     write_quietly(io.write_stderr, log.captured_stderr());
   } catch (...) {
     write_quietly(io.write_stderr, "cilium-nomad-cni: an exception escaped the last resort\n");

@@ -43,15 +43,20 @@ state::StateEntry make_entry(const VerbContext& ctx, const cni::SandboxAddresses
 // Returns a short word for the log line.
 std::string record(VerbContext& ctx, state::StateEntry entry) {
   auto store = ctx.state_store();
-  auto ok = store.update_entry(ctx.container_id, [&](std::optional<state::StateEntry>& current) {
-    if (current) {
-      // Nomad retries ADD without DEL: keep what the labeler learned if the attachment is the same.
-      if (current->ifname == entry.ifname && current->ips == entry.ips) entry.labeled = current->labeled;
-      entry.unknown = current->unknown;
-    }
-    current = std::move(entry);
-    return true;
-  }, state::StateStore::Creation::allowed);
+  auto ok = store.update_entry(
+      ctx.container_id,
+      [&](std::optional<state::StateEntry>& current) {
+        if (current) {
+          // Nomad retries ADD without DEL: keep what the labeler learned if the attachment is the
+          // same.
+          if (current->ifname == entry.ifname && current->ips == entry.ips)
+            entry.labeled = current->labeled;
+          entry.unknown = current->unknown;
+        }
+        current = std::move(entry);
+        return true;
+      },
+      state::StateStore::Creation::allowed);
   if (!ok) {
     ctx.log.get().error(
         "state write failed, continuing (fail-open; the labeler's reconcile covers this alloc): "
@@ -72,8 +77,8 @@ std::string notify_labeler(VerbContext& ctx, const cni::SandboxAddresses& addrs,
   req.ips = addrs.ips;
   req.nomad = nomad;
   req.wait_ms = wait_ms;
-  MonoTime deadline = ctx.started + (wait_ms > 0 ? std::chrono::milliseconds{wait_ms}
-                                                 : kFireAndForgetBudget);
+  MonoTime deadline =
+      ctx.started + (wait_ms > 0 ? std::chrono::milliseconds{wait_ms} : kFireAndForgetBudget);
   auto reply = notify::send_request(ctx.conf.labeler_socket, req, ctx.clock, deadline);
   if (!reply) {
     detail = reply.error().message;
@@ -82,7 +87,8 @@ std::string notify_labeler(VerbContext& ctx, const cni::SandboxAddresses& addrs,
   if (!*reply) return "sent";
   const notify::Reply& r = **reply;
   if (r.status == notify::ReplyStatus::kLabeled) {
-    detail = "identity=" + std::to_string(r.identity) + " endpoint=" + std::to_string(r.endpoint_id);
+    detail =
+        "identity=" + std::to_string(r.identity) + " endpoint=" + std::to_string(r.endpoint_id);
   } else {
     detail = r.message;
   }
@@ -99,7 +105,8 @@ std::optional<CniError> record_and_notify(VerbContext& ctx, const nlohmann::json
   if (addrs->ips.empty()) {
     ctx.log.get().warn(
         "prevResult has no address on a sandbox interface; the labeler will find the endpoint by "
-        "attachment ID: alloc={}", ctx.container_id);
+        "attachment ID: alloc={}",
+        ctx.container_id);
   }
   auto nomad = cni::nomad_workload_from_args(
       cni::parse_cni_args(ctx.invocation.get("CNI_ARGS").value_or("")));
@@ -110,13 +117,14 @@ std::optional<CniError> record_and_notify(VerbContext& ctx, const nlohmann::json
   ctx.enter(Step::kLabelerNotify);
   std::string labeler = notify_labeler(ctx, *addrs, nomad, wait_ms, detail);
   ctx.enter(Step::kLabelerNotified);
-  auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(ctx.clock.now() - ctx.started);
+  auto elapsed =
+      std::chrono::duration_cast<std::chrono::milliseconds>(ctx.clock.now() - ctx.started);
   bool ok = state_result == "ok" && (labeler == "labeled" || labeler == "sent");
   auto level = ok ? spdlog::level::info : spdlog::level::warn;
-  ctx.log.get().log(level, "{} alloc={} ifname={} ips={} job={} state={} labeler={} {}elapsed_ms={}",
-                    verb, ctx.container_id, ctx.ifname, join(addrs->ips),
-                    nomad.job_id.empty() ? "-" : nomad.job_id, state_result, labeler,
-                    detail.empty() ? "" : "detail=\"" + detail + "\" ", elapsed.count());
+  ctx.log.get().log(
+      level, "{} alloc={} ifname={} ips={} job={} state={} labeler={} {}elapsed_ms={}", verb,
+      ctx.container_id, ctx.ifname, join(addrs->ips), nomad.job_id.empty() ? "-" : nomad.job_id,
+      state_result, labeler, detail.empty() ? "" : "detail=\"" + detail + "\" ", elapsed.count());
   return std::nullopt;
 }
 
@@ -137,8 +145,10 @@ Outcome add_output(VerbContext& ctx) {
 }
 
 Outcome verb_add(VerbContext& ctx) {
-  if (!ctx.conf.prev_result) return add_output(ctx);  // the missing-prevResult error, before any work
-  if (auto err = record_and_notify(ctx, *ctx.conf.prev_result, ctx.conf.wait_for_labels_ms, "add")) {
+  if (!ctx.conf.prev_result)
+    return add_output(ctx);  // the missing-prevResult error, before any work
+  if (auto err =
+          record_and_notify(ctx, *ctx.conf.prev_result, ctx.conf.wait_for_labels_ms, "add")) {
     return error_outcome(*err, ctx.conf.cni_version, ctx.log);
   }
   ctx.enter(Step::kOutput);

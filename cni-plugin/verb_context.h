@@ -26,7 +26,8 @@ struct VerbContext {
   state::StateStore state_store() const;
 };
 
-Outcome error_outcome(const cni::CniError& error, const std::string& cni_version, PluginLogger& log);
+Outcome error_outcome(const cni::CniError& error, const std::string& cni_version,
+                      PluginLogger& log);
 
 // ADD's output: prevResult stamped with the config's cniVersion, or the error for a missing one.
 Outcome add_output(VerbContext& ctx);

@@ -14,8 +14,10 @@ Outcome verb_del(VerbContext& ctx) {
   ctx.enter(Step::kStateWritten);
   std::string state_result = ok ? (removed ? "removed" : "absent") : "failed";
   if (!ok) {
-    ctx.log.get().warn("del: state update failed (the labeler's GC drops the entry later): "
-                       "alloc={} error=\"{}\"", ctx.container_id, ok.error().message);
+    ctx.log.get().warn(
+        "del: state update failed (the labeler's GC drops the entry later): "
+        "alloc={} error=\"{}\"",
+        ctx.container_id, ok.error().message);
   }
 
   ctx.enter(Step::kLabelerNotify);

@@ -26,7 +26,8 @@ std::string supported_versions_text() {
 }
 
 // Nomad fingerprints every binary in cni_path by running it with no CNI_COMMAND and reading the
-// first semver from the combined output. stdout stays reserved for CNI JSON, so this goes to stderr.
+// first semver from the combined output. stdout stays reserved for CNI JSON, so this goes to
+// stderr.
 Outcome about() {
   Outcome out;
   out.stderr_data = std::string("CNI cilium-nomad-cni plugin v") + CN_VERSION +
@@ -117,7 +118,8 @@ state::StateStore VerbContext::state_store() const {
 }
 
 Outcome error_outcome(const CniError& error, const std::string& cni_version, PluginLogger& log) {
-  log.get().error("{}: code={} details=\"{}\"", error.msg, static_cast<int>(error.code), error.details);
+  log.get().error("{}: code={} details=\"{}\"", error.msg, static_cast<int>(error.code),
+                  error.details);
   Outcome out;
   out.exit_code = 1;
   out.stdout_data = error.to_json(cni_version);

@@ -48,8 +48,9 @@ std::optional<cni::CniError> version_rule_violation(std::string_view command,
     if (parse_semver(config_version) >= parse_semver(rule.introduced_in)) return std::nullopt;
     return cni::CniError{cni::ErrorCode::kIncompatibleVersion,
                          "config version does not allow " + std::string(command),
-                         std::string(command) + " needs cniVersion " + std::string(rule.introduced_in) +
-                             " or newer; the config has \"" + std::string(config_version) + "\""};
+                         std::string(command) + " needs cniVersion " +
+                             std::string(rule.introduced_in) + " or newer; the config has \"" +
+                             std::string(config_version) + "\""};
   }
   return std::nullopt;
 }

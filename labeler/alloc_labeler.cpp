@@ -42,11 +42,18 @@ struct AllocLabeler::Attempt {
   std::stop_token stop;
 };
 
-AllocLabeler::AllocLabeler(nomad::NomadApi& nomad, cilium::CiliumApi& cilium, state::StateStore& state,
-                           Clock& clock, Metrics& metrics, CallRecorder& calls, LabelSettings settings,
+AllocLabeler::AllocLabeler(nomad::NomadApi& nomad, cilium::CiliumApi& cilium,
+                           state::StateStore& state, Clock& clock, Metrics& metrics,
+                           CallRecorder& calls, LabelSettings settings,
                            std::shared_ptr<spdlog::logger> log)
-    : nomad_(nomad), cilium_(cilium), state_(state), clock_(clock), metrics_(metrics), calls_(calls),
-      settings_(std::move(settings)), log_(log ? std::move(log) : spdlog::default_logger()),
+    : nomad_(nomad),
+      cilium_(cilium),
+      state_(state),
+      clock_(clock),
+      metrics_(metrics),
+      calls_(calls),
+      settings_(std::move(settings)),
+      log_(log ? std::move(log) : spdlog::default_logger()),
       write_slots_(std::clamp(settings_.max_concurrent_writes, 1, 64)) {}
 
 Deadline AllocLabeler::call_deadline(const Attempt& attempt) const {
@@ -54,11 +61,13 @@ Deadline AllocLabeler::call_deadline(const Attempt& attempt) const {
 }
 
 LabelOutcome AllocLabeler::failed_call(Peer peer, std::string context, const Error& error) const {
-  LabelOutcome o = outcome(ReplyStatus::kPending, std::move(context) + error.message, retry_rule(error));
+  LabelOutcome o =
+      outcome(ReplyStatus::kPending, std::move(context) + error.message, retry_rule(error));
   o.remedy = std::string(remedy(error, peer));
   if (peer == Peer::nomad && looks_like_acl_hidden(error)) {
-    o.remedy = "Nomad hides allocations whose namespace the token may not read: attach "
-               "conf-examples/acl-policy.hcl to NOMAD_TOKEN";
+    o.remedy =
+        "Nomad hides allocations whose namespace the token may not read: attach "
+        "conf-examples/acl-policy.hcl to NOMAD_TOKEN";
   }
   if (error.kind == ErrorKind::cancelled) o.retry = RetryRule::never;
   return o;
@@ -72,7 +81,8 @@ void AllocLabeler::note_labeled(const std::string& alloc_id) {
   if (labeled_at_.size() <= kRemembered) return;
   // A resync snapshot is minutes old at most; forgetting older entries costs at worst one
   // redundant write.
-  std::erase_if(labeled_at_, [&](const auto& kv) { return now - kv.second > std::chrono::minutes{10}; });
+  std::erase_if(labeled_at_,
+                [&](const auto& kv) { return now - kv.second > std::chrono::minutes{10}; });
   if (labeled_at_.size() > kRemembered) labeled_at_.clear();
 }
 
@@ -82,8 +92,8 @@ bool AllocLabeler::labeled_since(const std::string& alloc_id, MonoTime since) {
   return it != labeled_at_.end() && it->second >= since;
 }
 
-std::expected<AllocLabeler::Identity, LabelOutcome> AllocLabeler::resolve_identity(const WorkItem& item,
-                                                                                  const Attempt& attempt) {
+std::expected<AllocLabeler::Identity, LabelOutcome> AllocLabeler::resolve_identity(
+    const WorkItem& item, const Attempt& attempt) {
   std::optional<nomad::Allocation> alloc = item.alloc;
   if (!alloc || !alloc->job) {
     auto fetched = nomad_.allocation(item.alloc_id, call_deadline(attempt));
@@ -91,13 +101,16 @@ std::expected<AllocLabeler::Identity, LabelOutcome> AllocLabeler::resolve_identi
     if (fetched && fetched->id != item.alloc_id) {
       // A confused proxy or cache answered about another allocation: labeling from it would give
       // this endpoint someone else's identity. Try again rather than trust it.
-      return std::unexpected(outcome(ReplyStatus::kPending, "Nomad answered for allocation " + fetched->id +
-                                                                " when asked for " + item.alloc_id, RetryRule::later));
+      return std::unexpected(outcome(
+          ReplyStatus::kPending,
+          "Nomad answered for allocation " + fetched->id + " when asked for " + item.alloc_id,
+          RetryRule::later));
     }
     if (fetched) {
       alloc = std::move(*fetched);
     } else if (fetched.error().kind == ErrorKind::not_found) {
-      return std::unexpected(outcome(ReplyStatus::kFailed, "Nomad has no allocation " + item.alloc_id, RetryRule::never));
+      return std::unexpected(outcome(ReplyStatus::kFailed,
+                                     "Nomad has no allocation " + item.alloc_id, RetryRule::never));
     } else if (item.hint.has_identity() && fetched.error().kind != ErrorKind::cancelled) {
       // Nomad is away but the plugin passed what Nomad >= 1.9.4 puts in CNI_ARGS: label from
       // that now, and check the full set (meta labels) once Nomad answers again.
@@ -114,22 +127,24 @@ std::expected<AllocLabeler::Identity, LabelOutcome> AllocLabeler::resolve_identi
     }
   }
   if (alloc->is_terminal()) {
-    return std::unexpected(outcome(ReplyStatus::kFailed, "allocation is terminal (client " + alloc->client_status +
-                                                              ", desired " + alloc->desired_status + ")",
+    return std::unexpected(outcome(ReplyStatus::kFailed,
+                                   "allocation is terminal (client " + alloc->client_status +
+                                       ", desired " + alloc->desired_status + ")",
                                    RetryRule::never));
   }
   auto identity = nomad::identity_of(*alloc);
   if (!identity) {
     // "Job": null or a job that does not match: Nomad's answer is incomplete right now (a
     // purged job, a proxy trimming bodies); it may be whole on the next read.
-    return std::unexpected(outcome(ReplyStatus::kFailed, "cannot derive labels: " + identity.error().message,
+    return std::unexpected(outcome(ReplyStatus::kFailed,
+                                   "cannot derive labels: " + identity.error().message,
                                    RetryRule::later));
   }
   return Identity{std::move(*identity), false};
 }
 
 std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::find_endpoint(const WorkItem& item,
-                                                                        const Attempt& attempt) {
+                                                                          const Attempt& attempt) {
   std::vector<cilium::EndpointRef> refs;
   auto add = [&](Result<cilium::EndpointRef> r) {
     if (r) refs.push_back(std::move(*r));
@@ -137,10 +152,12 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::find_endpoint(const 
   add(cilium::EndpointRef::cni_attachment(item.alloc_id, item.ifname));
   add(cilium::EndpointRef::container_id(item.alloc_id));
   for (const auto& ip : item.ips) {
-    add(ip.find(':') == std::string::npos ? cilium::EndpointRef::ipv4(ip) : cilium::EndpointRef::ipv6(ip));
+    add(ip.find(':') == std::string::npos ? cilium::EndpointRef::ipv4(ip)
+                                          : cilium::EndpointRef::ipv6(ip));
   }
   auto preferred = static_cast<cilium::EndpointIdKind>(preferred_kind_.load());
-  std::stable_partition(refs.begin(), refs.end(), [&](const auto& r) { return r.kind() == preferred; });
+  std::stable_partition(refs.begin(), refs.end(),
+                        [&](const auto& r) { return r.kind() == preferred; });
 
   for (const auto& ref : refs) {
     auto ep = cilium_.endpoint(ref, call_deadline(attempt));
@@ -158,31 +175,34 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::find_endpoint(const 
     if (ep.error().kind == ErrorKind::not_found || ep.error().status == 400) continue;
     return std::unexpected(failed_call(Peer::cilium, "Cilium: ", ep.error()));
   }
-  return std::unexpected(outcome(ReplyStatus::kPending, "no endpoint for this allocation yet", RetryRule::later));
+  return std::unexpected(
+      outcome(ReplyStatus::kPending, "no endpoint for this allocation yet", RetryRule::later));
 }
 
-std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(const WorkItem& item, cilium::Endpoint ep,
-                                                                       const labels::LabelSet& desired,
-                                                                       const Attempt& attempt, bool& wrote) {
+std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(
+    const WorkItem& item, cilium::Endpoint ep, const labels::LabelSet& desired,
+    const Attempt& attempt, bool& wrote) {
   auto ref = cilium::EndpointRef::local(ep.id);
   if (!ref) {
     metrics_.errors(ErrorKindLabel::endpoint_id).Increment();
-    return std::unexpected(outcome(ReplyStatus::kPending, "Cilium: " + ref.error().message, RetryRule::later));
+    return std::unexpected(
+        outcome(ReplyStatus::kPending, "Cilium: " + ref.error().message, RetryRule::later));
   }
   // Written already, identity still resolving (a previous attempt, or the reconciler): the
   // agent holds our set as its security-relevant labels. Writing again would only cost a
   // rate-limited PATCH and another identity change; confirm() waits for the resolution instead.
   if (!endpoint_patch_gone_) {
     auto pending = labels::LabelSet::from_strings(ep.security_relevant_labels);
-    if (pending.only_source(labels::kSourceNomad) == desired && !pending.has_source(labels::kSourceReserved)) {
+    if (pending.only_source(labels::kSourceNomad) == desired &&
+        !pending.has_source(labels::kSourceReserved)) {
       return ep;
     }
   }
   // A free write slot, or the item goes back to the queue: a worker must not sit behind writes
   // that the agent's limiter holds.
   if (!write_slots_.try_acquire_for(std::chrono::milliseconds{50})) {
-    return std::unexpected(outcome(ReplyStatus::kPending, "every label write slot is busy (agent limiter)",
-                                   RetryRule::later));
+    return std::unexpected(outcome(
+        ReplyStatus::kPending, "every label write slot is busy (agent limiter)", RetryRule::later));
   }
   struct SlotRelease {
     std::counting_semaphore<64>& slots;
@@ -196,13 +216,16 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(const W
       case cilium::LabelWriteAction::none:
         return ep;
       case cilium::LabelWriteAction::skip_reserved:
-        return std::unexpected(outcome(ReplyStatus::kFailed, "endpoint " + std::to_string(ep.id) +
-                                                                 " belongs to the agent (host/health)", RetryRule::never));
+        return std::unexpected(
+            outcome(ReplyStatus::kFailed,
+                    "endpoint " + std::to_string(ep.id) + " belongs to the agent (host/health)",
+                    RetryRule::never));
       case cilium::LabelWriteAction::filtered:
         metrics_.errors(ErrorKindLabel::labels_filtered).Increment();
-        return std::unexpected(outcome(ReplyStatus::kFailed,
-                                       "the agent's --labels filter drops nomad: labels; add \"nomad:.*\"",
-                                       RetryRule::at_resync));
+        return std::unexpected(
+            outcome(ReplyStatus::kFailed,
+                    "the agent's --labels filter drops nomad: labels; add \"nomad:.*\"",
+                    RetryRule::at_resync));
       case cilium::LabelWriteAction::write:
         break;
     }
@@ -216,9 +239,11 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(const W
     if (!endpoint_patch_gone_) {
       written = cilium_.replace_identity_labels(*ref, desired.to_strings(), write_deadline);
       calls_.record(Peer::cilium, written);
-      if (!written && written.error().kind == ErrorKind::http && retry_rule(written.error()) == RetryRule::never) {
+      if (!written && written.error().kind == ErrorKind::http &&
+          retry_rule(written.error()) == RetryRule::never) {
         endpoint_patch_gone_ = true;
-        log_->warn("agent refuses PATCH /v1/endpoint/{{id}}; using PATCH /v1/endpoint/{{id}}/labels");
+        log_->warn(
+            "agent refuses PATCH /v1/endpoint/{{id}}; using PATCH /v1/endpoint/{{id}}/labels");
       }
     }
     if (endpoint_patch_gone_) {
@@ -228,15 +253,17 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(const W
     }
     if (!written) {
       if (written.error().kind == ErrorKind::not_found) {
-        return std::unexpected(outcome(ReplyStatus::kPending, "endpoint vanished during the write", RetryRule::later));
+        return std::unexpected(
+            outcome(ReplyStatus::kPending, "endpoint vanished during the write", RetryRule::later));
       }
       metrics_.errors(ErrorKindLabel::label_write).Increment();
       return std::unexpected(failed_call(Peer::cilium, "label write failed: ", written.error()));
     }
     wrote = true;
     metrics_.label_writes(api).Increment();
-    log_->info("labels written: alloc={} endpoint={} api={} labels={} missing={} stale={}", item.alloc_id, ep.id, to_string(api),
-               join(desired.to_strings()), join(plan.missing), join(plan.stale));
+    log_->info("labels written: alloc={} endpoint={} api={} labels={} missing={} stale={}",
+               item.alloc_id, ep.id, to_string(api), join(desired.to_strings()), join(plan.missing),
+               join(plan.stale));
     if (!endpoint_patch_gone_) return ep;
     // /labels: look again; if init is still there with our labels, the second PATCH is due.
     auto fresh = cilium_.endpoint(*ref, call_deadline(attempt));
@@ -248,8 +275,8 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(const W
 }
 
 std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::confirm(const cilium::EndpointRef& ref,
-                                                                  const labels::LabelSet& desired,
-                                                                  const Attempt& attempt) {
+                                                                    const labels::LabelSet& desired,
+                                                                    const Attempt& attempt) {
   // Identity resolution is asynchronous. Back off from 10 ms: a real agent rate-limits GETs at
   // 4/s with a burst of 4, and resolution usually takes a few milliseconds.
   auto delay = std::chrono::milliseconds{10};
@@ -261,12 +288,15 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::confirm(const cilium
       return std::move(*ep);
     }
     if (!ep && ep.error().kind == ErrorKind::not_found) {
-      return std::unexpected(outcome(ReplyStatus::kPending, "endpoint vanished before its identity resolved",
+      return std::unexpected(outcome(ReplyStatus::kPending,
+                                     "endpoint vanished before its identity resolved",
                                      RetryRule::later));
     }
-    if (!ep && ep.error().kind == ErrorKind::cancelled) return std::unexpected(failed_call(Peer::cilium, "", ep.error()));
+    if (!ep && ep.error().kind == ErrorKind::cancelled)
+      return std::unexpected(failed_call(Peer::cilium, "", ep.error()));
     if (clock_.now() + delay >= attempt.deadline) {
-      return std::unexpected(outcome(ReplyStatus::kPending, "identity not resolved yet", RetryRule::later));
+      return std::unexpected(
+          outcome(ReplyStatus::kPending, "identity not resolved yet", RetryRule::later));
     }
     if (!clock_.sleep_for(delay, attempt.stop)) {
       return std::unexpected(outcome(ReplyStatus::kPending, "stopping", RetryRule::never));
@@ -275,7 +305,8 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::confirm(const cilium
   }
 }
 
-void AllocLabeler::record(const WorkItem& item, const cilium::Endpoint& ep, const labels::AllocationIdentity& identity,
+void AllocLabeler::record(const WorkItem& item, const cilium::Endpoint& ep,
+                          const labels::AllocationIdentity& identity,
                           const labels::LabelSet& desired) {
   state::LabeledInfo info{ep.id, ep.identity_id, desired.to_strings(), rfc3339(clock_.wall_now())};
   bool present = false;
@@ -291,7 +322,8 @@ void AllocLabeler::record(const WorkItem& item, const cilium::Endpoint& ep, cons
         fill_nomad_fields(e, identity);
         // A re-check that changed nothing keeps the original time: `state` shows when labeling
         // happened, not when it was last looked at.
-        if (e.labeled && e.labeled->endpoint_id == info.endpoint_id && e.labeled->labels == info.labels &&
+        if (e.labeled && e.labeled->endpoint_id == info.endpoint_id &&
+            e.labeled->labels == info.labels &&
             (e.labeled->identity == info.identity || info.identity == 0)) {
           return false;
         }
@@ -308,9 +340,11 @@ void AllocLabeler::record(const WorkItem& item, const cilium::Endpoint& ep, cons
 }
 
 LabelOutcome AllocLabeler::label(const WorkItem& item, std::stop_token stop) {
-  if (!is_valid_alloc_id(item.alloc_id)) return outcome(ReplyStatus::kFailed, "invalid allocation ID", RetryRule::never);
+  if (!is_valid_alloc_id(item.alloc_id))
+    return outcome(ReplyStatus::kFailed, "invalid allocation ID", RetryRule::never);
   const MonoTime now = clock_.now();
-  const Attempt attempt{now + settings_.item_budget, now + std::max(settings_.item_budget, settings_.write_budget),
+  const Attempt attempt{now + settings_.item_budget,
+                        now + std::max(settings_.item_budget, settings_.write_budget),
                         std::move(stop)};
 
   auto step = [&](LabelStep s) {
@@ -321,14 +355,16 @@ LabelOutcome AllocLabeler::label(const WorkItem& item, std::stop_token stop) {
   if (!identity) return identity.error();
   auto desired = labels::derive_labels(identity->identity, settings_.policy);
   if (!labels::is_complete(identity->identity)) {
-    return outcome(ReplyStatus::kFailed, "allocation has no namespace, job or group to label with", RetryRule::never);
+    return outcome(ReplyStatus::kFailed, "allocation has no namespace, job or group to label with",
+                   RetryRule::never);
   }
 
   // A resync's snapshot may predate a notification's work on the same allocation (the list was
   // read, then the queue took a while): look again rather than write from it a second time.
   const bool fresh = item.endpoint && !labeled_since(item.alloc_id, item.endpoint_seen_at);
   step(LabelStep::find_endpoint);
-  auto ep = fresh ? std::expected<cilium::Endpoint, LabelOutcome>(*item.endpoint) : find_endpoint(item, attempt);
+  auto ep = fresh ? std::expected<cilium::Endpoint, LabelOutcome>(*item.endpoint)
+                  : find_endpoint(item, attempt);
   if (!ep) return ep.error();
 
   step(LabelStep::write_labels);
@@ -343,7 +379,8 @@ LabelOutcome AllocLabeler::label(const WorkItem& item, std::stop_token stop) {
   cilium::Endpoint final_ep = std::move(*written);
   if (item.confirm && (wrote || cilium::is_init(final_ep) || final_ep.identity_id == 0)) {
     auto ref = cilium::EndpointRef::local(final_ep.id);
-    if (!ref) return outcome(ReplyStatus::kPending, "Cilium: " + ref.error().message, RetryRule::later);
+    if (!ref)
+      return outcome(ReplyStatus::kPending, "Cilium: " + ref.error().message, RetryRule::later);
     step(LabelStep::confirm);
     auto confirmed = confirm(*ref, desired, attempt);
     if (!confirmed) {

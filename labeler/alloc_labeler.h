@@ -64,8 +64,9 @@ struct LabelOutcome {
 
 class AllocLabeler {
  public:
-  AllocLabeler(nomad::NomadApi& nomad, cilium::CiliumApi& cilium, state::StateStore& state, Clock& clock,
-               Metrics& metrics, CallRecorder& calls, LabelSettings settings, std::shared_ptr<spdlog::logger> log);
+  AllocLabeler(nomad::NomadApi& nomad, cilium::CiliumApi& cilium, state::StateStore& state,
+               Clock& clock, Metrics& metrics, CallRecorder& calls, LabelSettings settings,
+               std::shared_ptr<spdlog::logger> log);
 
   // `stop` abandons the item's calls and waits (shutdown): the outcome is then a cancelled retry.
   LabelOutcome label(const WorkItem& item, std::stop_token stop = {});
@@ -76,15 +77,19 @@ class AllocLabeler {
     bool degraded = false;
   };
   struct Attempt;  // one label() call's deadlines and stop
-  std::expected<Identity, LabelOutcome> resolve_identity(const WorkItem& item, const Attempt& attempt);
-  std::expected<cilium::Endpoint, LabelOutcome> find_endpoint(const WorkItem& item, const Attempt& attempt);
-  std::expected<cilium::Endpoint, LabelOutcome> write_labels(const WorkItem& item, cilium::Endpoint ep,
-                                                           const labels::LabelSet& desired, const Attempt& attempt,
-                                                           bool& wrote);
+  std::expected<Identity, LabelOutcome> resolve_identity(const WorkItem& item,
+                                                         const Attempt& attempt);
+  std::expected<cilium::Endpoint, LabelOutcome> find_endpoint(const WorkItem& item,
+                                                              const Attempt& attempt);
+  std::expected<cilium::Endpoint, LabelOutcome> write_labels(const WorkItem& item,
+                                                             cilium::Endpoint ep,
+                                                             const labels::LabelSet& desired,
+                                                             const Attempt& attempt, bool& wrote);
   std::expected<cilium::Endpoint, LabelOutcome> confirm(const cilium::EndpointRef& ref,
-                                                      const labels::LabelSet& desired, const Attempt& attempt);
-  void record(const WorkItem& item, const cilium::Endpoint& ep, const labels::AllocationIdentity& identity,
-              const labels::LabelSet& desired);
+                                                        const labels::LabelSet& desired,
+                                                        const Attempt& attempt);
+  void record(const WorkItem& item, const cilium::Endpoint& ep,
+              const labels::AllocationIdentity& identity, const labels::LabelSet& desired);
   Deadline call_deadline(const Attempt& attempt) const;
   // A failed call as an outcome: the retry rule and remedy come from the error's kind.
   LabelOutcome failed_call(Peer peer, std::string context, const Error& error) const;

@@ -18,7 +18,8 @@ bool counts_as_unreachable(const Error& error) {
 }
 
 void CallRecorder::record(Peer peer, const Error* error) {
-  metrics_.api_calls(peer, error == nullptr ? std::nullopt : std::optional<ErrorKind>(error->kind)).Increment();
+  metrics_.api_calls(peer, error == nullptr ? std::nullopt : std::optional<ErrorKind>(error->kind))
+      .Increment();
   Listener listener;
   {
     std::lock_guard lock(mu_);

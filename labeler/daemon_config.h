@@ -13,9 +13,12 @@ enum class WatchMode { kNode, kEvents, kNone };
 
 inline const char* to_string(WatchMode mode) {
   switch (mode) {
-    case WatchMode::kNode: return "node";
-    case WatchMode::kEvents: return "events";
-    case WatchMode::kNone: return "none";
+    case WatchMode::kNode:
+      return "node";
+    case WatchMode::kEvents:
+      return "events";
+    case WatchMode::kNone:
+      return "none";
   }
   return "node";
 }
@@ -30,7 +33,7 @@ struct DaemonConfig {
   std::chrono::milliseconds call_timeout{5000};
   std::chrono::milliseconds item_budget{15000};
   std::chrono::milliseconds write_budget{30000};  // see LabelSettings::write_budget
-  std::chrono::seconds resync_interval{300};  // 0: startup reconcile only
+  std::chrono::seconds resync_interval{300};      // 0: startup reconcile only
   WatchMode watch = WatchMode::kNode;
   std::string metrics_addr = "127.0.0.1:9810";  // empty: no metrics/health server
   // --unhealthy-after: how long Cilium or Nomad may stay unreachable before /healthz says so.

@@ -13,16 +13,25 @@ constexpr std::string_view kAllocationTopic = "Allocation";
 
 }  // namespace
 
-EventWatcher::EventWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics, CallRecorder& calls, std::string node_id,
-                           EnqueueFn enqueue, ResyncFn resync, std::shared_ptr<spdlog::logger> log,
+EventWatcher::EventWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics,
+                           CallRecorder& calls, std::string node_id, EnqueueFn enqueue,
+                           ResyncFn resync, std::shared_ptr<spdlog::logger> log,
                            EventWatchOptions options)
-    : nomad_(nomad), clock_(clock), metrics_(metrics), calls_(calls), node_id_(std::move(node_id)), enqueue_(std::move(enqueue)),
-      resync_(std::move(resync)), log_(log ? std::move(log) : spdlog::default_logger()), options_(std::move(options)),
-      rng_(options_.seed != 0 ? options_.seed : std::random_device{}()), last_index_(options_.initial_index) {}
+    : nomad_(nomad),
+      clock_(clock),
+      metrics_(metrics),
+      calls_(calls),
+      node_id_(std::move(node_id)),
+      enqueue_(std::move(enqueue)),
+      resync_(std::move(resync)),
+      log_(log ? std::move(log) : spdlog::default_logger()),
+      options_(std::move(options)),
+      rng_(options_.seed != 0 ? options_.seed : std::random_device{}()),
+      last_index_(options_.initial_index) {}
 
 void EventWatcher::run(std::stop_token stop) {
-  log_->info("event watch started: node={} namespace={} index={}", node_id_, options_.nomad_namespace,
-             last_index_.load());
+  log_->info("event watch started: node={} namespace={} index={}", node_id_,
+             options_.nomad_namespace, last_index_.load());
   int attempt = 0;
   while (!stop.stop_requested()) {
     Session s;
@@ -50,31 +59,39 @@ void EventWatcher::run(std::stop_token stop) {
     metrics_.watch_reconnects(WatchMode::kEvents).Increment();
     if (s.resubscribe) {
       attempt = 0;
-      log_->info("event stream resubscribing on schedule: node={} resume_index={}", node_id_, last_index_.load() + 1);
+      log_->info("event stream resubscribing on schedule: node={} resume_index={}", node_id_,
+                 last_index_.load() + 1);
       continue;
     }
 
     Error error = s.error ? *s.error
-                          : (!status ? status.error() : Error{ErrorKind::transport, "event stream ended without being asked to", 0, 0});
+                          : (!status ? status.error()
+                                     : Error{ErrorKind::transport,
+                                             "event stream ended without being asked to", 0, 0});
     const ErrorKindLabel kind = s.error      ? ErrorKindLabel::nomad_stream_bad_line
                                 : s.got_line ? ErrorKindLabel::nomad_stream
                                              : ErrorKindLabel::nomad_stream_open;
-    const bool healthy =
-        s.got_line && !s.error && (s.frames > 0 || clock_.now() - s.opened_at >= options_.healthy_after);
+    const bool healthy = s.got_line && !s.error &&
+                         (s.frames > 0 || clock_.now() - s.opened_at >= options_.healthy_after);
     if (healthy) attempt = 0;
     metrics_.errors(kind).Increment();
     auto delay = backoff_delay(options_.backoff, attempt, rng_);
     ++attempt;
     if (!s.got_line) {
       // A denied subscription on Nomad >= 1.11.2 looks exactly like this (200, then EOF).
-      log_->warn("event stream ended before its first heartbeat (denied?), retrying: node={} kind={} error=\"{}\" "
-                 "attempt={} retry_ms={}{}",
-                 node_id_, to_string(error.kind), error.message, attempt, delay.count(), remedy_note(error));
+      log_->warn(
+          "event stream ended before its first heartbeat (denied?), retrying: node={} kind={} "
+          "error=\"{}\" "
+          "attempt={} retry_ms={}{}",
+          node_id_, to_string(error.kind), error.message, attempt, delay.count(),
+          remedy_note(error));
     } else {
-      log_->warn("event stream broken, reconnecting: node={} kind={} error=\"{}\" frames={} resume_index={} "
-                 "attempt={} retry_ms={}{}",
-                 node_id_, to_string(error.kind), error.message, s.frames, last_index_.load() + 1, attempt, delay.count(),
-                 remedy_note(error));
+      log_->warn(
+          "event stream broken, reconnecting: node={} kind={} error=\"{}\" frames={} "
+          "resume_index={} "
+          "attempt={} retry_ms={}{}",
+          node_id_, to_string(error.kind), error.message, s.frames, last_index_.load() + 1, attempt,
+          delay.count(), remedy_note(error));
     }
     if (!clock_.sleep_for(delay, stop)) break;
   }
@@ -86,7 +103,8 @@ bool EventWatcher::on_line(Session& s, std::string_view line) {
   if (!message) {
     // A decoder cannot resynchronise inside a broken stream: end it here
     // and reconnect at the last good index.
-    s.error = Error{ErrorKind::bad_answer, "unusable event stream line: " + message.error().message, 0, 0};
+    s.error = Error{ErrorKind::bad_answer, "unusable event stream line: " + message.error().message,
+                    0, 0};
     return false;
   }
   if (!s.got_line) {
@@ -114,7 +132,8 @@ void EventWatcher::on_frame(Session& s, const nomad::EventFrame& frame) {
   bool reset = false;
   if (frame.index <= last) {
     if (is_replay(s, frame.index)) {
-      log_->debug("event stream: replayed frame already seen: node={} index={} last={}", node_id_, frame.index, last);
+      log_->debug("event stream: replayed frame already seen: node={} index={} last={}", node_id_,
+                  frame.index, last);
       return;
     }
     // A younger Raft log (see the header). Skipping its frames would skip every event until the
@@ -122,9 +141,11 @@ void EventWatcher::on_frame(Session& s, const nomad::EventFrame& frame) {
     // existing allocations too.
     reset = true;
     metrics_.errors(ErrorKindLabel::nomad_index_reset).Increment();
-    log_->warn("nomad index went backwards (servers restored?), forgetting what was seen and resyncing: node={} "
-               "last={} got={}",
-               node_id_, last, frame.index);
+    log_->warn(
+        "nomad index went backwards (servers restored?), forgetting what was seen and resyncing: "
+        "node={} "
+        "last={} got={}",
+        node_id_, last, frame.index);
     seen_.clear();
     last_index_ = frame.index;
   }
@@ -146,8 +167,8 @@ void EventWatcher::on_event(const nomad::Event& event) {
   if (event.type != "AllocationUpdated" && event.type != "PlanResult") return;
   if (event.payload_error) {
     metrics_.errors(ErrorKindLabel::nomad_event_payload).Increment();
-    log_->warn("event stream: unusable allocation payload: key={} index={} error=\"{}\"", event.key, event.index,
-               event.payload_error->message);
+    log_->warn("event stream: unusable allocation payload: key={} index={} error=\"{}\"", event.key,
+               event.index, event.payload_error->message);
     return;
   }
   if (!event.allocation) return;
@@ -157,8 +178,8 @@ void EventWatcher::on_event(const nomad::Event& event) {
   const std::uint64_t modify_index = alloc.modify_index != 0 ? alloc.modify_index : event.index;
   auto it = seen_.find(alloc.id);
   if (it != seen_.end() && modify_index <= it->second.modify_index) {
-    log_->debug("event stream: already seen: alloc={} modify_index={} seen={}", alloc.id, modify_index,
-                it->second.modify_index);
+    log_->debug("event stream: already seen: alloc={} modify_index={} seen={}", alloc.id,
+                modify_index, it->second.modify_index);
     return;
   }
   if (alloc.is_terminal()) {
@@ -176,11 +197,13 @@ void EventWatcher::on_event(const nomad::Event& event) {
   if (seen.enqueued == key) return;  // same endpoint, same labels: nothing to do
   if (enqueue_(std::move(item))) {
     seen.enqueued = std::move(key);
-    log_->debug("event stream: enqueued alloc={} type={} modify_index={}", alloc.id, event.type, modify_index);
+    log_->debug("event stream: enqueued alloc={} type={} modify_index={}", alloc.id, event.type,
+                modify_index);
   } else {
     // Not remembered as enqueued, so the allocation's next event tries again.
     metrics_.errors(ErrorKindLabel::queue_full).Increment();
-    log_->warn("queue full, leaving the allocation to the next resync: alloc={} source=watch", alloc.id);
+    log_->warn("queue full, leaving the allocation to the next resync: alloc={} source=watch",
+               alloc.id);
   }
 }
 

@@ -30,10 +30,11 @@
 //    without `alloc` and the worker makes one GET /v1/allocation/:id (which embeds the exact job
 //    version the allocation runs). That is one call per allocation start on this node.
 //  - The stream is dead on EOF, on an error, on a line that is not JSON (a decoder cannot find
-//    the next frame inside a broken one: close and reconnect, never skip in place), and after idle_timeout without a byte (Nomad
-//    heartbeats every 30 s). A stream that ends before any line (Nomad >= 1.11.2 answers a
-//    denied subscription with 200 + EOF) is an error like any other. Reconnects back off with
-//    full jitter on the injected clock; the backoff resets only after a healthy stream.
+//    the next frame inside a broken one: close and reconnect, never skip in place), and after
+//    idle_timeout without a byte (Nomad heartbeats every 30 s). A stream that ends before any line
+//    (Nomad >= 1.11.2 answers a denied subscription with 200 + EOF) is an error like any other.
+//    Reconnects back off with full jitter on the injected clock; the backoff resets only after a
+//    healthy stream.
 //  - Resume at last index + 1, then a full resync once the new stream's first line arrived:
 //    Nomad's buffer is small and skips silently when the index fell out of it.
 //  - Periodic resubscribe (namespace=* is expanded once at subscribe time, so namespaces
@@ -76,13 +77,15 @@ struct EventWatchOptions {
 
 class EventWatcher final : public Watcher {
  public:
-  EventWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics, CallRecorder& calls, std::string node_id, EnqueueFn enqueue,
-               ResyncFn resync, std::shared_ptr<spdlog::logger> log, EventWatchOptions options = {});
+  EventWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics, CallRecorder& calls,
+               std::string node_id, EnqueueFn enqueue, ResyncFn resync,
+               std::shared_ptr<spdlog::logger> log, EventWatchOptions options = {});
 
   void run(std::stop_token stop) override;
   std::string_view mode() const override { return "events"; }
 
-  // Highest frame index handled; the next stream asks for the one after it. Readable from any thread.
+  // Highest frame index handled; the next stream asks for the one after it. Readable from any
+  // thread.
   std::uint64_t last_index() const { return last_index_.load(); }
   // Size of the dedup map; read it only once run() returned.
   std::size_t tracked() const { return seen_.size(); }
@@ -93,8 +96,8 @@ class EventWatcher final : public Watcher {
     std::uint64_t min_index = 0;  // the index asked for
     bool got_line = false;        // any well-formed line: the subscription is live
     int frames = 0;
-    bool resubscribe = false;     // ended by us, on schedule
-    std::optional<Error> error;   // ended by us, on a bad line
+    bool resubscribe = false;    // ended by us, on schedule
+    std::optional<Error> error;  // ended by us, on a bad line
   };
   struct Seen {
     std::uint64_t modify_index = 0;

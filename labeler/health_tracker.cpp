@@ -3,14 +3,18 @@
 namespace cn::labeler {
 namespace {
 
-std::size_t index_of(Dependency dependency) { return dependency == Dependency::kCilium ? 0 : 1; }
+std::size_t index_of(Dependency dependency) {
+  return dependency == Dependency::kCilium ? 0 : 1;
+}
 
 }  // namespace
 
 const char* to_string(Dependency dependency) {
   switch (dependency) {
-    case Dependency::kCilium: return "Cilium agent";
-    case Dependency::kNomad: return "Nomad";
+    case Dependency::kCilium:
+      return "Cilium agent";
+    case Dependency::kNomad:
+      return "Nomad";
   }
   return "?";
 }
@@ -48,8 +52,8 @@ HealthVerdict HealthTracker::verdict() const {
     if (!outage || now - outage->since <= unhealthy_after_) continue;
     auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now - outage->since).count();
     if (!reason.empty()) reason += "; ";
-    reason += std::string(to_string(dependency)) + " unreachable for " + std::to_string(seconds) + " s: " +
-              outage->reason;
+    reason += std::string(to_string(dependency)) + " unreachable for " + std::to_string(seconds) +
+              " s: " + outage->reason;
   }
   return {reason.empty(), reason};
 }

@@ -29,7 +29,8 @@ class HealthTracker {
  public:
   static constexpr std::chrono::seconds kDefaultUnhealthyAfter{60};
 
-  explicit HealthTracker(Clock& clock, std::chrono::seconds unhealthy_after = kDefaultUnhealthyAfter);
+  explicit HealthTracker(Clock& clock,
+                         std::chrono::seconds unhealthy_after = kDefaultUnhealthyAfter);
 
   // The first reconcile is done: from now on only dependency outages make the labeler not ready.
   void started();

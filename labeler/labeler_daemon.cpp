@@ -12,9 +12,12 @@ constexpr int kMaxAttempts = 10;
 
 }  // namespace
 
-LabelerDaemon::LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium::CiliumApi& cilium, Clock& clock,
-                             std::shared_ptr<spdlog::logger> log)
-    : config_(std::move(config)), nomad_(nomad), cilium_(cilium), clock_(clock),
+LabelerDaemon::LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium::CiliumApi& cilium,
+                             Clock& clock, std::shared_ptr<spdlog::logger> log)
+    : config_(std::move(config)),
+      nomad_(nomad),
+      cilium_(cilium),
+      clock_(clock),
       log_(log ? std::move(log) : spdlog::default_logger()),
       health_(clock_, config_.unhealthy_after),
       state_({config_.state_file}, clock_, log_) {
@@ -26,13 +29,15 @@ LabelerDaemon::LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium
   settings.fault_hook = config_.label_fault_hook;
   // One worker always stays free of writes held in the agent's limiter.
   settings.max_concurrent_writes = std::max(1, config_.workers - 1);
-  labeler_ = std::make_unique<AllocLabeler>(nomad_, cilium_, state_, clock_, metrics_, calls_, settings, log_);
-  reconciler_ = std::make_unique<Reconciler>(nomad_, cilium_, state_, clock_, metrics_, calls_, settings, log_);
+  labeler_ = std::make_unique<AllocLabeler>(nomad_, cilium_, state_, clock_, metrics_, calls_,
+                                            settings, log_);
+  reconciler_ = std::make_unique<Reconciler>(nomad_, cilium_, state_, clock_, metrics_, calls_,
+                                             settings, log_);
   orphans_ = std::make_unique<OrphanCollector>(
       nomad_, cilium_, clock_, metrics_, calls_,
       OrphanCollector::Options{config_.gc_endpoints, config_.gc_grace, config_.call_timeout}, log_);
-  server_ = std::make_unique<NotifyServer>(NotifyServer::Options{config_.socket_path, config_.allowed_uids}, clock_,
-                                           metrics_, log_);
+  server_ = std::make_unique<NotifyServer>(
+      NotifyServer::Options{config_.socket_path, config_.allowed_uids}, clock_, metrics_, log_);
   queue_ = std::make_unique<WorkQueue>(clock_, config_.workers, config_.max_queued,
                                        [this](WorkItem item) { process(std::move(item)); });
   // Health follows every outside call: any answer shows the peer is there; no answer (or a
@@ -47,7 +52,9 @@ LabelerDaemon::LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium
   });
 }
 
-LabelerDaemon::~LabelerDaemon() { stop(); }
+LabelerDaemon::~LabelerDaemon() {
+  stop();
+}
 
 void LabelerDaemon::set_reason(std::string reason) {
   std::lock_guard lock(reason_mu_);
@@ -63,15 +70,18 @@ Status LabelerDaemon::start(std::stop_token stop) {
   if (auto ok = server_->listen(); !ok) return ok;
   queue_->start();
   server_->start([this](const notify::Request& r) { on_notification(r); });
-  log_->info("listening: socket={} state={} workers={} watch={} resync_s={}", config_.socket_path, config_.state_file,
-             config_.workers, to_string(config_.watch), config_.resync_interval.count());
+  log_->info("listening: socket={} state={} workers={} watch={} resync_s={}", config_.socket_path,
+             config_.state_file, config_.workers, to_string(config_.watch),
+             config_.resync_interval.count());
 
   // The caller's stop, or stop(): whichever comes first ends a half-started daemon's waits.
   std::stop_callback forward(stop, [this] { shutdown_.request_stop(); });
   const std::stop_token halt = shutdown_token();
   Backoff start_backoff{BackoffPolicy{std::chrono::milliseconds{500}, std::chrono::seconds{60},
                                       std::chrono::milliseconds{250}}};
-  auto wait_before_retry = [&](int attempt) { clock_.sleep_for(start_backoff.delay(attempt), halt); };
+  auto wait_before_retry = [&](int attempt) {
+    clock_.sleep_for(start_backoff.delay(attempt), halt);
+  };
   for (int attempt = 0; !halt.stop_requested(); ++attempt) {
     auto ready = cilium_.ready(Deadline{clock_.now() + config_.call_timeout, halt});
     calls_.record(Peer::cilium, ready);
@@ -91,8 +101,9 @@ Status LabelerDaemon::start(std::stop_token stop) {
     }
     set_reason("Nomad agent not answering: " + id.error().message);
     const auto fix = remedy(id.error(), Peer::nomad);
-    log_->warn("waiting for Nomad to tell this node's ID: kind={} error=\"{}\"{}", to_string(id.error().kind),
-               id.error().message, fix.empty() ? std::string() : " fix=\"" + std::string(fix) + "\"");
+    log_->warn("waiting for Nomad to tell this node's ID: kind={} error=\"{}\"{}",
+               to_string(id.error().kind), id.error().message,
+               fix.empty() ? std::string() : " fix=\"" + std::string(fix) + "\"");
     wait_before_retry(attempt);
   }
   std::uint64_t first_index = 0;
@@ -103,9 +114,10 @@ Status LabelerDaemon::start(std::stop_token stop) {
       break;
     }
     set_reason("first reconcile failed: " + report.error().message);
-    log_->warn("startup reconcile failed, retrying: kind={} error=\"{}\"", to_string(report.error().kind),
-               report.error().message);
-    wait_before_retry(attempt);  // the reconciler's own line names the fix, knowing which peer failed
+    log_->warn("startup reconcile failed, retrying: kind={} error=\"{}\"",
+               to_string(report.error().kind), report.error().message);
+    wait_before_retry(
+        attempt);  // the reconciler's own line names the fix, knowing which peer failed
   }
   if (halt.stop_requested()) return {};
   ready_ = true;
@@ -135,13 +147,15 @@ void LabelerDaemon::start_watcher(std::uint64_t index) {
     case WatchMode::kNode: {
       NodeWatchOptions options;
       options.initial_index = index;  // the first reconcile covered everything up to here
-      watcher_ = std::make_unique<NodeWatcher>(nomad_, clock_, metrics_, calls_, node_id_, enqueue, resync, log_, options);
+      watcher_ = std::make_unique<NodeWatcher>(nomad_, clock_, metrics_, calls_, node_id_, enqueue,
+                                               resync, log_, options);
       break;
     }
     case WatchMode::kEvents: {
       EventWatchOptions options;
       options.initial_index = index;  // the stream resumes right after the first reconcile
-      watcher_ = std::make_unique<EventWatcher>(nomad_, clock_, metrics_, calls_, node_id_, enqueue, resync, log_, options);
+      watcher_ = std::make_unique<EventWatcher>(nomad_, clock_, metrics_, calls_, node_id_, enqueue,
+                                                resync, log_, options);
       break;
     }
     case WatchMode::kNone:
@@ -150,7 +164,8 @@ void LabelerDaemon::start_watcher(std::uint64_t index) {
   watch_thread_ = std::jthread([this](std::stop_token st) {
     // A watcher that throws is started again after a pause: without it, nothing would see what
     // the plugin missed until the next resync.
-    Backoff restarts{BackoffPolicy{std::chrono::seconds{1}, std::chrono::seconds{60}, std::chrono::milliseconds{500}}};
+    Backoff restarts{BackoffPolicy{std::chrono::seconds{1}, std::chrono::seconds{60},
+                                   std::chrono::milliseconds{500}}};
     for (int attempt = 0; !st.stop_requested(); ++attempt) {
       try {
         watcher_->run(st);
@@ -184,8 +199,9 @@ Result<ReconcileReport> LabelerDaemon::reconcile_now(std::stop_token stop) {
   std::lock_guard lock(reconcile_mu_);
   // Decoding a big node's lists can run out of memory: one failed pass, retried like any other.
   try {
-    auto report = reconciler_->run(node_id_, [this](WorkItem item) { return queue_->enqueue(std::move(item)); },
-                                   std::move(stop));
+    auto report = reconciler_->run(
+        node_id_, [this](WorkItem item) { return queue_->enqueue(std::move(item)); },
+        std::move(stop));
     if (report) orphans_->collect(*report);
     return report;
   } catch (const std::exception& e) {
@@ -202,7 +218,8 @@ void LabelerDaemon::resync_loop(std::stop_token stop) {
     std::chrono::milliseconds wait;
     {
       std::lock_guard lock(rng_mu_);
-      wait = interval + std::chrono::milliseconds{std::uniform_int_distribution<long long>(-spread, spread)(rng_)};
+      wait = interval + std::chrono::milliseconds{
+                            std::uniform_int_distribution<long long>(-spread, spread)(rng_)};
     }
     if (!clock_.sleep_for(wait, stop)) return;
     if (auto report = reconcile_now(shutdown_token()); !report) {
@@ -225,7 +242,8 @@ void LabelerDaemon::on_notification(const notify::Request& request) {
 void LabelerDaemon::handle_notification(const notify::Request& request) {
   if (request.op == notify::Op::kDel) {
     // cilium-cni deletes the endpoint; the plugin already dropped the entry. Nothing to label.
-    server_->reply(request.alloc_id, notify::Reply{notify::ReplyStatus::kFailed, 0, 0, {}, "deleted"});
+    server_->reply(request.alloc_id,
+                   notify::Reply{notify::ReplyStatus::kFailed, 0, 0, {}, "deleted"});
     return;
   }
   WorkItem item;
@@ -237,8 +255,10 @@ void LabelerDaemon::handle_notification(const notify::Request& request) {
   item.source = WorkSource::kNotify;
   if (!queue_->enqueue(std::move(item))) {
     metrics_.errors(ErrorKindLabel::queue_full).Increment();
-    log_->warn("queue full, leaving the allocation to the next reconcile: alloc={}", request.alloc_id);
-    server_->reply(request.alloc_id, notify::Reply{notify::ReplyStatus::kPending, 0, 0, {}, "labeler queue full"});
+    log_->warn("queue full, leaving the allocation to the next reconcile: alloc={}",
+               request.alloc_id);
+    server_->reply(request.alloc_id,
+                   notify::Reply{notify::ReplyStatus::kPending, 0, 0, {}, "labeler queue full"});
   }
   metrics_.queue_depth().Set(static_cast<double>(queue_->depth()));
 }
@@ -251,11 +271,14 @@ void LabelerDaemon::process(WorkItem item) {
     process_item(std::move(item));
   } catch (const std::exception& e) {
     metrics_.errors(ErrorKindLabel::exception).Increment();
-    log_->error("labeling threw, item dropped until the next retry or resync: alloc={} error=\"{}\"", alloc_id,
-                e.what());
+    log_->error(
+        "labeling threw, item dropped until the next retry or resync: alloc={} error=\"{}\"",
+        alloc_id, e.what());
   } catch (...) {
     metrics_.errors(ErrorKindLabel::exception).Increment();
-    log_->error("labeling threw a non-standard exception, item dropped until the next resync: alloc={}", alloc_id);
+    log_->error(
+        "labeling threw a non-standard exception, item dropped until the next resync: alloc={}",
+        alloc_id);
   }
 }
 
@@ -266,28 +289,33 @@ void LabelerDaemon::process_item(WorkItem item) {
   // (reconcile) leaves it waiting: its own notification runs right after and confirms.
   bool unconfirmed = out.status == notify::ReplyStatus::kLabeled && out.identity == 0;
   if (!unconfirmed) {
-    server_->reply(item.alloc_id, notify::Reply{out.status, out.endpoint_id, out.identity, out.labels, out.message});
+    server_->reply(item.alloc_id, notify::Reply{out.status, out.endpoint_id, out.identity,
+                                                out.labels, out.message});
   }
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - started).count();
   // What the log says must be what happens: after the last attempt nothing is retried.
-  const bool retry = out.will_retry() && item.attempt + 1 < kMaxAttempts && !shutdown_.stop_requested();
+  const bool retry =
+      out.will_retry() && item.attempt + 1 < kMaxAttempts && !shutdown_.stop_requested();
   if (out.status == notify::ReplyStatus::kLabeled) {
     if (item.added_unix_ms && out.wrote) {
-      double seconds = static_cast<double>(unix_millis(clock_.wall_now()) - *item.added_unix_ms) / 1000.0;
+      double seconds =
+          static_cast<double>(unix_millis(clock_.wall_now()) - *item.added_unix_ms) / 1000.0;
       metrics_.add_to_labeled_seconds().Observe(std::max(0.0, seconds));
     }
-    log_->info("labeled: alloc={} source={} endpoint={} identity={} wrote={} degraded={} ms={}", item.alloc_id,
-               to_string(item.source), out.endpoint_id, out.identity, out.wrote, out.degraded, ms);
+    log_->info("labeled: alloc={} source={} endpoint={} identity={} wrote={} degraded={} ms={}",
+               item.alloc_id, to_string(item.source), out.endpoint_id, out.identity, out.wrote,
+               out.degraded, ms);
   } else {
     const char* next = retry ? "backoff" : out.retry == RetryRule::at_resync ? "resync" : "none";
     log_->log(retry ? spdlog::level::info : spdlog::level::warn,
-              "not labeled: alloc={} source={} status={} reason=\"{}\" attempt={} retry={}{}", item.alloc_id,
-              to_string(item.source), notify::to_string(out.status), out.message, item.attempt, next,
+              "not labeled: alloc={} source={} status={} reason=\"{}\" attempt={} retry={}{}",
+              item.alloc_id, to_string(item.source), notify::to_string(out.status), out.message,
+              item.attempt, next,
               out.remedy.empty() ? std::string() : " fix=\"" + out.remedy + "\"");
   }
   if (out.will_retry() && !retry && !shutdown_.stop_requested()) {
-    log_->warn("giving up after {} attempts, leaving the allocation to the next resync: alloc={}", kMaxAttempts,
-               item.alloc_id);
+    log_->warn("giving up after {} attempts, leaving the allocation to the next resync: alloc={}",
+               kMaxAttempts, item.alloc_id);
   }
   if (retry) {
     const std::string id = item.alloc_id;
@@ -295,10 +323,11 @@ void LabelerDaemon::process_item(WorkItem item) {
     WorkItem again = std::move(item);
     again.attempt += 1;
     again.source = out.degraded ? WorkSource::kRetry : again.source;
-    again.endpoint.reset();  // re-read: it may have changed or appeared
+    again.endpoint.reset();             // re-read: it may have changed or appeared
     if (out.degraded) again.hint = {};  // the re-check must come from Nomad, not the hint again
     if (!queue_->enqueue_after(std::move(again), delay)) {
-      log_->warn("retry not queued (queue full or stopping), leaving it to the next resync: alloc={}", id);
+      log_->warn(
+          "retry not queued (queue full or stopping), leaving it to the next resync: alloc={}", id);
     }
   }
   metrics_.queue_depth().Set(static_cast<double>(queue_->depth()));

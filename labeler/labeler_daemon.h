@@ -26,8 +26,8 @@ namespace cn::labeler {
 
 class LabelerDaemon {
  public:
-  LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium::CiliumApi& cilium, Clock& clock,
-                std::shared_ptr<spdlog::logger> log);
+  LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium::CiliumApi& cilium,
+                Clock& clock, std::shared_ptr<spdlog::logger> log);
   ~LabelerDaemon();
 
   // Listens on the notification socket and starts the workers at once (so no plugin waits on a

@@ -1,10 +1,10 @@
 // cilium-nomad-labeler: thin CLI over the labeler library.
 #include <cstdlib>
-#include <map>
 #include <iostream>
+#include <map>
 
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include "common/cilium/client/curl_cilium_client.h"
 #include "common/labels/label_policy.h"
@@ -64,15 +64,18 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
     spdlog::error("Nomad client: {}", nomad_client.error().message);
     return 2;
   }
-  cilium::CurlCiliumClient cilium_client(cilium::CiliumClientConfig::resolve(flags.cilium_socket, env_or_null));
-  spdlog::info("starting cilium-nomad-labeler v{}: nomad={{{}}} cilium={{{}}} meta_labels={}", CN_VERSION,
-               nomad_config->redacted(), cilium_client.config().describe(), flags.meta_labels.empty() ? "-" : flags.meta_labels);
+  cilium::CurlCiliumClient cilium_client(
+      cilium::CiliumClientConfig::resolve(flags.cilium_socket, env_or_null));
+  spdlog::info("starting cilium-nomad-labeler v{}: nomad={{{}}} cilium={{{}}} meta_labels={}",
+               CN_VERSION, nomad_config->redacted(), cilium_client.config().describe(),
+               flags.meta_labels.empty() ? "-" : flags.meta_labels);
 
   // Declared first, destroyed last: every return below, early ones included, wakes and joins
   // the signal thread, so a daemon that cannot start exits instead of waiting for a signal.
   std::stop_source stop;
   labeler::SignalWatcher signals(stop, spdlog::default_logger());
-  labeler::LabelerDaemon daemon(config, **nomad_client, cilium_client, system_clock(), spdlog::default_logger());
+  labeler::LabelerDaemon daemon(config, **nomad_client, cilium_client, system_clock(),
+                                spdlog::default_logger());
 
   std::unique_ptr<labeler::StatusServer> status;
   if (!config.metrics_addr.empty()) {
@@ -108,34 +111,56 @@ int main(int argc, char** argv) {
   labeler::DaemonConfig config;
   RunFlags flags;
   auto* run_cmd = app.add_subcommand("run", "Run the node-local labeler daemon");
-  run_cmd->add_option("--cilium-socket", flags.cilium_socket,
-                      "Cilium agent API socket (env CILIUM_SOCK; default /var/run/cilium/cilium.sock)");
+  run_cmd->add_option(
+      "--cilium-socket", flags.cilium_socket,
+      "Cilium agent API socket (env CILIUM_SOCK; default /var/run/cilium/cilium.sock)");
   run_cmd->add_option("--nomad-addr", flags.nomad_addr,
-                      "Nomad address: http://, https:// or unix:// (env NOMAD_ADDR; default http://127.0.0.1:4646)");
-  run_cmd->add_option("--node-id", config.node_id, "This node's Nomad node ID (default: ask /v1/agent/self)");
-  run_cmd->add_option("--socket", config.socket_path, "Notification socket for the CNI plugin")->capture_default_str();
-  run_cmd->add_option("--state-file", config.state_file, "Node state file shared with the plugin")->capture_default_str();
-  run_cmd->add_option("--meta-labels", flags.meta_labels, "Comma-separated job/group meta keys that become labels");
-  run_cmd->add_option("--log-level", flags.log_level, "trace, debug, info, warn, error")->capture_default_str();
-  run_cmd->add_option("--log-format", flags.log_format, "text or json")->capture_default_str()
+                      "Nomad address: http://, https:// or unix:// (env NOMAD_ADDR; default "
+                      "http://127.0.0.1:4646)");
+  run_cmd->add_option("--node-id", config.node_id,
+                      "This node's Nomad node ID (default: ask /v1/agent/self)");
+  run_cmd->add_option("--socket", config.socket_path, "Notification socket for the CNI plugin")
+      ->capture_default_str();
+  run_cmd->add_option("--state-file", config.state_file, "Node state file shared with the plugin")
+      ->capture_default_str();
+  run_cmd->add_option("--meta-labels", flags.meta_labels,
+                      "Comma-separated job/group meta keys that become labels");
+  run_cmd->add_option("--log-level", flags.log_level, "trace, debug, info, warn, error")
+      ->capture_default_str();
+  run_cmd->add_option("--log-format", flags.log_format, "text or json")
+      ->capture_default_str()
       ->check(CLI::IsMember({"text", "json"}));
-  run_cmd->add_option("--workers", config.workers, "Concurrent label workers")->capture_default_str()
+  run_cmd->add_option("--workers", config.workers, "Concurrent label workers")
+      ->capture_default_str()
       ->check(CLI::Range(1, 64));
-  run_cmd->add_option("--resync-interval", flags.resync_seconds, "Seconds between full reconciles (0: never)")
-      ->capture_default_str()->check(CLI::Range(0LL, 86400LL));
+  run_cmd
+      ->add_option("--resync-interval", flags.resync_seconds,
+                   "Seconds between full reconciles (0: never)")
+      ->capture_default_str()
+      ->check(CLI::Range(0LL, 86400LL));
   // One table from the flag's words to the mode: CLI11 validates and converts in one step.
   const std::map<std::string, labeler::WatchMode> watch_modes = {
-      {"node", labeler::WatchMode::kNode}, {"events", labeler::WatchMode::kEvents}, {"none", labeler::WatchMode::kNone}};
-  run_cmd->add_option("--watch", config.watch, "node (blocking query), events (event stream) or none")
+      {"node", labeler::WatchMode::kNode},
+      {"events", labeler::WatchMode::kEvents},
+      {"none", labeler::WatchMode::kNone}};
+  run_cmd
+      ->add_option("--watch", config.watch, "node (blocking query), events (event stream) or none")
       ->transform(CLI::CheckedTransformer(watch_modes, CLI::ignore_case))
       ->default_str("node");
-  run_cmd->add_option("--metrics-addr", config.metrics_addr, "HOST:PORT for /metrics and /healthz (empty: off)")
+  run_cmd
+      ->add_option("--metrics-addr", config.metrics_addr,
+                   "HOST:PORT for /metrics and /healthz (empty: off)")
       ->capture_default_str();
-  run_cmd->add_option("--unhealthy-after", flags.unhealthy_after_seconds,
-                      "Seconds Cilium or Nomad may stay unreachable before /healthz reports not ready")
-      ->capture_default_str()->check(CLI::Range(1LL, 86400LL));
-  run_cmd->add_flag("--gc-endpoints", config.gc_endpoints, "Delete orphaned endpoints after the grace period");
-  run_cmd->add_option("--gc-grace", flags.gc_grace_seconds, "Seconds an endpoint stays orphaned before deletion")
+  run_cmd
+      ->add_option("--unhealthy-after", flags.unhealthy_after_seconds,
+                   "Seconds Cilium or Nomad may stay unreachable before /healthz reports not ready")
+      ->capture_default_str()
+      ->check(CLI::Range(1LL, 86400LL));
+  run_cmd->add_flag("--gc-endpoints", config.gc_endpoints,
+                    "Delete orphaned endpoints after the grace period");
+  run_cmd
+      ->add_option("--gc-grace", flags.gc_grace_seconds,
+                   "Seconds an endpoint stays orphaned before deletion")
       ->capture_default_str();
 
   std::string state_file = config.state_file;

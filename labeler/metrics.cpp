@@ -19,71 +19,107 @@ Gauge& gauge(Registry& registry, const char* name, const char* help) {
   return prometheus::BuildGauge().Name(name).Help(help).Register(registry).Add({});
 }
 
-Histogram& histogram(Registry& registry, const char* name, const char* help, Histogram::BucketBoundaries bounds) {
-  return prometheus::BuildHistogram().Name(name).Help(help).Register(registry).Add({}, std::move(bounds));
+Histogram& histogram(Registry& registry, const char* name, const char* help,
+                     Histogram::BucketBoundaries bounds) {
+  return prometheus::BuildHistogram().Name(name).Help(help).Register(registry).Add(
+      {}, std::move(bounds));
 }
 
-std::string label(std::string_view value) { return std::string(value); }
+std::string label(std::string_view value) {
+  return std::string(value);
+}
 
-constexpr WorkSource kAllSources[] = {WorkSource::kNotify, WorkSource::kReconcile, WorkSource::kWatch, WorkSource::kRetry};
+constexpr WorkSource kAllSources[] = {WorkSource::kNotify, WorkSource::kReconcile,
+                                      WorkSource::kWatch, WorkSource::kRetry};
 constexpr notify::Op kAllOps[] = {notify::Op::kAdd, notify::Op::kDel, notify::Op::kCheck};
 
 }  // namespace
 
 std::string_view to_string(ErrorKindLabel kind) {
   switch (kind) {
-    case ErrorKindLabel::state_write: return "state_write";
-    case ErrorKindLabel::label_write: return "label_write";
-    case ErrorKindLabel::labels_filtered: return "labels_filtered";
-    case ErrorKindLabel::endpoint_id: return "endpoint_id";
-    case ErrorKindLabel::exception: return "exception";
-    case ErrorKindLabel::queue_full: return "queue_full";
-    case ErrorKindLabel::reconcile: return "reconcile";
-    case ErrorKindLabel::gc_delete: return "gc_delete";
-    case ErrorKindLabel::nomad_watch: return "nomad_watch";
-    case ErrorKindLabel::nomad_index_reset: return "nomad_index_reset";
-    case ErrorKindLabel::nomad_stream_open: return "nomad_stream_open";
-    case ErrorKindLabel::nomad_stream: return "nomad_stream";
-    case ErrorKindLabel::nomad_stream_bad_line: return "nomad_stream_bad_line";
-    case ErrorKindLabel::nomad_event_payload: return "nomad_event_payload";
+    case ErrorKindLabel::state_write:
+      return "state_write";
+    case ErrorKindLabel::label_write:
+      return "label_write";
+    case ErrorKindLabel::labels_filtered:
+      return "labels_filtered";
+    case ErrorKindLabel::endpoint_id:
+      return "endpoint_id";
+    case ErrorKindLabel::exception:
+      return "exception";
+    case ErrorKindLabel::queue_full:
+      return "queue_full";
+    case ErrorKindLabel::reconcile:
+      return "reconcile";
+    case ErrorKindLabel::gc_delete:
+      return "gc_delete";
+    case ErrorKindLabel::nomad_watch:
+      return "nomad_watch";
+    case ErrorKindLabel::nomad_index_reset:
+      return "nomad_index_reset";
+    case ErrorKindLabel::nomad_stream_open:
+      return "nomad_stream_open";
+    case ErrorKindLabel::nomad_stream:
+      return "nomad_stream";
+    case ErrorKindLabel::nomad_stream_bad_line:
+      return "nomad_stream_bad_line";
+    case ErrorKindLabel::nomad_event_payload:
+      return "nomad_event_payload";
   }
   return "exception";
 }
 
-std::string_view to_string(LabelWriteApi api) { return api == LabelWriteApi::endpoint ? "endpoint" : "labels"; }
+std::string_view to_string(LabelWriteApi api) {
+  return api == LabelWriteApi::endpoint ? "endpoint" : "labels";
+}
 
 std::string_view to_string(NotifyOutcome outcome) {
   switch (outcome) {
-    case NotifyOutcome::accepted: return "accepted";
-    case NotifyOutcome::invalid: return "invalid";
-    case NotifyOutcome::refused_peer: return "refused_peer";
-    case NotifyOutcome::unreadable: return "unreadable";
+    case NotifyOutcome::accepted:
+      return "accepted";
+    case NotifyOutcome::invalid:
+      return "invalid";
+    case NotifyOutcome::refused_peer:
+      return "refused_peer";
+    case NotifyOutcome::unreadable:
+      return "unreadable";
   }
   return "invalid";
 }
 
 Metrics::Metrics()
     : registry_(std::make_shared<Registry>()),
-      endpoints_labeled_family_(counter(*registry_, "cilium_nomad_endpoints_labeled_total",
-                                        "Label writes that reached their final identity, by source")),
-      label_writes_family_(counter(*registry_, "cilium_nomad_label_writes_total", "Label writes sent to the Cilium agent, by API")),
-      api_calls_family_(counter(*registry_, "cilium_nomad_api_calls_total", "Calls to Nomad and Cilium, by target and status")),
+      endpoints_labeled_family_(
+          counter(*registry_, "cilium_nomad_endpoints_labeled_total",
+                  "Label writes that reached their final identity, by source")),
+      label_writes_family_(counter(*registry_, "cilium_nomad_label_writes_total",
+                                   "Label writes sent to the Cilium agent, by API")),
+      api_calls_family_(counter(*registry_, "cilium_nomad_api_calls_total",
+                                "Calls to Nomad and Cilium, by target and status")),
       errors_family_(counter(*registry_, "cilium_nomad_errors_total", "Errors, by kind")),
-      notifications_family_(counter(*registry_, "cilium_nomad_notifications_total", "Plugin notifications received, by op and outcome")),
-      watch_reconnects_family_(counter(*registry_, "cilium_nomad_watch_reconnects_total", "Watch loop restarts, by mode")),
-      endpoints_deleted_(counter(*registry_, "cilium_nomad_endpoints_deleted_total", "Orphaned endpoints deleted with --gc-endpoints")
+      notifications_family_(counter(*registry_, "cilium_nomad_notifications_total",
+                                    "Plugin notifications received, by op and outcome")),
+      watch_reconnects_family_(counter(*registry_, "cilium_nomad_watch_reconnects_total",
+                                       "Watch loop restarts, by mode")),
+      endpoints_deleted_(counter(*registry_, "cilium_nomad_endpoints_deleted_total",
+                                 "Orphaned endpoints deleted with --gc-endpoints")
                              .Add({})),
-      queue_depth_(gauge(*registry_, "cilium_nomad_queue_depth", "Allocations waiting in the work queue")),
+      queue_depth_(
+          gauge(*registry_, "cilium_nomad_queue_depth", "Allocations waiting in the work queue")),
       orphan_endpoints_(gauge(*registry_, "cilium_nomad_orphan_endpoints",
                               "Endpoints of allocations Nomad no longer runs on this node")),
-      state_entries_(gauge(*registry_, "cilium_nomad_state_entries", "Entries in the node state file")),
+      state_entries_(
+          gauge(*registry_, "cilium_nomad_state_entries", "Entries in the node state file")),
       ready_(gauge(*registry_, "cilium_nomad_ready",
-                   "1 when /healthz says ok: first reconcile done, neither Cilium nor Nomad unreachable longer than "
+                   "1 when /healthz says ok: first reconcile done, neither Cilium nor Nomad "
+                   "unreachable longer than "
                    "--unhealthy-after")),
-      add_to_labeled_(histogram(*registry_, "cilium_nomad_add_to_labeled_seconds",
-                                "Time from the plugin's ADD to the endpoint carrying its final identity",
-                                {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60})),
-      reconcile_duration_(histogram(*registry_, "cilium_nomad_reconcile_duration_seconds", "Duration of full reconciliations",
+      add_to_labeled_(
+          histogram(*registry_, "cilium_nomad_add_to_labeled_seconds",
+                    "Time from the plugin's ADD to the endpoint carrying its final identity",
+                    {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60})),
+      reconcile_duration_(histogram(*registry_, "cilium_nomad_reconcile_duration_seconds",
+                                    "Duration of full reconciliations",
                                     {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30})) {
   // Every series whose labels are known before anything happens, so it is scraped as 0.
   for (WorkSource source : kAllSources) endpoints_labeled(source);
@@ -93,7 +129,8 @@ Metrics::Metrics()
   api_calls(Peer::cilium, std::nullopt);
   for (ErrorKindLabel kind : kAllErrorKindLabels) errors(kind);
   for (notify::Op op : kAllOps) notifications(op, NotifyOutcome::accepted);
-  for (NotifyOutcome outcome : {NotifyOutcome::invalid, NotifyOutcome::refused_peer, NotifyOutcome::unreadable}) {
+  for (NotifyOutcome outcome :
+       {NotifyOutcome::invalid, NotifyOutcome::refused_peer, NotifyOutcome::unreadable}) {
     notifications(std::nullopt, outcome);
   }
   watch_reconnects(WatchMode::kNode);
@@ -104,22 +141,30 @@ Counter& Metrics::endpoints_labeled(WorkSource source) {
   return endpoints_labeled_family_.Add({{"source", label(to_string(source))}});
 }
 
-Counter& Metrics::label_writes(LabelWriteApi api) { return label_writes_family_.Add({{"api", label(to_string(api))}}); }
+Counter& Metrics::label_writes(LabelWriteApi api) {
+  return label_writes_family_.Add({{"api", label(to_string(api))}});
+}
 
 Counter& Metrics::api_calls(Peer target, std::optional<ErrorKind> error) {
   return api_calls_family_.Add({{"target", target == Peer::nomad ? "nomad" : "cilium"},
                                 {"status", error ? label(to_string(*error)) : "ok"}});
 }
 
-Counter& Metrics::errors(ErrorKindLabel kind) { return errors_family_.Add({{"kind", label(to_string(kind))}}); }
-
-Counter& Metrics::notifications(std::optional<notify::Op> op, NotifyOutcome outcome) {
-  return notifications_family_.Add(
-      {{"op", op ? label(notify::to_string(*op)) : "unknown"}, {"outcome", label(to_string(outcome))}});
+Counter& Metrics::errors(ErrorKindLabel kind) {
+  return errors_family_.Add({{"kind", label(to_string(kind))}});
 }
 
-Counter& Metrics::watch_reconnects(WatchMode mode) { return watch_reconnects_family_.Add({{"mode", to_string(mode)}}); }
+Counter& Metrics::notifications(std::optional<notify::Op> op, NotifyOutcome outcome) {
+  return notifications_family_.Add({{"op", op ? label(notify::to_string(*op)) : "unknown"},
+                                    {"outcome", label(to_string(outcome))}});
+}
 
-std::string Metrics::render() const { return prometheus::TextSerializer().Serialize(registry_->Collect()); }
+Counter& Metrics::watch_reconnects(WatchMode mode) {
+  return watch_reconnects_family_.Add({{"mode", to_string(mode)}});
+}
+
+std::string Metrics::render() const {
+  return prometheus::TextSerializer().Serialize(registry_->Collect());
+}
 
 }  // namespace cn::labeler

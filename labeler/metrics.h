@@ -26,27 +26,36 @@ namespace cn::labeler {
 
 // cilium_nomad_errors_total{kind}. The label value is the enumerator's name (to_string).
 enum class ErrorKindLabel {
-  state_write,          // the state file could not be written
-  label_write,          // the agent refused or failed a label write
-  labels_filtered,      // the agent's --labels filter drops nomad: labels
-  endpoint_id,          // an endpoint ID that cannot be used in a request
-  exception,            // a worker, watcher or resync threw
-  queue_full,           // work dropped because the queue was full
-  reconcile,            // a resync reconcile failed
-  gc_delete,            // --gc-endpoints could not delete an orphan
-  nomad_watch,          // a node watch call failed
-  nomad_index_reset,    // Nomad's index went backwards (restore, new cluster)
-  nomad_stream_open,    // the event stream ended before its first line
-  nomad_stream,         // the event stream ended after delivering lines
+  state_write,            // the state file could not be written
+  label_write,            // the agent refused or failed a label write
+  labels_filtered,        // the agent's --labels filter drops nomad: labels
+  endpoint_id,            // an endpoint ID that cannot be used in a request
+  exception,              // a worker, watcher or resync threw
+  queue_full,             // work dropped because the queue was full
+  reconcile,              // a resync reconcile failed
+  gc_delete,              // --gc-endpoints could not delete an orphan
+  nomad_watch,            // a node watch call failed
+  nomad_index_reset,      // Nomad's index went backwards (restore, new cluster)
+  nomad_stream_open,      // the event stream ended before its first line
+  nomad_stream,           // the event stream ended after delivering lines
   nomad_stream_bad_line,  // the event stream sent a line that is not an event frame
-  nomad_event_payload,  // an event frame whose payload could not be used
+  nomad_event_payload,    // an event frame whose payload could not be used
 };
 inline constexpr ErrorKindLabel kAllErrorKindLabels[] = {
-    ErrorKindLabel::state_write,       ErrorKindLabel::label_write,       ErrorKindLabel::labels_filtered,
-    ErrorKindLabel::endpoint_id,       ErrorKindLabel::exception,         ErrorKindLabel::queue_full,
-    ErrorKindLabel::reconcile,         ErrorKindLabel::gc_delete,         ErrorKindLabel::nomad_watch,
-    ErrorKindLabel::nomad_index_reset, ErrorKindLabel::nomad_stream_open, ErrorKindLabel::nomad_stream,
-    ErrorKindLabel::nomad_stream_bad_line, ErrorKindLabel::nomad_event_payload,
+    ErrorKindLabel::state_write,
+    ErrorKindLabel::label_write,
+    ErrorKindLabel::labels_filtered,
+    ErrorKindLabel::endpoint_id,
+    ErrorKindLabel::exception,
+    ErrorKindLabel::queue_full,
+    ErrorKindLabel::reconcile,
+    ErrorKindLabel::gc_delete,
+    ErrorKindLabel::nomad_watch,
+    ErrorKindLabel::nomad_index_reset,
+    ErrorKindLabel::nomad_stream_open,
+    ErrorKindLabel::nomad_stream,
+    ErrorKindLabel::nomad_stream_bad_line,
+    ErrorKindLabel::nomad_event_payload,
 };
 std::string_view to_string(ErrorKindLabel kind);
 

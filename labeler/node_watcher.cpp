@@ -7,12 +7,21 @@
 
 namespace cn::labeler {
 
-NodeWatcher::NodeWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics, CallRecorder& calls, std::string node_id,
-                         EnqueueFn enqueue, ResyncFn resync, std::shared_ptr<spdlog::logger> log,
+NodeWatcher::NodeWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics,
+                         CallRecorder& calls, std::string node_id, EnqueueFn enqueue,
+                         ResyncFn resync, std::shared_ptr<spdlog::logger> log,
                          NodeWatchOptions options)
-    : nomad_(nomad), clock_(clock), metrics_(metrics), calls_(calls), node_id_(std::move(node_id)), enqueue_(std::move(enqueue)),
-      resync_(std::move(resync)), log_(log ? std::move(log) : spdlog::default_logger()), options_(options),
-      rng_(options.seed != 0 ? options.seed : std::random_device{}()), index_(options.initial_index) {}
+    : nomad_(nomad),
+      clock_(clock),
+      metrics_(metrics),
+      calls_(calls),
+      node_id_(std::move(node_id)),
+      enqueue_(std::move(enqueue)),
+      resync_(std::move(resync)),
+      log_(log ? std::move(log) : spdlog::default_logger()),
+      options_(options),
+      rng_(options.seed != 0 ? options.seed : std::random_device{}()),
+      index_(options.initial_index) {}
 
 std::chrono::seconds NodeWatcher::next_wait() {
   auto wait = std::clamp(options_.wait, std::chrono::seconds{1}, std::chrono::seconds{300});
@@ -24,7 +33,8 @@ std::chrono::seconds NodeWatcher::next_wait() {
 }
 
 void NodeWatcher::run(std::stop_token stop) {
-  log_->info("node watch started: node={} index={} wait_s={}", node_id_, index_.load(), options_.wait.count());
+  log_->info("node watch started: node={} index={} wait_s={}", node_id_, index_.load(),
+             options_.wait.count());
   int attempt = 0;
   while (!stop.stop_requested()) {
     const std::uint64_t asked = index_.load();
@@ -41,9 +51,11 @@ void NodeWatcher::run(std::stop_token stop) {
       metrics_.watch_reconnects(WatchMode::kNode).Increment();
       auto delay = backoff_delay(options_.backoff, attempt, rng_);
       ++attempt;
-      log_->warn("node watch failed, retrying: node={} index={} kind={} error=\"{}\" attempt={} retry_ms={}{}",
-                 node_id_, asked, to_string(answer.error().kind), answer.error().message, attempt, delay.count(),
-                 remedy_note(answer.error()));
+      log_->warn(
+          "node watch failed, retrying: node={} index={} kind={} error=\"{}\" attempt={} "
+          "retry_ms={}{}",
+          node_id_, asked, to_string(answer.error().kind), answer.error().message, attempt,
+          delay.count(), remedy_note(answer.error()));
       if (!clock_.sleep_for(delay, stop)) break;
       continue;
     }
@@ -53,13 +65,14 @@ void NodeWatcher::run(std::stop_token stop) {
     // from looking like a reset and from turning every query into a non-blocking one.
     const std::uint64_t got = std::max<std::uint64_t>(answer->index, 1);
     if (asked > 0 && got < asked && explained_by_gc(answer->value)) {
-      log_->debug("node watch: index went down after garbage collection: node={} asked={} got={}", node_id_, asked,
-                  got);
+      log_->debug("node watch: index went down after garbage collection: node={} asked={} got={}",
+                  node_id_, asked, got);
     } else if (asked > 0 && got < asked) {
       metrics_.errors(ErrorKindLabel::nomad_index_reset).Increment();
       metrics_.watch_reconnects(WatchMode::kNode).Increment();
-      log_->warn("nomad index went backwards (servers restored?), resyncing: node={} asked={} got={}", node_id_, asked,
-                 got);
+      log_->warn(
+          "nomad index went backwards (servers restored?), resyncing: node={} asked={} got={}",
+          node_id_, asked, got);
       known_.clear();
       known_complete_ = false;
       rebaseline_ = true;
@@ -68,7 +81,8 @@ void NodeWatcher::run(std::stop_token stop) {
     }
 
     for (const auto& rejected : answer->value.rejected) {
-      log_->warn("node watch: unusable allocation in listing: node={} error=\"{}\"", node_id_, rejected.message);
+      log_->warn("node watch: unusable allocation in listing: node={} error=\"{}\"", node_id_,
+                 rejected.message);
     }
     const bool baseline = rebaseline_ && asked == 0;
     apply(answer->value, asked, baseline);
@@ -107,7 +121,8 @@ void NodeWatcher::apply(const nomad::AllocationList& list, std::uint64_t asked, 
       log_->debug("node watch: enqueued alloc={} modify_index={}", alloc.id, alloc.modify_index);
     } else {
       metrics_.errors(ErrorKindLabel::queue_full).Increment();
-      log_->warn("queue full, leaving the allocation to the next resync: alloc={} source=watch", alloc.id);
+      log_->warn("queue full, leaving the allocation to the next resync: alloc={} source=watch",
+                 alloc.id);
     }
   }
   known_complete_ = next.size() <= options_.max_tracked;
@@ -117,12 +132,13 @@ void NodeWatcher::apply(const nomad::AllocationList& list, std::uint64_t asked, 
     order.reserve(next.size());
     for (const auto& [id, mi] : next) order.emplace_back(mi, id);
     std::sort(order.begin(), order.end());
-    for (std::size_t i = 0; i + options_.max_tracked < order.size(); ++i) next.erase(order[i].second);
+    for (std::size_t i = 0; i + options_.max_tracked < order.size(); ++i)
+      next.erase(order[i].second);
   }
   known_ = std::move(next);
   if (enqueued > 0 || baseline) {
-    log_->info("node watch: node={} allocations={} enqueued={} baseline={}", node_id_, list.allocations.size(),
-               enqueued, baseline);
+    log_->info("node watch: node={} allocations={} enqueued={} baseline={}", node_id_,
+               list.allocations.size(), enqueued, baseline);
   }
 }
 

@@ -67,8 +67,9 @@ struct NodeWatchOptions {
 
 class NodeWatcher final : public Watcher {
  public:
-  NodeWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics, CallRecorder& calls, std::string node_id, EnqueueFn enqueue,
-              ResyncFn resync, std::shared_ptr<spdlog::logger> log, NodeWatchOptions options = {});
+  NodeWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics, CallRecorder& calls,
+              std::string node_id, EnqueueFn enqueue, ResyncFn resync,
+              std::shared_ptr<spdlog::logger> log, NodeWatchOptions options = {});
 
   void run(std::stop_token stop) override;
   std::string_view mode() const override { return "node"; }

@@ -29,11 +29,16 @@ constexpr auto kAnswerMargin = std::chrono::milliseconds{50};
 
 }  // namespace
 
-NotifyServer::NotifyServer(Options options, Clock& clock, Metrics& metrics, std::shared_ptr<spdlog::logger> log)
-    : options_(std::move(options)), clock_(clock), metrics_(metrics),
+NotifyServer::NotifyServer(Options options, Clock& clock, Metrics& metrics,
+                           std::shared_ptr<spdlog::logger> log)
+    : options_(std::move(options)),
+      clock_(clock),
+      metrics_(metrics),
       log_(log ? std::move(log) : spdlog::default_logger()) {}
 
-NotifyServer::~NotifyServer() { stop(); }
+NotifyServer::~NotifyServer() {
+  stop();
+}
 
 Status NotifyServer::listen() {
   namespace fs = std::filesystem;
@@ -44,18 +49,21 @@ Status NotifyServer::listen() {
     auto st = fs::status(dir, ec);
     if (fs::exists(st) && !fs::is_directory(st)) {
       // What mkdir(2) answers for a path taken by something else.
-      return fail("notification socket directory " + dir.string() + " is not a directory (" + std::strerror(EEXIST) +
-                  ")");
+      return fail("notification socket directory " + dir.string() + " is not a directory (" +
+                  std::strerror(EEXIST) + ")");
     }
     fs::create_directories(dir, ec);
-    if (ec) return fail("cannot create notification socket directory " + dir.string() + " (" + ec.message() + ")");
+    if (ec)
+      return fail("cannot create notification socket directory " + dir.string() + " (" +
+                  ec.message() + ")");
     // Root-only: only root can even reach the socket, SO_PEERCRED below is the second lock.
     ::chmod(dir.c_str(), 0700);
   }
   sockaddr_un addr{};
   if (path.size() >= sizeof addr.sun_path) {
-    return fail("notification socket path " + path + " is longer than " + std::to_string(sizeof addr.sun_path - 1) +
-                " bytes (" + std::strerror(ENAMETOOLONG) + ")");
+    return fail("notification socket path " + path + " is longer than " +
+                std::to_string(sizeof addr.sun_path - 1) + " bytes (" +
+                std::strerror(ENAMETOOLONG) + ")");
   }
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
@@ -64,16 +72,18 @@ Status NotifyServer::listen() {
   // The probe connects and closes without a word; the live labeler takes it for no request.
   if (fs::exists(path, ec)) {
     int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    bool live = probe >= 0 && ::connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    bool live =
+        probe >= 0 && ::connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
     if (probe >= 0) ::close(probe);
     if (live) {
-      return fail("another labeler is listening on notification socket " + path + " (" + std::strerror(EADDRINUSE) +
-                  ")");
+      return fail("another labeler is listening on notification socket " + path + " (" +
+                  std::strerror(EADDRINUSE) + ")");
     }
     ::unlink(path.c_str());
   }
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return fail(std::string("cannot create notification socket (") + std::strerror(errno) + ")");
+  if (fd < 0)
+    return fail(std::string("cannot create notification socket (") + std::strerror(errno) + ")");
   if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
     const int err = errno;
     ::close(fd);  // not ours to unlink: the path was not bound by us
@@ -84,7 +94,8 @@ Status NotifyServer::listen() {
   if (::listen(listen_fd_, 512) != 0) {
     return fail("cannot listen on notification socket " + path + " (" + std::strerror(errno) + ")");
   }
-  if (::pipe2(wake_pipe_, O_CLOEXEC) != 0) return fail(std::string("pipe (") + std::strerror(errno) + ")");
+  if (::pipe2(wake_pipe_, O_CLOEXEC) != 0)
+    return fail(std::string("pipe (") + std::strerror(errno) + ")");
   return {};
 }
 
@@ -135,9 +146,10 @@ void NotifyServer::accept_loop(std::stop_token stop) {
     fds.push_back({reading.size() < kMaxReading ? listen_fd_ : -1, POLLIN, 0});
     int timeout_ms = -1;
     if (!reading.empty()) {
-      MonoTime first = std::min_element(reading.begin(), reading.end(), [](const auto& a, const auto& b) {
-                         return a.read_by < b.read_by;
-                       })->read_by;
+      MonoTime first =
+          std::min_element(reading.begin(), reading.end(), [](const auto& a, const auto& b) {
+            return a.read_by < b.read_by;
+          })->read_by;
       auto left = std::chrono::ceil<std::chrono::milliseconds>(first - clock_.now()).count();
       timeout_ms = static_cast<int>(std::clamp<long long>(left, 0, kReadBudget.count()));
     }
@@ -152,7 +164,8 @@ void NotifyServer::accept_loop(std::stop_token stop) {
     const MonoTime now = clock_.now();
     std::erase_if(reading, [&](const Reading& r) {
       if (r.read_by > now) return false;
-      log_->warn("notification unreadable: pid={} error=\"no request line within {} ms\"", r.pid, kReadBudget.count());
+      log_->warn("notification unreadable: pid={} error=\"no request line within {} ms\"", r.pid,
+                 kReadBudget.count());
       metrics_.notifications(std::nullopt, NotifyOutcome::unreadable).Increment();
       ::close(r.fd);
       return true;
@@ -174,7 +187,8 @@ bool NotifyServer::admit(int fd, int& pid) {
   ucred cred{};
   socklen_t len = sizeof cred;
   if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
-      std::find(options_.allowed_uids.begin(), options_.allowed_uids.end(), cred.uid) == options_.allowed_uids.end()) {
+      std::find(options_.allowed_uids.begin(), options_.allowed_uids.end(), cred.uid) ==
+          options_.allowed_uids.end()) {
     metrics_.notifications(std::nullopt, NotifyOutcome::refused_peer).Increment();
     log_->warn("notification refused: peer uid={} pid={} is not allowed", cred.uid, cred.pid);
     ::close(fd);
@@ -197,9 +211,14 @@ bool NotifyServer::advance(Reading& r) {
       log_->debug("connection closed without a request (liveness probe): pid={}", r.pid);
       ::close(r.fd);
       return true;
-    case ReadProgress::kClosed: error = "connection closed before a full line"; break;
-    case ReadProgress::kTooLong: error = "line longer than " + std::to_string(notify::kMaxFrameBytes); break;
-    case ReadProgress::kFailed: break;
+    case ReadProgress::kClosed:
+      error = "connection closed before a full line";
+      break;
+    case ReadProgress::kTooLong:
+      error = "line longer than " + std::to_string(notify::kMaxFrameBytes);
+      break;
+    case ReadProgress::kFailed:
+      break;
   }
   log_->warn("notification unreadable: pid={} error=\"{}\"", r.pid, error);
   metrics_.notifications(std::nullopt, NotifyOutcome::unreadable).Increment();
@@ -212,8 +231,12 @@ void NotifyServer::serve_request(int fd, int pid, const std::string& line) {
   if (!request) {
     auto version = notify::peek_version(line);
     if (version && *version != notify::kProtocolVersion) {
-      send_and_close(fd, notify::Reply{notify::ReplyStatus::kUnsupportedVersion, 0, 0, {},
-                                       "labeler speaks protocol version " + std::to_string(notify::kProtocolVersion)});
+      send_and_close(fd, notify::Reply{notify::ReplyStatus::kUnsupportedVersion,
+                                       0,
+                                       0,
+                                       {},
+                                       "labeler speaks protocol version " +
+                                           std::to_string(notify::kProtocolVersion)});
     } else {
       ::close(fd);
     }
@@ -236,7 +259,8 @@ void NotifyServer::serve_request(int fd, int pid, const std::string& line) {
 }
 
 void NotifyServer::send_and_close(int fd, const notify::Reply& reply) {
-  (void)notify::send_all(fd, notify::encode(reply), clock_, clock_.now() + std::chrono::milliseconds{200});
+  (void)notify::send_all(fd, notify::encode(reply), clock_,
+                         clock_.now() + std::chrono::milliseconds{200});
   ::close(fd);
 }
 
@@ -287,8 +311,12 @@ void NotifyServer::expire_loop(std::stop_token stop) {
       }
     }
     for (auto& [id, fd] : due) {
-      send_and_close(fd, notify::Reply{notify::ReplyStatus::kPending, 0, 0, {},
-                                       "not labeled before the plugin's deadline; the labeler keeps trying"});
+      send_and_close(
+          fd, notify::Reply{notify::ReplyStatus::kPending,
+                            0,
+                            0,
+                            {},
+                            "not labeled before the plugin's deadline; the labeler keeps trying"});
     }
   }
 }

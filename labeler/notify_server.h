@@ -30,7 +30,8 @@ class NotifyServer {
     std::vector<unsigned> allowed_uids = {0};
   };
 
-  NotifyServer(Options options, Clock& clock, Metrics& metrics, std::shared_ptr<spdlog::logger> log);
+  NotifyServer(Options options, Clock& clock, Metrics& metrics,
+               std::shared_ptr<spdlog::logger> log);
   ~NotifyServer();
 
   // Creates the directory (0700) and the socket (0600); fails if another labeler listens there.

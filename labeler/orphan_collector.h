@@ -28,8 +28,7 @@ class OrphanCollector {
   };
 
   OrphanCollector(nomad::NomadApi& nomad, cilium::CiliumApi& cilium, Clock& clock, Metrics& metrics,
-                  CallRecorder& calls, Options options,
-                  std::shared_ptr<spdlog::logger> log);
+                  CallRecorder& calls, Options options, std::shared_ptr<spdlog::logger> log);
 
   // Called after each reconcile with what it found; returns the endpoints deleted.
   std::vector<long long> collect(const ReconcileReport& report);

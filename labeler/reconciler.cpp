@@ -15,13 +15,20 @@
 
 namespace cn::labeler {
 
-Reconciler::Reconciler(nomad::NomadApi& nomad, cilium::CiliumApi& cilium, state::StateStore& state, Clock& clock,
-                       Metrics& metrics, CallRecorder& calls, LabelSettings settings,
+Reconciler::Reconciler(nomad::NomadApi& nomad, cilium::CiliumApi& cilium, state::StateStore& state,
+                       Clock& clock, Metrics& metrics, CallRecorder& calls, LabelSettings settings,
                        std::shared_ptr<spdlog::logger> log)
-    : nomad_(nomad), cilium_(cilium), state_(state), clock_(clock), metrics_(metrics), calls_(calls),
-      settings_(std::move(settings)), log_(log ? std::move(log) : spdlog::default_logger()) {}
+    : nomad_(nomad),
+      cilium_(cilium),
+      state_(state),
+      clock_(clock),
+      metrics_(metrics),
+      calls_(calls),
+      settings_(std::move(settings)),
+      log_(log ? std::move(log) : spdlog::default_logger()) {}
 
-Result<ReconcileReport> Reconciler::run(const std::string& node_id, const std::function<bool(WorkItem)>& enqueue,
+Result<ReconcileReport> Reconciler::run(const std::string& node_id,
+                                        const std::function<bool(WorkItem)>& enqueue,
                                         std::stop_token stop) {
   const MonoTime started = clock_.now();
   const Deadline deadline{started + settings_.call_timeout * 4, stop};
@@ -44,8 +51,9 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id, const std::f
   calls_.record(Peer::cilium, endpoints);
   calls_.record(Peer::nomad, allocs);
   // Only here is it known which peer failed, so only here can the fix be named.
-  for (const auto& [peer, error] : {std::pair{Peer::cilium, endpoints ? nullptr : &endpoints.error()},
-                                    std::pair{Peer::nomad, allocs ? nullptr : &allocs.error()}}) {
+  for (const auto& [peer, error] :
+       {std::pair{Peer::cilium, endpoints ? nullptr : &endpoints.error()},
+        std::pair{Peer::nomad, allocs ? nullptr : &allocs.error()}}) {
     if (error == nullptr) continue;
     if (auto fix = remedy(*error, peer); !fix.empty()) {
       log_->warn("reconcile blocked until fixed: kind={} fix=\"{}\"", to_string(error->kind), fix);
@@ -96,11 +104,13 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id, const std::f
     auto plan = cilium::plan_label_write(ep, desired);
     if (plan.action == cilium::LabelWriteAction::none) {
       ++report.correct;
-      confirmed[alloc.id] = state::LabeledInfo{ep.id, ep.identity_id, desired.to_strings(), rfc3339(clock_.wall_now())};
+      confirmed[alloc.id] = state::LabeledInfo{ep.id, ep.identity_id, desired.to_strings(),
+                                               rfc3339(clock_.wall_now())};
       continue;
     }
     if (plan.action != cilium::LabelWriteAction::write) {
-      log_->warn("reconcile: not writable: alloc={} endpoint={} reason=\"{}\"", alloc.id, ep.id, plan.reason);
+      log_->warn("reconcile: not writable: alloc={} endpoint={} reason=\"{}\"", alloc.id, ep.id,
+                 plan.reason);
       continue;
     }
     WorkItem item;
@@ -139,18 +149,22 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id, const std::f
     // Not on this node's list: gone, or never this node's. Ask once before forgetting it.
     auto one = nomad_.allocation(id, deadline);
     calls_.record(Peer::nomad, one);
-    if ((!one && one.error().kind == ErrorKind::not_found) || (one && one->is_terminal())) drop.insert(id);
+    if ((!one && one.error().kind == ErrorKind::not_found) || (one && one->is_terminal()))
+      drop.insert(id);
   }
 
   // One state write for everything learned.
   const long long now_ms = unix_millis(clock_.wall_now());
-  const long long tombstone_ttl_ms = std::chrono::duration_cast<std::chrono::milliseconds>(state::kTombstoneTtl).count();
+  const long long tombstone_ttl_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(state::kTombstoneTtl).count();
   auto ok = state_.update([&](state::StateDoc& d) {
     bool changed = false;
     for (const auto& id : drop) changed = d.allocations.erase(id) > 0 || changed;
     // Old enough that nothing can still be working from a list that showed the allocation alive.
-    changed = std::erase_if(d.deleted, [&](const auto& kv) { return now_ms - kv.second > tombstone_ttl_ms; }) > 0 ||
-              changed;
+    changed =
+        std::erase_if(d.deleted,
+                      [&](const auto& kv) { return now_ms - kv.second > tombstone_ttl_ms; }) > 0 ||
+        changed;
     for (const auto& [id, found] : seen) {
       // The lists were read before this lock: a DEL since then left a tombstone, and the
       // endpoint the agent showed is being torn down. Never bring such an entry back.
@@ -166,7 +180,8 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id, const std::f
       auto info = confirmed.find(id);
       if (info == confirmed.end()) continue;
       bool same = e.labeled && e.labeled->endpoint_id == info->second.endpoint_id &&
-                  e.labeled->identity == info->second.identity && e.labeled->labels == info->second.labels;
+                  e.labeled->identity == info->second.identity &&
+                  e.labeled->labels == info->second.labels;
       if (!same) {
         e.labeled = info->second;
         changed = true;
@@ -188,12 +203,15 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id, const std::f
   metrics_.orphan_endpoints().Set(static_cast<double>(report.orphans));
   double seconds = std::chrono::duration<double>(clock_.now() - started).count();
   metrics_.reconcile_duration_seconds().Observe(seconds);
-  log_->info("reconcile done: endpoints={} live_allocs={} correct={} enqueued={} dropped_entries={} orphans={} "
-             "index={} ms={:.1f}",
-             report.endpoints, report.live_allocations, report.correct, report.enqueued, report.dropped_entries,
-             report.orphans, report.nomad_index, seconds * 1000);
+  log_->info(
+      "reconcile done: endpoints={} live_allocs={} correct={} enqueued={} dropped_entries={} "
+      "orphans={} "
+      "index={} ms={:.1f}",
+      report.endpoints, report.live_allocations, report.correct, report.enqueued,
+      report.dropped_entries, report.orphans, report.nomad_index, seconds * 1000);
   for (const auto& [alloc, ep] : report.orphan_endpoints) {
-    log_->info("orphan endpoint: endpoint={} alloc={} (no live allocation of this node)", ep, alloc);
+    log_->info("orphan endpoint: endpoint={} alloc={} (no live allocation of this node)", ep,
+               alloc);
   }
   return report;
 }

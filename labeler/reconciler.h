@@ -19,24 +19,26 @@
 namespace cn::labeler {
 
 struct ReconcileReport {
-  std::size_t endpoints = 0;        // endpoints of Nomad allocations seen on the agent
-  std::size_t live_allocations = 0; // non-terminal allocations of this node
-  std::size_t correct = 0;          // endpoints already carrying their labels (no write)
-  std::size_t enqueued = 0;         // label work handed to the queue
-  std::size_t dropped_entries = 0;  // state entries of terminal or unknown allocations
-  std::size_t orphans = 0;          // endpoints whose allocation Nomad does not run here
+  std::size_t endpoints = 0;         // endpoints of Nomad allocations seen on the agent
+  std::size_t live_allocations = 0;  // non-terminal allocations of this node
+  std::size_t correct = 0;           // endpoints already carrying their labels (no write)
+  std::size_t enqueued = 0;          // label work handed to the queue
+  std::size_t dropped_entries = 0;   // state entries of terminal or unknown allocations
+  std::size_t orphans = 0;           // endpoints whose allocation Nomad does not run here
   std::vector<std::pair<std::string, long long>> orphan_endpoints;  // alloc ID, endpoint ID
   std::uint64_t nomad_index = 0;
 };
 
 class Reconciler {
  public:
-  Reconciler(nomad::NomadApi& nomad, cilium::CiliumApi& cilium, state::StateStore& state, Clock& clock,
-             Metrics& metrics, CallRecorder& calls, LabelSettings settings, std::shared_ptr<spdlog::logger> log);
+  Reconciler(nomad::NomadApi& nomad, cilium::CiliumApi& cilium, state::StateStore& state,
+             Clock& clock, Metrics& metrics, CallRecorder& calls, LabelSettings settings,
+             std::shared_ptr<spdlog::logger> log);
 
   // `enqueue` hands work to the queue and says whether it was accepted. `stop` abandons the
   // pass's calls (shutdown).
-  Result<ReconcileReport> run(const std::string& node_id, const std::function<bool(WorkItem)>& enqueue,
+  Result<ReconcileReport> run(const std::string& node_id,
+                              const std::function<bool(WorkItem)>& enqueue,
                               std::stop_token stop = {});
 
  private:

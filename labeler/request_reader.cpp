@@ -7,7 +7,8 @@
 
 namespace cn::labeler {
 
-ReadProgress read_available(int fd, std::string& buffer, std::size_t max_bytes, std::string& error) {
+ReadProgress read_available(int fd, std::string& buffer, std::size_t max_bytes,
+                            std::string& error) {
   char chunk[4096];
   for (;;) {
     ssize_t n = ::recv(fd, chunk, sizeof chunk, MSG_DONTWAIT);

@@ -48,7 +48,8 @@ void SignalWatcher::run() {
       log_->info("signal ignored: signal={} name=SIGHUP (the labeler has nothing to reload)", sig);
       continue;
     }
-    log_->info("signal received, shutting down: signal={} name={}", sig, sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    log_->info("signal received, shutting down: signal={} name={}", sig,
+               sig == SIGTERM ? "SIGTERM" : "SIGINT");
     stop_.request_stop();
   }
 }

@@ -23,25 +23,31 @@ Result<std::string> render_state(const std::string& state_file, bool as_json, Cl
   // Tombstones of DEL'd allocations are bookkeeping, not allocations on this node.
   doc->deleted.clear();
   if (as_json) {
-    return state::to_json(*doc)["allocations"].dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    return state::to_json(*doc)["allocations"].dump(2, ' ', false,
+                                                    nlohmann::json::error_handler_t::replace) +
+           "\n";
   }
-  std::vector<std::vector<std::string>> rows = {
-      {"ALLOCATION", "IFNAME", "IPS", "NAMESPACE", "JOB", "GROUP", "ENDPOINT", "IDENTITY", "ADDED", "LABELED"}};
+  std::vector<std::vector<std::string>> rows = {{"ALLOCATION", "IFNAME", "IPS", "NAMESPACE", "JOB",
+                                                 "GROUP", "ENDPOINT", "IDENTITY", "ADDED",
+                                                 "LABELED"}};
   for (const auto& [id, e] : doc->allocations) {
     std::string ips;
     for (const auto& ip : e.ips) ips += (ips.empty() ? "" : ",") + ip;
     auto or_dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
-    rows.push_back({id, or_dash(e.ifname), or_dash(ips), or_dash(e.nomad.namespace_), or_dash(e.nomad.job_id),
-                    or_dash(e.nomad.group), e.labeled ? std::to_string(e.labeled->endpoint_id) : "-",
-                    e.labeled ? (e.labeled->identity ? std::to_string(e.labeled->identity) : "resolving") : "-",
-                    or_dash(e.added_at), e.labeled ? e.labeled->at : "no"});
+    rows.push_back(
+        {id, or_dash(e.ifname), or_dash(ips), or_dash(e.nomad.namespace_), or_dash(e.nomad.job_id),
+         or_dash(e.nomad.group), e.labeled ? std::to_string(e.labeled->endpoint_id) : "-",
+         e.labeled ? (e.labeled->identity ? std::to_string(e.labeled->identity) : "resolving")
+                   : "-",
+         or_dash(e.added_at), e.labeled ? e.labeled->at : "no"});
   }
   std::vector<std::size_t> widths(rows[0].size(), 0);
   for (const auto& r : rows)
     for (std::size_t i = 0; i < r.size(); ++i) widths[i] = std::max(widths[i], r[i].size());
   std::string out;
   for (const auto& r : rows) {
-    for (std::size_t i = 0; i < r.size(); ++i) out += (i + 1 < r.size() ? pad(r[i], widths[i] + 2) : r[i]);
+    for (std::size_t i = 0; i < r.size(); ++i)
+      out += (i + 1 < r.size() ? pad(r[i], widths[i] + 2) : r[i]);
     out += "\n";
   }
   out += std::to_string(doc->allocations.size()) + " allocation(s) in " + state_file + "\n";

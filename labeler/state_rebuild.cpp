@@ -4,10 +4,12 @@
 
 namespace cn::labeler {
 
-state::StateEntry rebuild_entry(const cilium::Endpoint& ep, const nomad::Allocation& alloc, WallTime now) {
+state::StateEntry rebuild_entry(const cilium::Endpoint& ep, const nomad::Allocation& alloc,
+                                WallTime now) {
   state::StateEntry e;
   e.ifname = cni::kDefaultIfname;
-  if (auto owner = cilium::attachment_of(ep); owner && !owner->ifname.empty()) e.ifname = owner->ifname;
+  if (auto owner = cilium::attachment_of(ep); owner && !owner->ifname.empty())
+    e.ifname = owner->ifname;
   for (const auto& a : ep.addressing) {
     if (!a.ipv4.empty()) e.ips.push_back(a.ipv4);
     if (!a.ipv6.empty()) e.ips.push_back(a.ipv6);

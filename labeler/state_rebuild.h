@@ -10,7 +10,8 @@
 
 namespace cn::labeler {
 
-state::StateEntry rebuild_entry(const cilium::Endpoint& ep, const nomad::Allocation& alloc, WallTime now);
+state::StateEntry rebuild_entry(const cilium::Endpoint& ep, const nomad::Allocation& alloc,
+                                WallTime now);
 
 // Sets namespace, job and group where the entry has none.
 void fill_nomad_fields(state::StateEntry& entry, const labels::AllocationIdentity& identity);

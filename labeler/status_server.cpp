@@ -27,7 +27,9 @@ class StatusServer::Listener final : public httplib::Server {
 StatusServer::StatusServer(Metrics& metrics, Readiness readiness)
     : metrics_(metrics), readiness_(std::move(readiness)), server_(std::make_unique<Listener>()) {}
 
-StatusServer::~StatusServer() { stop(); }
+StatusServer::~StatusServer() {
+  stop();
+}
 
 Status StatusServer::start(const std::string& address) {
   auto colon = address.rfind(':');
@@ -39,7 +41,8 @@ Status StatusServer::start(const std::string& address) {
   } catch (...) {
     return fail("--metrics-addr has no valid port: " + address);
   }
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
 
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     metrics_.ready().Set(readiness_().first ? 1 : 0);
@@ -60,7 +63,8 @@ Status StatusServer::start(const std::string& address) {
   if (port_ < 0) {
     const int err = errno;
     return fail("metrics address " + address + " is not available (" +
-                (err != 0 ? std::string(std::strerror(err)) : std::string("host not resolvable")) + ")");
+                (err != 0 ? std::string(std::strerror(err)) : std::string("host not resolvable")) +
+                ")");
   }
   thread_ = std::thread([this] { server_->listen_after_bind(); });
   return {};

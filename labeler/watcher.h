@@ -43,7 +43,9 @@ inline std::string remedy_note(const Error& error) {
 // Whether an allocation's endpoint should carry labels now: it has an address (the client
 // reported NetworkStatus after CNI ADD; host-network allocs report empty strings) and Nomad
 // does not consider it finished.
-inline bool wants_labels(const nomad::Allocation& alloc) { return !alloc.address().empty() && !alloc.is_terminal(); }
+inline bool wants_labels(const nomad::Allocation& alloc) {
+  return !alloc.address().empty() && !alloc.is_terminal();
+}
 
 // Label work for an allocation seen by a watcher. `with_alloc` attaches the allocation, which is
 // only useful when it embeds its Job (node allocations do, event payloads do not): the worker
@@ -56,7 +58,8 @@ inline WorkItem watch_work_item(const nomad::Allocation& alloc, bool with_alloc)
     if (!ns.interface_name.empty()) item.ifname = ns.interface_name;
     if (!ns.address.empty()) item.ips.push_back(ns.address);
     // IPv6-only allocs on Nomad >= 1.11 repeat the IPv6 address in Address.
-    if (!ns.address_ipv6.empty() && ns.address_ipv6 != ns.address) item.ips.push_back(ns.address_ipv6);
+    if (!ns.address_ipv6.empty() && ns.address_ipv6 != ns.address)
+      item.ips.push_back(ns.address_ipv6);
   }
   if (with_alloc) item.alloc = alloc;
   item.source = WorkSource::kWatch;

@@ -4,10 +4,14 @@ namespace cn::labeler {
 
 std::string_view to_string(WorkSource source) {
   switch (source) {
-    case WorkSource::kNotify: return "notify";
-    case WorkSource::kReconcile: return "reconcile";
-    case WorkSource::kWatch: return "watch";
-    case WorkSource::kRetry: return "retry";
+    case WorkSource::kNotify:
+      return "notify";
+    case WorkSource::kReconcile:
+      return "reconcile";
+    case WorkSource::kWatch:
+      return "watch";
+    case WorkSource::kRetry:
+      return "retry";
   }
   return "notify";
 }

@@ -5,9 +5,14 @@
 namespace cn::labeler {
 
 WorkQueue::WorkQueue(Clock& clock, int workers, std::size_t max_queued, Handler handler)
-    : clock_(clock), worker_count_(std::max(1, workers)), max_queued_(max_queued), handler_(std::move(handler)) {}
+    : clock_(clock),
+      worker_count_(std::max(1, workers)),
+      max_queued_(max_queued),
+      handler_(std::move(handler)) {}
 
-WorkQueue::~WorkQueue() { stop(); }
+WorkQueue::~WorkQueue() {
+  stop();
+}
 
 void WorkQueue::start() {
   for (int i = 0; i < worker_count_; ++i) {

@@ -38,7 +38,7 @@ class WorkQueue {
   bool enqueue(WorkItem item);
   bool enqueue_after(WorkItem item, std::chrono::milliseconds delay);
 
-  std::size_t depth() const;   // queued (ready + delayed), not counting in-flight
+  std::size_t depth() const;  // queued (ready + delayed), not counting in-flight
   std::size_t in_flight() const;
   // Blocks (bounded, real time) until nothing is queued or in flight: for tests and shutdown.
   bool wait_idle(std::chrono::milliseconds timeout);
@@ -56,11 +56,11 @@ class WorkQueue {
   mutable std::mutex mu_;
   std::condition_variable_any ready_cv_;
   std::condition_variable idle_cv_;
-  std::vector<std::string> ready_order_;      // FIFO of alloc IDs
-  std::map<std::string, WorkItem> ready_;     // alloc ID -> merged item
+  std::vector<std::string> ready_order_;   // FIFO of alloc IDs
+  std::map<std::string, WorkItem> ready_;  // alloc ID -> merged item
   std::multimap<MonoTime, WorkItem> delayed_;
   std::set<std::string> running_;
-  std::map<std::string, WorkItem> rerun_;     // arrived while running
+  std::map<std::string, WorkItem> rerun_;  // arrived while running
   std::stop_source timer_wake_;
   bool stopping_ = false;
   std::vector<std::jthread> threads_;

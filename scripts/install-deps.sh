@@ -13,8 +13,8 @@ packages=(
   containernetworking-plugins iproute2 openssl curl procps jq
   # promtool (checks the labeler's /metrics output in tests)
   prometheus
-  # fuzzing (libFuzzer) and sanitizer runtimes
-  clang libclang-rt-14-dev
+  # fuzzing (libFuzzer) and sanitizer runtimes; the format gate
+  clang libclang-rt-14-dev clang-format
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -11,6 +11,9 @@ cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
 
+echo "== format gate (clang-format)"
+scripts/check-format.sh
+
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 echo "== building (asan)"

@@ -12,11 +12,13 @@ long long unix_us(WallTime t) {
   return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
 }
 
-double ms_between(MonoTime from, MonoTime to) { return std::chrono::duration<double, std::milli>(to - from).count(); }
+double ms_between(MonoTime from, MonoTime to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
 
 // When the fakes saw the labeler's calls for one allocation, relative to the plugin's exec.
-void trace_steps(LabelerStack& stack, const std::string& alloc, const InitSpan& span, const PluginRun& run,
-                 AllocSample& s) {
+void trace_steps(LabelerStack& stack, const std::string& alloc, const InitSpan& span,
+                 const PluginRun& run, AllocSample& s) {
   for (const auto& r : stack.nomad().requests()) {
     if (r.route == "allocation" && r.target.find(alloc) != std::string::npos) {
       s.nomad_answered_ms = ms_between(run.started_mono, r.at);
@@ -28,7 +30,8 @@ void trace_steps(LabelerStack& stack, const std::string& alloc, const InitSpan& 
     if (r.method == "GET" && s.endpoint_get_ms == 0 && r.path.find(alloc) != std::string::npos) {
       s.endpoint_get_ms = ms_between(run.started_mono, r.received);
     }
-    if (r.method == "PATCH" && r.path == patch_path && s.patch_ms == 0) s.patch_ms = ms_between(run.started_mono, r.received);
+    if (r.method == "PATCH" && r.path == patch_path && s.patch_ms == 0)
+      s.patch_ms = ms_between(run.started_mono, r.received);
   }
   // The agent stamps the identity on the system clock; the plugin's start is known on both.
   s.identity_ms = static_cast<double>(span.resolved_us - unix_us(run.started)) / 1000.0;
@@ -36,7 +39,8 @@ void trace_steps(LabelerStack& stack, const std::string& alloc, const InitSpan& 
 
 }  // namespace
 
-BurstResult run_burst(LabelerStack& stack, Design design, int allocs, std::chrono::milliseconds deadline) {
+BurstResult run_burst(LabelerStack& stack, Design design, int allocs,
+                      std::chrono::milliseconds deadline) {
   BurstResult result;
   auto placed = stack.place(allocs);
   const PluginTarget target = stack.plugin(3000);
@@ -52,7 +56,8 @@ BurstResult run_burst(LabelerStack& stack, Design design, int allocs, std::chron
         go.arrive_and_wait();
         try {
           stack.create_endpoint(id, ip);
-          if (design == Design::kPlugin) runs[i] = run_plugin(target, "ADD", id, plugin_netconf(target, ip));
+          if (design == Design::kPlugin)
+            runs[i] = run_plugin(target, "ADD", id, plugin_netconf(target, ip));
           stack.report_network(id, ip);
         } catch (const std::exception& e) {
           std::lock_guard lock(error_mu);
@@ -66,7 +71,8 @@ BurstResult run_burst(LabelerStack& stack, Design design, int allocs, std::chron
   for (const auto& [id, ip] : placed) ids.push_back(id);
   auto spans = stack.wait_labeled(ids, deadline);
   if (!spans) {
-    result.error = "not every endpoint reached its final identity in time; labeler log:\n" + stack.labeler_log_tail();
+    result.error = "not every endpoint reached its final identity in time; labeler log:\n" +
+                   stack.labeler_log_tail();
     return result;
   }
   for (std::size_t i = 0; i < placed.size(); ++i) {
@@ -81,7 +87,8 @@ BurstResult run_burst(LabelerStack& stack, Design design, int allocs, std::chron
       }
       s.plugin_ms = runs[i].ms;
       s.plugin_labeled = runs[i].err.find("labeler=labeled") != std::string::npos;
-      s.exposed_ms = std::max(0.0, static_cast<double>(span.resolved_us - unix_us(runs[i].ended)) / 1000.0);
+      s.exposed_ms =
+          std::max(0.0, static_cast<double>(span.resolved_us - unix_us(runs[i].ended)) / 1000.0);
       trace_steps(stack, placed[i].first, span, runs[i], s);
     } else {
       s.exposed_ms = s.init_ms;  // ADD returned when cilium-cni did: the workload starts under init

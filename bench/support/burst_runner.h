@@ -15,9 +15,10 @@ enum class Design { kPlugin, kEventStream };
 
 struct AllocSample {
   std::string alloc_id;
-  double init_ms = 0;      // endpoint created -> final identity applied (time under reserved:init)
-  double plugin_ms = 0;    // plugin ADD exec -> exit: how long the workload's start waited (0: no plugin)
-  double exposed_ms = 0;   // workload running while still under reserved:init
+  double init_ms = 0;  // endpoint created -> final identity applied (time under reserved:init)
+  double plugin_ms =
+      0;  // plugin ADD exec -> exit: how long the workload's start waited (0: no plugin)
+  double exposed_ms = 0;        // workload running while still under reserved:init
   bool plugin_labeled = false;  // the plugin heard "labeled" before returning
   // Our design only, from the plugin's exec (ms): when the fakes saw each step of the labeling.
   double nomad_answered_ms = 0;  // GET /v1/allocation/:id answered
@@ -32,6 +33,7 @@ struct BurstResult {
   std::string error;
 };
 
-BurstResult run_burst(LabelerStack& stack, Design design, int allocs, std::chrono::milliseconds deadline);
+BurstResult run_burst(LabelerStack& stack, Design design, int allocs,
+                      std::chrono::milliseconds deadline);
 
 }  // namespace cn::bench

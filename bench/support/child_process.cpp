@@ -7,7 +7,8 @@
 namespace cn::bench {
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv, std::string log_path)
-    : testing::ChildProcess(argv, testing::current_environment(), {std::move(log_path), LogMode::kTruncate, {}}) {
+    : testing::ChildProcess(argv, testing::current_environment(),
+                            {std::move(log_path), LogMode::kTruncate, {}}) {
   if (!started()) throw std::runtime_error(start_error());
 }
 

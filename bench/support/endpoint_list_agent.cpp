@@ -16,12 +16,14 @@ constexpr const char* kTemplateIp = "10.254.254.254";
 constexpr const char* kTemplateJob = "template-job-0000";
 
 void replace_all(std::string& s, const std::string& from, const std::string& to) {
-  for (auto at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  for (auto at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
 }
 
 // The fake agent's JSON for one endpoint labeled the way the labeler labels it.
 json labeled_template() {
-  const std::vector<std::string> labels = {"nomad:nomad.group=app", std::string("nomad:nomad.job=") + kTemplateJob,
+  const std::vector<std::string> labels = {"nomad:nomad.group=app",
+                                           std::string("nomad:nomad.job=") + kTemplateJob,
                                            "nomad:nomad.namespace=default"};
   BenchDir dir;
   fakes::FakeCiliumAgentConfig ac;
@@ -39,7 +41,8 @@ json labeled_template() {
   cc.socket_path = ac.socket_path;
   cilium::CurlCiliumClient client(cc);
   auto ref = cilium::EndpointRef::cni_attachment(kTemplateAlloc, "eth0");
-  if (!ref || !client.replace_identity_labels(*ref, labels, system_clock().now() + std::chrono::seconds{5})) {
+  if (!ref || !client.replace_identity_labels(*ref, labels,
+                                              system_clock().now() + std::chrono::seconds{5})) {
     throw std::runtime_error("template endpoint: label write failed");
   }
   agent.wait_settled();
@@ -51,7 +54,8 @@ json labeled_template() {
 
 }  // namespace
 
-EndpointListAgent::EndpointListAgent(std::string socket_path, const std::vector<ListedEndpoint>& endpoints)
+EndpointListAgent::EndpointListAgent(std::string socket_path,
+                                     const std::vector<ListedEndpoint>& endpoints)
     : socket_path_(std::move(socket_path)) {
   json tmpl = labeled_template();
   list_body_ = "[";
@@ -81,6 +85,8 @@ EndpointListAgent::EndpointListAgent(std::string socket_path, const std::vector<
   server_->start();
 }
 
-EndpointListAgent::~EndpointListAgent() { server_->stop(); }
+EndpointListAgent::~EndpointListAgent() {
+  server_->stop();
+}
 
 }  // namespace cn::bench

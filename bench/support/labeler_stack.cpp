@@ -35,12 +35,9 @@ LabelerStack::LabelerStack(StackOptions options) : options_(std::move(options)) 
 
   labeler_ = std::make_unique<ChildProcess>(
       std::vector<std::string>{testing::bin_dir() + "/cilium-nomad-labeler", "run",
-                               "--cilium-socket", ac.socket_path,
-                               "--nomad-addr", nomad_->address(),
-                               "--node-id", nc.node_id,
-                               "--socket", dir_.file("labeler.sock"),
-                               "--state-file", dir_.file("state.json"),
-                               "--watch", options_.watch,
+                               "--cilium-socket", ac.socket_path, "--nomad-addr", nomad_->address(),
+                               "--node-id", nc.node_id, "--socket", dir_.file("labeler.sock"),
+                               "--state-file", dir_.file("state.json"), "--watch", options_.watch,
                                "--metrics-addr", ""},
       dir_.file("labeler.log"));
   // Ready once the watcher runs: it starts after the first reconcile, and the notification
@@ -57,8 +54,8 @@ LabelerStack::~LabelerStack() {
 }
 
 PluginTarget LabelerStack::plugin(int wait_for_labels_ms) const {
-  return {testing::bin_dir() + "/cilium-nomad-cni", dir_.file("state.json"), dir_.file("labeler.sock"),
-          wait_for_labels_ms};
+  return {testing::bin_dir() + "/cilium-nomad-cni", dir_.file("state.json"),
+          dir_.file("labeler.sock"), wait_for_labels_ms};
 }
 
 std::vector<std::pair<std::string, std::string>> LabelerStack::place(int count) {
@@ -70,7 +67,8 @@ std::vector<std::pair<std::string, std::string>> LabelerStack::place(int count) 
   for (const auto& id : *ids) {
     int n = next_ip_++;
     // 10.200.1.10 upwards: clear of the router (.0.1) and the health endpoint (.0.2).
-    out.emplace_back(id, "10.200." + std::to_string(1 + n / 200) + "." + std::to_string(10 + n % 200));
+    out.emplace_back(id,
+                     "10.200." + std::to_string(1 + n / 200) + "." + std::to_string(10 + n % 200));
   }
   return out;
 }
@@ -86,11 +84,12 @@ void LabelerStack::create_endpoint(const std::string& alloc_id, const std::strin
 }
 
 void LabelerStack::report_network(const std::string& alloc_id, const std::string& ipv4) {
-  if (!nomad_->set_network_status(alloc_id, {ipv4, "", "eth0"})) throw std::runtime_error("set_network_status");
+  if (!nomad_->set_network_status(alloc_id, {ipv4, "", "eth0"}))
+    throw std::runtime_error("set_network_status");
 }
 
-std::optional<std::map<std::string, InitSpan>> LabelerStack::wait_labeled(const std::vector<std::string>& allocs,
-                                                                        std::chrono::milliseconds timeout) {
+std::optional<std::map<std::string, InitSpan>> LabelerStack::wait_labeled(
+    const std::vector<std::string>& allocs, std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     std::map<std::string, InitSpan> done;
@@ -103,7 +102,8 @@ std::optional<std::map<std::string, InitSpan>> LabelerStack::wait_labeled(const 
       done[id] = InitSpan{ep["id"].get<long long>(), ep["created-unix-us"].get<long long>(),
                           ep["identity-resolved-unix-us"].get<long long>()};
     }
-    bool all = std::all_of(allocs.begin(), allocs.end(), [&](const auto& a) { return done.contains(a); });
+    bool all =
+        std::all_of(allocs.begin(), allocs.end(), [&](const auto& a) { return done.contains(a); });
     if (all) return done;
     if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
     // The spans come from the agent's own timestamps, so the poll period costs no precision.

@@ -53,8 +53,8 @@ class LabelerStack {
   // The Nomad client's report after ADD; the fake publishes it after the sync delay.
   void report_network(const std::string& alloc_id, const std::string& ipv4);
   // Waits (bounded) until every endpoint of `allocs` carries the job's final identity.
-  std::optional<std::map<std::string, InitSpan>> wait_labeled(const std::vector<std::string>& allocs,
-                                                             std::chrono::milliseconds timeout);
+  std::optional<std::map<std::string, InitSpan>> wait_labeled(
+      const std::vector<std::string>& allocs, std::chrono::milliseconds timeout);
   std::string labeler_log_tail() const { return labeler_->log_tail(); }
 
  private:

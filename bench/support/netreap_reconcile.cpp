@@ -25,8 +25,10 @@ Result<NetreapReport> netreap_reconcile(nomad::NomadApi& nomad, cilium::CiliumAp
     auto identity = nomad::identity_of(*alloc);
     if (!identity) continue;
     auto plan = cilium::plan_label_write(ep, labels::derive_labels(*identity, policy));
-    if (plan.action == cilium::LabelWriteAction::none) ++report.correct;
-    else ++report.to_write;
+    if (plan.action == cilium::LabelWriteAction::none)
+      ++report.correct;
+    else
+      ++report.to_write;
   }
   return report;
 }

@@ -12,8 +12,8 @@ namespace cn::bench {
 NomadListServer::NomadListServer(fakes::FakeNomad& source, const std::string& node_id,
                                  std::chrono::milliseconds latency)
     : node_path_("/v1/node/" + node_id + "/allocations"), latency_(latency) {
-  auto r = fakes::http_request(fakes::HttpTarget::tcp("127.0.0.1", source.port()), "GET", node_path_, {}, {},
-                               std::chrono::minutes{2});
+  auto r = fakes::http_request(fakes::HttpTarget::tcp("127.0.0.1", source.port()), "GET",
+                               node_path_, {}, {}, std::chrono::minutes{2});
   if (!r || r->status != 200) throw std::runtime_error("fake Nomad: node allocations failed");
   list_body_ = std::move(r->body);
   index_ = r->header("X-Nomad-Index").value_or("1");
@@ -30,7 +30,8 @@ NomadListServer::NomadListServer(fakes::FakeNomad& source, const std::string& no
     const std::string prefix = "/v1/allocation/";
     if (req.method == "GET" && req.path == node_path_) {
       resp.body = list_body_;
-    } else if (auto it = alloc_bodies_.find(req.path.substr(std::min(req.path.size(), prefix.size())));
+    } else if (auto it =
+                   alloc_bodies_.find(req.path.substr(std::min(req.path.size(), prefix.size())));
                req.method == "GET" && req.path.starts_with(prefix) && it != alloc_bodies_.end()) {
       resp.body = it->second;
     } else {
@@ -42,8 +43,12 @@ NomadListServer::NomadListServer(fakes::FakeNomad& source, const std::string& no
   server_->start();
 }
 
-NomadListServer::~NomadListServer() { server_->stop(); }
+NomadListServer::~NomadListServer() {
+  server_->stop();
+}
 
-std::string NomadListServer::address() const { return "http://127.0.0.1:" + std::to_string(server_->port()); }
+std::string NomadListServer::address() const {
+  return "http://127.0.0.1:" + std::to_string(server_->port());
+}
 
 }  // namespace cn::bench

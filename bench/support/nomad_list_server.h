@@ -16,7 +16,8 @@ namespace cn::bench {
 
 class NomadListServer {
  public:
-  NomadListServer(fakes::FakeNomad& source, const std::string& node_id, std::chrono::milliseconds latency);
+  NomadListServer(fakes::FakeNomad& source, const std::string& node_id,
+                  std::chrono::milliseconds latency);
   ~NomadListServer();
 
   std::string address() const;

@@ -40,9 +40,12 @@ std::expected<PluginConf, CniError> parse_plugin_conf(std::string_view stdin_dat
   }
 
   PluginConf conf;
-  for (auto [key, field] : {std::pair{"cniVersion", &conf.cni_version}, {"name", &conf.name},
-                            {"type", &conf.type}, {"labeler-socket", &conf.labeler_socket},
-                            {"state-file", &conf.state_file}, {"log-file", &conf.log_file}}) {
+  for (auto [key, field] : {std::pair{"cniVersion", &conf.cni_version},
+                            {"name", &conf.name},
+                            {"type", &conf.type},
+                            {"labeler-socket", &conf.labeler_socket},
+                            {"state-file", &conf.state_file},
+                            {"log-file", &conf.log_file}}) {
     if (auto err = read_string(doc, key, *field)) return std::unexpected(*err);
   }
   if (conf.cni_version.empty()) {
@@ -54,7 +57,8 @@ std::expected<PluginConf, CniError> parse_plugin_conf(std::string_view stdin_dat
                           "\", plugin supports 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0");
   }
   if (conf.labeler_socket.empty() || conf.state_file.empty()) {
-    return conf_error(ErrorCode::kInvalidNetworkConfig, "labeler-socket and state-file must not be empty");
+    return conf_error(ErrorCode::kInvalidNetworkConfig,
+                      "labeler-socket and state-file must not be empty");
   }
   if (auto it = doc.find("wait-for-labels-ms"); it != doc.end() && !it->is_null()) {
     if (!it->is_number_integer() || it->get<long long>() < 0 || it->get<long long>() > 600'000) {

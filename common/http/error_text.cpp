@@ -27,7 +27,8 @@ std::string body_excerpt(std::string_view body, std::size_t max) {
 std::string redact(std::string text, std::string_view secret) {
   if (secret.empty()) return text;
   static constexpr std::string_view kMark = "<redacted>";
-  for (auto pos = text.find(secret); pos != std::string::npos; pos = text.find(secret, pos + kMark.size())) {
+  for (auto pos = text.find(secret); pos != std::string::npos;
+       pos = text.find(secret, pos + kMark.size())) {
     text.replace(pos, secret.size(), kMark);
   }
   return text;

@@ -24,9 +24,13 @@ struct Slot {
   CurlSlist connect_to;  // CURLOPT_CONNECT_TO keeps a pointer: owned per slot, built once
 };
 
-bool header_safe(std::string_view s) { return s.find_first_of("\r\n") == std::string_view::npos; }
+bool header_safe(std::string_view s) {
+  return s.find_first_of("\r\n") == std::string_view::npos;
+}
 
-std::string path_only(const std::string& target) { return target.substr(0, target.find('?')); }
+std::string path_only(const std::string& target) {
+  return target.substr(0, target.find('?'));
+}
 
 ErrorKind classify(CURLcode code) {
   switch (code) {
@@ -66,13 +70,16 @@ ErrorKind classify(CURLcode code) {
   }
 }
 
-long as_long_ms(std::chrono::milliseconds d) { return static_cast<long>(std::max<long long>(d.count(), 1)); }
+long as_long_ms(std::chrono::milliseconds d) {
+  return static_cast<long>(std::max<long long>(d.count(), 1));
+}
 
 }  // namespace
 
 class HttpClient::Impl {
  public:
-  explicit Impl(HttpClientConfig config) : cfg_(std::move(config)), log_(cfg_.log ? cfg_.log : spdlog::default_logger()) {
+  explicit Impl(HttpClientConfig config)
+      : cfg_(std::move(config)), log_(cfg_.log ? cfg_.log : spdlog::default_logger()) {
     detail::ensure_curl_global_init();
     const HttpTarget& t = cfg_.target;
     if (t.is_unix()) {
@@ -80,10 +87,12 @@ class HttpClient::Impl {
     } else if (!cfg_.tls.server_name.empty() && t.is_https()) {
       const std::string port = std::to_string(t.port());
       url_base_ = "https://" + url_host(cfg_.tls.server_name) + ":" + port + t.path_prefix();
-      connect_to_ = url_host(cfg_.tls.server_name) + ":" + port + ":" + url_host(t.host()) + ":" + port;
+      connect_to_ =
+          url_host(cfg_.tls.server_name) + ":" + port + ":" + url_host(t.host()) + ":" + port;
       host_header_ = url_host(t.host()) + ":" + port;
     } else {
-      url_base_ = t.scheme() + "://" + url_host(t.host()) + ":" + std::to_string(t.port()) + t.path_prefix();
+      url_base_ = t.scheme() + "://" + url_host(t.host()) + ":" + std::to_string(t.port()) +
+                  t.path_prefix();
     }
   }
 
@@ -95,7 +104,8 @@ class HttpClient::Impl {
     return Response{out->status, std::move(out->headers), std::move(out->body)};
   }
 
-  HttpResult<StreamResult> stream(const Request& req, const std::function<bool(std::string_view)>& on_data,
+  HttpResult<StreamResult> stream(const Request& req,
+                                  const std::function<bool(std::string_view)>& on_data,
                                   const StreamOptions& options, std::stop_token stop) {
     detail::TransferSink sink{&on_data, options.max_error_body};
     auto out = run(req, sink, std::chrono::milliseconds{0}, options.idle_timeout, stop);
@@ -105,7 +115,9 @@ class HttpClient::Impl {
     r.headers = std::move(out->headers);
     const bool success = r.status >= 200 && r.status < 300;
     if (!success) r.error_body = std::move(out->body);
-    r.end = out->stopped ? StreamEnd::stopped : out->callback_stopped ? StreamEnd::callback : StreamEnd::eof;
+    r.end = out->stopped            ? StreamEnd::stopped
+            : out->callback_stopped ? StreamEnd::callback
+                                    : StreamEnd::eof;
     return r;
   }
 
@@ -119,17 +131,20 @@ class HttpClient::Impl {
  private:
   HttpResult<detail::TransferOutcome> run(const Request& req, const detail::TransferSink& sink,
                                           std::chrono::milliseconds total_timeout,
-                                          std::chrono::milliseconds idle_timeout, const std::stop_token& stop) {
+                                          std::chrono::milliseconds idle_timeout,
+                                          const std::stop_token& stop) {
     const std::string what = std::string(to_string(req.method)) + " " + path_only(req.target);
     auto failure = [&](ErrorKind kind, const std::string& detail_text) {
       Error f{kind, what + " (" + cfg_.target.describe() + "): " + detail_text, 0, 0};
-      log_->debug("http failure method={} path={} target={} kind={} detail=\"{}\"", to_string(req.method),
-                  path_only(req.target), cfg_.target.describe(), to_string(kind), detail_text);
+      log_->debug("http failure method={} path={} target={} kind={} detail=\"{}\"",
+                  to_string(req.method), path_only(req.target), cfg_.target.describe(),
+                  to_string(kind), detail_text);
       return std::unexpected(std::move(f));
     };
     if (req.target.empty() || req.target.front() != '/' || !header_safe(req.target) ||
         req.target.find(' ') != std::string::npos) {
-      return failure(ErrorKind::invalid, "request target must be an encoded path starting with '/'");
+      return failure(ErrorKind::invalid,
+                     "request target must be an encoded path starting with '/'");
     }
     if (stop.stop_requested()) return failure(ErrorKind::cancelled, "stopped before sending");
 
@@ -140,12 +155,16 @@ class HttpClient::Impl {
       return failure(ErrorKind::invalid, e.what());
     }
     CurlSlist headers;
-    if (!build_headers(req, headers)) return failure(ErrorKind::invalid, "header names and values must not contain CR or LF");
+    if (!build_headers(req, headers))
+      return failure(ErrorKind::invalid, "header names and values must not contain CR or LF");
     configure(*slot, req, headers, total_timeout);
 
     const auto started = std::chrono::steady_clock::now();
-    detail::TransferOutcome out = detail::run_transfer(slot->multi, slot->easy, sink, idle_timeout, stop);
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
+    detail::TransferOutcome out =
+        detail::run_transfer(slot->multi, slot->easy, sink, idle_timeout, stop);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::steady_clock::now() - started)
+                        .count();
 
     const bool clean = !out.stopped && !out.idle_expired && out.code == CURLE_OK;
     // Only a connection that finished its exchange cleanly may carry the next request.
@@ -156,12 +175,14 @@ class HttpClient::Impl {
       return failure(ErrorKind::cancelled, "stopped");
     }
     if (out.idle_expired) {
-      return failure(ErrorKind::timeout, "no data for " + std::to_string(idle_timeout.count()) + " ms");
+      return failure(ErrorKind::timeout,
+                     "no data for " + std::to_string(idle_timeout.count()) + " ms");
     }
     if (out.code == CURLE_WRITE_ERROR && (out.callback_stopped || out.error_body_full)) {
       out.code = CURLE_OK;
     } else if (out.code == CURLE_WRITE_ERROR && out.too_large) {
-      return failure(ErrorKind::bad_answer, "response body larger than " + std::to_string(sink.max_body) + " bytes");
+      return failure(ErrorKind::bad_answer,
+                     "response body larger than " + std::to_string(sink.max_body) + " bytes");
     } else if (out.code != CURLE_OK) {
       return failure(classify(out.code), out.curl_message);
     }
@@ -172,7 +193,8 @@ class HttpClient::Impl {
 
   bool build_headers(const Request& req, CurlSlist& list) const {
     auto add = [&](const std::string& name, const std::string& value) {
-      if (!header_safe(name) || !header_safe(value) || name.find(':') != std::string::npos) return false;
+      if (!header_safe(name) || !header_safe(value) || name.find(':') != std::string::npos)
+        return false;
       return list.append(name + ": " + value);
     };
     for (const auto& [name, value] : cfg_.default_headers.entries()) {
@@ -184,14 +206,16 @@ class HttpClient::Impl {
     }
     bool ok = true;
     if (!req.headers.contains("Accept")) ok = ok && list.append("Accept: application/json");
-    if (req.body && !req.headers.contains("Content-Type")) ok = ok && list.append("Content-Type: application/json");
+    if (req.body && !req.headers.contains("Content-Type"))
+      ok = ok && list.append("Content-Type: application/json");
     // No "Expect: 100-continue" round trip: the agents answer at once.
     ok = ok && list.append("Expect:");
     if (!host_header_.empty()) ok = ok && list.append("Host: " + host_header_);
     return ok;
   }
 
-  void configure(Slot& slot, const Request& req, const CurlSlist& headers, std::chrono::milliseconds total_timeout) {
+  void configure(Slot& slot, const Request& req, const CurlSlist& headers,
+                 std::chrono::milliseconds total_timeout) {
     CURL* e = slot.easy.get();
     slot.easy.reset();
     const std::string url = url_base_ + req.target;
@@ -204,8 +228,10 @@ class HttpClient::Impl {
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);  // blocking queries idle for minutes
     curl_easy_setopt(e, CURLOPT_USERAGENT, cfg_.user_agent.c_str());
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, as_long_ms(cfg_.connect_timeout));
-    if (total_timeout.count() > 0) curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, as_long_ms(total_timeout));
-    if (cfg_.target.is_unix()) curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, cfg_.target.socket_path().c_str());
+    if (total_timeout.count() > 0)
+      curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, as_long_ms(total_timeout));
+    if (cfg_.target.is_unix())
+      curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, cfg_.target.socket_path().c_str());
     if (!connect_to_.empty()) {
       if (slot.connect_to.get() == nullptr) slot.connect_to.append(connect_to_);
       curl_easy_setopt(e, CURLOPT_CONNECT_TO, slot.connect_to.get());
@@ -216,7 +242,8 @@ class HttpClient::Impl {
     if (req.body) {
       curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body->size()));
       curl_easy_setopt(e, CURLOPT_POSTFIELDS, req.body->data());
-      if (req.method != Method::post) curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, to_string(req.method).data());
+      if (req.method != Method::post)
+        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, to_string(req.method).data());
     } else if (req.method == Method::get) {
       curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
     } else if (req.method == Method::del) {
@@ -225,7 +252,8 @@ class HttpClient::Impl {
       // PUT/POST/PATCH without a body still say "Content-Length: 0".
       curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(0));
       curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
-      if (req.method != Method::post) curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, to_string(req.method).data());
+      if (req.method != Method::post)
+        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, to_string(req.method).data());
     }
   }
 
@@ -266,7 +294,8 @@ class HttpClient::Impl {
   std::vector<std::unique_ptr<Slot>> idle_;
 };
 
-HttpClient::HttpClient(HttpClientConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
+HttpClient::HttpClient(HttpClientConfig config)
+    : impl_(std::make_unique<Impl>(std::move(config))) {}
 HttpClient::~HttpClient() = default;
 HttpClient::HttpClient(HttpClient&&) noexcept = default;
 HttpClient& HttpClient::operator=(HttpClient&&) noexcept = default;
@@ -281,7 +310,11 @@ HttpResult<StreamResult> HttpClient::stream(const Request& request,
   return impl_->stream(request, on_data, options, std::move(stop));
 }
 
-const HttpTarget& HttpClient::target() const { return impl_->target(); }
-std::size_t HttpClient::idle_connections() const { return impl_->idle_connections(); }
+const HttpTarget& HttpClient::target() const {
+  return impl_->target();
+}
+std::size_t HttpClient::idle_connections() const {
+  return impl_->idle_connections();
+}
 
 }  // namespace cn::http

@@ -25,10 +25,13 @@ Result<HttpTarget> HttpTarget::url(std::string_view base_url) {
   auto slash = rest.find('/');
   std::string_view authority = rest.substr(0, slash);
   std::string_view path = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash);
-  if (authority.find('@') != std::string_view::npos) return fail("address must not contain user info");
-  if (path.find_first_of("?#") != std::string_view::npos) return fail("address must not contain a query or fragment");
+  if (authority.find('@') != std::string_view::npos)
+    return fail("address must not contain user info");
+  if (path.find_first_of("?#") != std::string_view::npos)
+    return fail("address must not contain a query or fragment");
   for (char c : base_url) {
-    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) return fail("address contains whitespace or control bytes");
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f)
+      return fail("address contains whitespace or control bytes");
   }
 
   std::string_view host;

@@ -43,7 +43,8 @@ using HttpResult = Result<T>;
 // invalid becomes bad_answer (retried later, never final).
 template <class T>
 Result<T> refused_answer(Result<T> decoded) {
-  if (!decoded && decoded.error().kind == ErrorKind::invalid) decoded.error().kind = ErrorKind::bad_answer;
+  if (!decoded && decoded.error().kind == ErrorKind::invalid)
+    decoded.error().kind = ErrorKind::bad_answer;
   return decoded;
 }
 

@@ -11,7 +11,8 @@ namespace cn::http {
 using std::chrono::milliseconds;
 
 Backoff::Backoff(RetryPolicy policy, std::uint64_t seed)
-    : policy_(policy), backoff_(BackoffPolicy{policy.base_delay, policy.max_delay, milliseconds{0}}, seed) {}
+    : policy_(policy),
+      backoff_(BackoffPolicy{policy.base_delay, policy.max_delay, milliseconds{0}}, seed) {}
 
 bool is_retryable_status(int status) {
   if (status >= 200 && status < 400) return false;
@@ -29,7 +30,8 @@ HttpResult<Response> with_retry(const RetryRun& run,
   spdlog::logger& log = run.log != nullptr ? *run.log : *spdlog::default_logger();
   const RetryPolicy& policy = run.backoff.policy();
   const int max_attempts = std::max(policy.max_attempts, 1);
-  HttpResult<Response> last = fail(ErrorKind::timeout, "deadline exceeded before the first attempt");
+  HttpResult<Response> last =
+      fail(ErrorKind::timeout, "deadline exceeded before the first attempt");
   int made = 0;
   for (;;) {
     auto left = std::chrono::duration_cast<milliseconds>(run.deadline - run.clock.now());
@@ -46,8 +48,8 @@ HttpResult<Response> with_retry(const RetryRun& run,
     }
     const MonoTime wake = run.clock.now() + wait;
     if (wake >= run.deadline) break;
-    log.debug("http retry what=\"{}\" attempt={} wait_ms={} reason=\"{}\"", run.what, made, wait.count(),
-              last ? "status " + std::to_string(last->status) : last.error().message);
+    log.debug("http retry what=\"{}\" attempt={} wait_ms={} reason=\"{}\"", run.what, made,
+              wait.count(), last ? "status " + std::to_string(last->status) : last.error().message);
     if (!run.clock.sleep_until(wake, run.stop)) break;
   }
   if (attempts_made != nullptr) *attempts_made = made;

@@ -12,7 +12,9 @@ bool is_alnum(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 
-bool is_label_char(char c) { return is_alnum(c) || c == '-' || c == '_' || c == '.'; }
+bool is_label_char(char c) {
+  return is_alnum(c) || c == '-' || c == '_' || c == '.';
+}
 
 bool is_label_text(std::string_view text) {
   if (text.empty() || text.size() > kMaxLabelText) return false;
@@ -41,9 +43,13 @@ std::string to_hex8(std::uint32_t v) {
 
 }  // namespace
 
-bool is_valid_label_key(std::string_view key) { return is_label_text(key); }
+bool is_valid_label_key(std::string_view key) {
+  return is_label_text(key);
+}
 
-bool is_valid_label_value(std::string_view value) { return value.empty() || is_label_text(value); }
+bool is_valid_label_value(std::string_view value) {
+  return value.empty() || is_label_text(value);
+}
 
 std::uint32_t stable_hash32(std::string_view bytes) {
   std::uint64_t h = 0xcbf29ce484222325ULL;

@@ -58,25 +58,34 @@ Result<std::vector<std::string>> string_list(const json& j, const char* key, std
 
 std::string_view to_string(Op op) {
   switch (op) {
-    case Op::kAdd: return "add";
-    case Op::kDel: return "del";
-    case Op::kCheck: return "check";
+    case Op::kAdd:
+      return "add";
+    case Op::kDel:
+      return "del";
+    case Op::kCheck:
+      return "check";
   }
   return "add";
 }
 
 std::string_view to_string(ReplyStatus status) {
   switch (status) {
-    case ReplyStatus::kLabeled: return "labeled";
-    case ReplyStatus::kPending: return "pending";
-    case ReplyStatus::kFailed: return "failed";
-    case ReplyStatus::kUnsupportedVersion: return "unsupported-version";
+    case ReplyStatus::kLabeled:
+      return "labeled";
+    case ReplyStatus::kPending:
+      return "pending";
+    case ReplyStatus::kFailed:
+      return "failed";
+    case ReplyStatus::kUnsupportedVersion:
+      return "unsupported-version";
   }
   return "failed";
 }
 
 std::string encode(const Request& r) {
-  json j = {{"v", kProtocolVersion}, {"op", to_string(r.op)}, {"alloc_id", r.alloc_id},
+  json j = {{"v", kProtocolVersion},
+            {"op", to_string(r.op)},
+            {"alloc_id", r.alloc_id},
             {"ifname", r.ifname}};
   if (!r.netns.empty()) j["netns"] = r.netns;
   if (!r.ips.empty()) j["ips"] = r.ips;
@@ -117,10 +126,14 @@ Result<Request> decode_request(std::string_view line) {
   Request r;
   auto op = string_field(*j, "op", true);
   if (!op) return std::unexpected(op.error());
-  if (*op == "add") r.op = Op::kAdd;
-  else if (*op == "del") r.op = Op::kDel;
-  else if (*op == "check") r.op = Op::kCheck;
-  else return fail("unknown op");
+  if (*op == "add")
+    r.op = Op::kAdd;
+  else if (*op == "del")
+    r.op = Op::kDel;
+  else if (*op == "check")
+    r.op = Op::kCheck;
+  else
+    return fail("unknown op");
 
   auto alloc = string_field(*j, "alloc_id", true);
   if (!alloc) return std::unexpected(alloc.error());
@@ -142,8 +155,10 @@ Result<Request> decode_request(std::string_view line) {
 
   if (auto nomad = j->find("nomad"); nomad != j->end() && !nomad->is_null()) {
     if (!nomad->is_object()) return fail("\"nomad\" must be an object");
-    for (auto [key, field] : {std::pair{"region", &r.nomad.region}, {"namespace", &r.nomad.namespace_},
-                              {"job", &r.nomad.job_id}, {"group", &r.nomad.group}}) {
+    for (auto [key, field] : {std::pair{"region", &r.nomad.region},
+                              {"namespace", &r.nomad.namespace_},
+                              {"job", &r.nomad.job_id},
+                              {"group", &r.nomad.group}}) {
       auto value = string_field(*nomad, key, false);
       if (!value) return std::unexpected(value.error());
       *field = std::move(*value);
@@ -172,11 +187,16 @@ Result<Reply> decode_reply(std::string_view line) {
   Reply r;
   auto status = string_field(*j, "status", true);
   if (!status) return std::unexpected(status.error());
-  if (*status == "labeled") r.status = ReplyStatus::kLabeled;
-  else if (*status == "pending") r.status = ReplyStatus::kPending;
-  else if (*status == "failed") r.status = ReplyStatus::kFailed;
-  else if (*status == "unsupported-version") r.status = ReplyStatus::kUnsupportedVersion;
-  else return fail("unknown status");
+  if (*status == "labeled")
+    r.status = ReplyStatus::kLabeled;
+  else if (*status == "pending")
+    r.status = ReplyStatus::kPending;
+  else if (*status == "failed")
+    r.status = ReplyStatus::kFailed;
+  else if (*status == "unsupported-version")
+    r.status = ReplyStatus::kUnsupportedVersion;
+  else
+    return fail("unknown status");
   for (auto [key, field] : {std::pair{"endpoint_id", &r.endpoint_id}, {"identity", &r.identity}}) {
     if (auto it = j->find(key); it != j->end() && !it->is_null()) {
       if (!it->is_number_integer()) return fail(std::string("\"") + key + "\" must be an integer");

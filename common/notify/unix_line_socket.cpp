@@ -38,7 +38,9 @@ UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
   return *this;
 }
 
-UniqueFd::~UniqueFd() { reset(); }
+UniqueFd::~UniqueFd() {
+  reset();
+}
 
 void UniqueFd::reset() {
   if (fd_ >= 0) ::close(fd_);
@@ -65,7 +67,8 @@ Result<UniqueFd> connect_unix(const std::string& path, Clock& clock, MonoTime de
     }
     return fail_errno("connect " + path + ": " + std::strerror(errno), errno);
   }
-  if (auto ok = wait_for(fd.get(), POLLOUT, clock, deadline); !ok) return std::unexpected(ok.error());
+  if (auto ok = wait_for(fd.get(), POLLOUT, clock, deadline); !ok)
+    return std::unexpected(ok.error());
   int err = 0;
   socklen_t len = sizeof err;
   ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
@@ -109,7 +112,8 @@ Result<std::string> read_line(int fd, std::size_t max_bytes, Clock& clock, MonoT
     ssize_t got = ::recv(fd, buf, take, MSG_DONTWAIT);
     if (got <= 0) continue;
     line.append(buf, static_cast<std::size_t>(got));
-    if (line.size() > max_bytes) return fail_errno("line longer than " + std::to_string(max_bytes), EMSGSIZE);
+    if (line.size() > max_bytes)
+      return fail_errno("line longer than " + std::to_string(max_bytes), EMSGSIZE);
     if (nl != std::string_view::npos) return line;
   }
 }

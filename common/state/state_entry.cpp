@@ -1,7 +1,7 @@
 #include "common/state/state_entry.h"
 
-#include <map>
 #include <expected>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -49,7 +49,8 @@ std::string get_string(const json& j, const char* key) {
 long long get_int(const json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return 0;
-  if (!it->is_number_integer()) throw std::invalid_argument(std::string(key) + " must be an integer");
+  if (!it->is_number_integer())
+    throw std::invalid_argument(std::string(key) + " must be an integer");
   return it->get<long long>();
 }
 
@@ -84,7 +85,7 @@ StateEntry entry_from_json(const json& j) {
                             get_strings(*it, "labels"), get_string(*it, "at")};
   }
   for (const auto& [key, value] : j.items()) {
-    static const std::set<std::string> known = {"ifname", "netns", "ips", "added_at",
+    static const std::set<std::string> known = {"ifname",        "netns", "ips",    "added_at",
                                                 "added_unix_ms", "nomad", "labeled"};
     if (!known.contains(key)) e.unknown[key] = value;
   }
@@ -160,7 +161,8 @@ std::expected<StateDoc, std::string> state_from_json(std::string_view text) {
       if (!cn::is_valid_alloc_id(id)) return std::unexpected("invalid allocation ID key");
       if (value.is_object() && value.contains(kTombstoneKey)) {
         const auto& ms = value[kTombstoneKey];
-        if (!ms.is_number_integer() || value.size() != 1) return std::unexpected("bad tombstone for " + id);
+        if (!ms.is_number_integer() || value.size() != 1)
+          return std::unexpected("bad tombstone for " + id);
         doc.deleted.emplace(id, ms.get<long long>());
         continue;
       }

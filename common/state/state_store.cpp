@@ -7,18 +7,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <algorithm>
 
 #include <spdlog/spdlog.h>
 
 namespace cn::state {
 namespace {
 
-std::string errno_text(int err) { return std::strerror(err); }
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
 
 std::string parent_dir(const std::string& path) {
   auto parent = std::filesystem::path(path).parent_path();
@@ -79,10 +81,12 @@ Result<StateStore::Lock> StateStore::acquire() {
   auto backoff = std::chrono::microseconds{200};
   while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     if (errno == EINTR) continue;
-    if (errno != EWOULDBLOCK) return fail_errno("flock " + lock_path + ": " + errno_text(errno), errno);
+    if (errno != EWOULDBLOCK)
+      return fail_errno("flock " + lock_path + ": " + errno_text(errno), errno);
     if (clock_.now() >= deadline) {
       return fail_errno("timed out after " + std::to_string(options_.lock_timeout.count()) +
-                  " ms waiting for the lock on " + lock_path, ETIMEDOUT);
+                            " ms waiting for the lock on " + lock_path,
+                        ETIMEDOUT);
     }
     clock_.sleep_for(backoff, {});
     backoff = std::min(backoff * 2, std::chrono::microseconds{5000});
@@ -110,11 +114,13 @@ Result<std::optional<std::string>> StateStore::read_text_locked() {
     text.append(buf, static_cast<std::size_t>(n));
   }
   ::close(fd);
-  if (read_errno != 0) return fail_errno("cannot read " + options_.path + ": " + errno_text(read_errno), read_errno);
+  if (read_errno != 0)
+    return fail_errno("cannot read " + options_.path + ": " + errno_text(read_errno), read_errno);
   return std::optional<std::string>{std::move(text)};
 }
 
-Result<StateDoc> StateStore::parse_or_quarantine(const std::optional<std::string>& text, bool& replaced) {
+Result<StateDoc> StateStore::parse_or_quarantine(const std::optional<std::string>& text,
+                                                 bool& replaced) {
   replaced = false;
   if (!text) return StateDoc{};
   auto doc = state_from_json(*text);
@@ -123,7 +129,8 @@ Result<StateDoc> StateStore::parse_or_quarantine(const std::optional<std::string
   std::string aside = options_.path + ".corrupt-" + std::to_string(unix_millis(clock_.wall_now()));
   if (::rename(options_.path.c_str(), aside.c_str()) != 0) {
     return fail_errno("state file " + options_.path + " is unreadable (" + doc.error() +
-                ") and could not be moved aside: " + errno_text(errno), errno);
+                          ") and could not be moved aside: " + errno_text(errno),
+                      errno);
   }
   log_->error("state file corrupt, moved aside and starting fresh: file={} aside={} reason=\"{}\"",
               options_.path, aside, doc.error());
@@ -138,7 +145,9 @@ Result<StateDoc> StateStore::read_locked(bool& replaced) {
   return parse_or_quarantine(*text, replaced);
 }
 
-Status StateStore::write_locked(const StateDoc& doc) { return write_text_locked(to_text(doc)); }
+Status StateStore::write_locked(const StateDoc& doc) {
+  return write_text_locked(to_text(doc));
+}
 
 Status StateStore::write_text_locked(const std::string& text) {
   static std::atomic<unsigned> counter{0};
@@ -179,7 +188,9 @@ Result<int> StateStore::remove_orphan_temp_files() {
     if (!item.path().filename().string().starts_with(prefix)) continue;
     if (std::filesystem::remove(item.path(), ec)) ++removed;
   }
-  if (removed > 0) log_->warn("removed temp files left by interrupted state writers: file={} count={}", options_.path, removed);
+  if (removed > 0)
+    log_->warn("removed temp files left by interrupted state writers: file={} count={}",
+               options_.path, removed);
   return removed;
 }
 
@@ -202,7 +213,8 @@ Status StateStore::update(const DocMutation& mutate) {
   return update_doc_locked(*text, mutate);
 }
 
-Status StateStore::update_doc_locked(const std::optional<std::string>& text, const DocMutation& mutate) {
+Status StateStore::update_doc_locked(const std::optional<std::string>& text,
+                                     const DocMutation& mutate) {
   bool replaced = false;
   auto doc = parse_or_quarantine(text, replaced);
   if (!doc) return std::unexpected(doc.error());
@@ -211,7 +223,8 @@ Status StateStore::update_doc_locked(const std::optional<std::string>& text, con
   return write_locked(*doc);
 }
 
-Status StateStore::update_entry(const std::string& alloc_id, const EntryMutation& mutate, Creation creation) {
+Status StateStore::update_entry(const std::string& alloc_id, const EntryMutation& mutate,
+                                Creation creation) {
   return update_slot(alloc_id, [&](Slot& slot) {
     if (!slot.entry && creation == Creation::forbidden) return false;
     std::optional<StateEntry> entry = slot.entry;
@@ -246,8 +259,10 @@ Status StateStore::update_slot(const std::string& alloc_id, const SlotMutation& 
   if (auto done = update_line_locked(*text, alloc_id, mutate)) return *done;
   return update_doc_locked(*text, [&](StateDoc& doc) {
     Slot slot;
-    if (auto it = doc.allocations.find(alloc_id); it != doc.allocations.end()) slot.entry = it->second;
-    if (auto it = doc.deleted.find(alloc_id); it != doc.deleted.end()) slot.deleted_unix_ms = it->second;
+    if (auto it = doc.allocations.find(alloc_id); it != doc.allocations.end())
+      slot.entry = it->second;
+    if (auto it = doc.deleted.find(alloc_id); it != doc.deleted.end())
+      slot.deleted_unix_ms = it->second;
     if (!mutate(slot)) return false;
     doc.allocations.erase(alloc_id);
     doc.deleted.erase(alloc_id);
@@ -263,10 +278,12 @@ Status StateStore::update_slot(const std::string& alloc_id, const SlotMutation& 
 std::optional<Status> StateStore::update_line_locked(const std::optional<std::string>& text,
                                                      const std::string& alloc_id,
                                                      const SlotMutation& mutate) {
-  std::optional<std::vector<StateLine>> lines = text ? split_state_lines(*text) : std::vector<StateLine>{};
+  std::optional<std::vector<StateLine>> lines =
+      text ? split_state_lines(*text) : std::vector<StateLine>{};
   if (!lines) return std::nullopt;
-  auto pos = std::lower_bound(lines->begin(), lines->end(), alloc_id,
-                              [](const StateLine& line, const std::string& id) { return line.alloc_id < id; });
+  auto pos = std::lower_bound(
+      lines->begin(), lines->end(), alloc_id,
+      [](const StateLine& line, const std::string& id) { return line.alloc_id < id; });
   const bool found = pos != lines->end() && pos->alloc_id == alloc_id;
   Slot slot;
   if (found) {

@@ -4,7 +4,8 @@
 
 namespace cn {
 
-std::chrono::milliseconds backoff_delay(const BackoffPolicy& policy, int attempt, std::mt19937_64& rng) {
+std::chrono::milliseconds backoff_delay(const BackoffPolicy& policy, int attempt,
+                                        std::mt19937_64& rng) {
   const long long cap = std::max<long long>(policy.cap.count(), 1);
   const long long floor = std::clamp<long long>(policy.floor.count(), 0, cap);
   long long ceiling = std::max<long long>(policy.base.count(), 1);

@@ -17,7 +17,8 @@ struct BackoffPolicy {
   std::chrono::milliseconds floor{250};
 };
 
-std::chrono::milliseconds backoff_delay(const BackoffPolicy& policy, int attempt, std::mt19937_64& rng);
+std::chrono::milliseconds backoff_delay(const BackoffPolicy& policy, int attempt,
+                                        std::mt19937_64& rng);
 
 // backoff_delay with its own generator, for callers shared by several threads. The seed makes
 // delays reproducible in tests.

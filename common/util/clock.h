@@ -17,7 +17,8 @@ using Millis = std::chrono::milliseconds;
 // wait out a PATCH queued in the agent's limiter or a worker's confirmation poll. Implicit from a
 // bare time on purpose: most callers have no stop to pass.
 struct Deadline {
-  Deadline(MonoTime when, std::stop_token stop_token = {}) : at(when), stop(std::move(stop_token)) {}  // NOLINT
+  Deadline(MonoTime when, std::stop_token stop_token = {})
+      : at(when), stop(std::move(stop_token)) {}  // NOLINT
   MonoTime at;
   std::stop_token stop;
 };

@@ -5,7 +5,9 @@ namespace cn::json {
 namespace {
 
 // A listed member without members of its own is kept whole: no filtering below it.
-const Fields* governing(const Fields* fields) { return fields && !fields->members.empty() ? fields : nullptr; }
+const Fields* governing(const Fields* fields) {
+  return fields && !fields->members.empty() ? fields : nullptr;
+}
 
 }  // namespace
 
@@ -61,7 +63,8 @@ bool FieldFilter::close() {
   return true;
 }
 
-bool FieldFilter::parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+bool FieldFilter::parse_error(std::size_t, const std::string&,
+                              const nlohmann::detail::exception& e) {
   error_ = e.what();
   return false;
 }

@@ -155,15 +155,17 @@ Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view w
   }
 }
 
-Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view what, const Fields& keep,
-                                       int max_depth) {
+Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view what,
+                                       const Fields& keep, int max_depth) {
   FieldFilter filter(keep, max_depth);
   try {
-    if (nlohmann::json::sax_parse(text.begin(), text.end(), &filter)) return std::move(filter.result());
+    if (nlohmann::json::sax_parse(text.begin(), text.end(), &filter))
+      return std::move(filter.result());
   } catch (const std::bad_alloc&) {
     return fail(std::string(what) + ": out of memory while parsing JSON");
   }
-  if (filter.too_deep()) return fail(std::string(what) + ": JSON nested deeper than " + std::to_string(max_depth));
+  if (filter.too_deep())
+    return fail(std::string(what) + ": JSON nested deeper than " + std::to_string(max_depth));
   return fail(std::string(what) + ": invalid JSON: " + filter.error());
 }
 

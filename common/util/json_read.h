@@ -51,7 +51,7 @@ class JsonReader {
 Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view what,
                                        int max_depth = 128);
 // The same, building only the members `keep` lists (see json_fields.h).
-Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view what, const Fields& keep,
-                                       int max_depth = 128);
+Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view what,
+                                       const Fields& keep, int max_depth = 128);
 
 }  // namespace cn::json

@@ -5,8 +5,8 @@ namespace cn {
 std::string percent_encode(std::string_view s, std::string_view keep) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   auto unreserved = [&](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-           c == '_' || c == '~' || keep.find(c) != std::string_view::npos;
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '.' || c == '_' || c == '~' || keep.find(c) != std::string_view::npos;
   };
   std::string out;
   out.reserve(s.size());

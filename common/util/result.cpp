@@ -6,17 +6,28 @@ namespace cn {
 
 std::string_view to_string(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::invalid: return "invalid";
-    case ErrorKind::io: return "io";
-    case ErrorKind::transport: return "transport";
-    case ErrorKind::timeout: return "timeout";
-    case ErrorKind::tls: return "tls";
-    case ErrorKind::cancelled: return "cancelled";
-    case ErrorKind::http: return "http";
-    case ErrorKind::not_found: return "not_found";
-    case ErrorKind::permission: return "permission";
-    case ErrorKind::rate_limited: return "rate_limited";
-    case ErrorKind::bad_answer: return "bad_answer";
+    case ErrorKind::invalid:
+      return "invalid";
+    case ErrorKind::io:
+      return "io";
+    case ErrorKind::transport:
+      return "transport";
+    case ErrorKind::timeout:
+      return "timeout";
+    case ErrorKind::tls:
+      return "tls";
+    case ErrorKind::cancelled:
+      return "cancelled";
+    case ErrorKind::http:
+      return "http";
+    case ErrorKind::not_found:
+      return "not_found";
+    case ErrorKind::permission:
+      return "permission";
+    case ErrorKind::rate_limited:
+      return "rate_limited";
+    case ErrorKind::bad_answer:
+      return "bad_answer";
   }
   return "invalid";
 }
@@ -28,9 +39,12 @@ std::unexpected<Error> fail_errno(std::string message, int err) {
 
 Error http_error(int status, std::string message) {
   ErrorKind kind = ErrorKind::http;
-  if (status == 404) kind = ErrorKind::not_found;
-  else if (status == 401 || status == 403) kind = ErrorKind::permission;
-  else if (status == 429) kind = ErrorKind::rate_limited;
+  if (status == 404)
+    kind = ErrorKind::not_found;
+  else if (status == 401 || status == 403)
+    kind = ErrorKind::permission;
+  else if (status == 429)
+    kind = ErrorKind::rate_limited;
   return Error{kind, std::move(message), status, 0};
 }
 

@@ -28,24 +28,31 @@ RetryRule retry_rule(const Error& error) {
 
 std::string_view to_string(RetryRule rule) {
   switch (rule) {
-    case RetryRule::now: return "now";
-    case RetryRule::later: return "later";
-    case RetryRule::at_resync: return "at_resync";
-    case RetryRule::never: return "never";
+    case RetryRule::now:
+      return "now";
+    case RetryRule::later:
+      return "later";
+    case RetryRule::at_resync:
+      return "at_resync";
+    case RetryRule::never:
+      return "never";
   }
   return "never";
 }
 
 std::string_view remedy(const Error& error, Peer peer) {
   if (error.kind == ErrorKind::tls) {
-    return "check NOMAD_CACERT/NOMAD_CAPATH, NOMAD_CLIENT_CERT/NOMAD_CLIENT_KEY and NOMAD_TLS_SERVER_NAME against "
+    return "check NOMAD_CACERT/NOMAD_CAPATH, NOMAD_CLIENT_CERT/NOMAD_CLIENT_KEY and "
+           "NOMAD_TLS_SERVER_NAME against "
            "the Nomad agent's certificate";
   }
   if (error.kind != ErrorKind::permission) return "";
   if (peer == Peer::cilium) {
-    return "the Cilium agent refuses this API: allow it in the agent's --enable-cilium-api-server-access";
+    return "the Cilium agent refuses this API: allow it in the agent's "
+           "--enable-cilium-api-server-access";
   }
-  return "NOMAD_TOKEN lacks a capability: attach the policy in conf-examples/acl-policy.hcl to the labeler's token";
+  return "NOMAD_TOKEN lacks a capability: attach the policy in conf-examples/acl-policy.hcl to the "
+         "labeler's token";
 }
 
 }  // namespace cn

@@ -19,7 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // A crafted line can hide a second key after its object (`{..},"<id>":{..}`); only our own
     // writer produces the framing, so agreement is required just for lines that decode alone.
     for (const auto& line : *lines) {
-      if (cn::state::entry_from_text(line.body) && !doc->allocations.contains(std::string(line.alloc_id))) {
+      if (cn::state::entry_from_text(line.body) &&
+          !doc->allocations.contains(std::string(line.alloc_id))) {
         std::abort();
       }
     }

@@ -30,16 +30,24 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 // Files that pass options to `cilium-nomad-labeler run`.
-const std::vector<std::string> kLabelerCallers = {
-    "cilium-nomad-labeler.nomad.hcl", "cilium-nomad-labeler.raw_exec.nomad.hcl",
-    "cilium-nomad-labeler.service"};
+const std::vector<std::string> kLabelerCallers = {"cilium-nomad-labeler.nomad.hcl",
+                                                  "cilium-nomad-labeler.raw_exec.nomad.hcl",
+                                                  "cilium-nomad-labeler.service"};
 
-std::string examples_dir() { return source_dir() + "/conf-examples"; }
-std::string example(const std::string& name) { return examples_dir() + "/" + name; }
+std::string examples_dir() {
+  return source_dir() + "/conf-examples";
+}
+std::string example(const std::string& name) {
+  return examples_dir() + "/" + name;
+}
 
-json load_json(const std::string& path) { return json::parse(read_file(path), nullptr, false); }
+json load_json(const std::string& path) {
+  return json::parse(read_file(path), nullptr, false);
+}
 
-bool executable(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
+bool executable(const std::string& path) {
+  return ::access(path.c_str(), X_OK) == 0;
+}
 
 // A cilium-cni result for a docker task, shaped as cni.md section 5 describes it: host veth
 // first, the container interface last with its sandbox, one /32 pointing at it.
@@ -94,7 +102,8 @@ std::string labeler_invocation(const std::string& file_name, const std::string& 
 std::set<std::string> options_named_in(const std::string& text) {
   static const std::regex re("--[a-z][a-z0-9-]*");
   std::set<std::string> out;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator();
+       ++it) {
     out.insert(it->str());
   }
   return out;
@@ -102,18 +111,21 @@ std::set<std::string> options_named_in(const std::string& text) {
 
 // Option -> value as actually passed (comments removed). HCL args lists hold
 // `"--opt", "value"`; a systemd ExecStart holds `--opt value` across `\` continuations.
-std::map<std::string, std::string> options_passed_in(const std::string& file_name, const std::string& text) {
+std::map<std::string, std::string> options_passed_in(const std::string& file_name,
+                                                     const std::string& text) {
   std::string live = strip_comment_lines(text);
   std::map<std::string, std::string> out;
   if (file_name.ends_with(".hcl")) {
     static const std::regex pair("\"(--[a-z][a-z0-9-]*)\"\\s*,\\s*\"([^\"]*)\"");
-    for (auto it = std::sregex_iterator(live.begin(), live.end(), pair); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(live.begin(), live.end(), pair);
+         it != std::sregex_iterator(); ++it) {
       out[(*it)[1]] = (*it)[2];
     }
   } else {
     std::string joined = std::regex_replace(live, std::regex("\\\\\n"), " ");
     static const std::regex pair("(--[a-z][a-z0-9-]*)[ \t]+([^ \t\n-][^ \t\n]*)");
-    for (auto it = std::sregex_iterator(joined.begin(), joined.end(), pair); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(joined.begin(), joined.end(), pair);
+         it != std::sregex_iterator(); ++it) {
       out[(*it)[1]] = (*it)[2];
     }
   }
@@ -189,7 +201,8 @@ TEST_F(ConfExamplesTest, ConflistChainsOurPluginAfterCiliumCniWithAllDefaults) {
   cni::PluginConf defaults;
   std::set<std::string> keys;
   for (const auto& [k, v] : ours.items()) keys.insert(k);
-  EXPECT_EQ(keys, (std::set<std::string>{"type", "labeler-socket", "state-file", "wait-for-labels-ms", "log-file"}));
+  EXPECT_EQ(keys, (std::set<std::string>{"type", "labeler-socket", "state-file",
+                                         "wait-for-labels-ms", "log-file"}));
   EXPECT_EQ(ours.value("labeler-socket", ""), defaults.labeler_socket);
   EXPECT_EQ(ours.value("state-file", ""), defaults.state_file);
   EXPECT_EQ(ours.value("wait-for-labels-ms", -1), defaults.wait_for_labels_ms);
@@ -301,13 +314,15 @@ TEST_F(ConfExamplesTest, LabelerAcceptsEveryOptionTheJobsAndUnitPass) {
     auto named = options_named_in(invocation);
     EXPECT_GE(named.size(), 2u) << "expected the labeler's options in the file";
     for (const auto& option : named) {
-      EXPECT_TRUE(help_lists(help, option)) << option << " is not an option of `cilium-nomad-labeler run`";
+      EXPECT_TRUE(help_lists(help, option))
+          << option << " is not an option of `cilium-nomad-labeler run`";
     }
     // acl-policy.hcl grants no agent read, so every deployment must name the node itself
     // (otherwise the labeler asks GET /v1/agent/self and gets 403).
     auto passed = options_passed_in(name, invocation);
     EXPECT_TRUE(passed.contains("--node-id")) << "--node-id must be passed";
-    EXPECT_TRUE(std::regex_search(strip_comment_lines(invocation), std::regex("(^|[\\s\"])run([\\s\"]|$)")))
+    EXPECT_TRUE(
+        std::regex_search(strip_comment_lines(invocation), std::regex("(^|[\\s\"])run([\\s\"]|$)")))
         << "the `run` subcommand must be invoked";
   }
 }
@@ -320,7 +335,8 @@ TEST_F(ConfExamplesTest, LabelerSocketAndStateFileAgreeWithTheConflist) {
   ASSERT_NE(our_plugin(c), nullptr);
   const json& ours = *our_plugin(c);
   const std::map<std::string, std::string> conflist_value = {
-      {"--socket", ours.value("labeler-socket", "")}, {"--state-file", ours.value("state-file", "")}};
+      {"--socket", ours.value("labeler-socket", "")},
+      {"--state-file", ours.value("state-file", "")}};
   for (const auto& [option, expected] : conflist_value) {
     std::string fallback = help_default(help, option);
     ASSERT_FALSE(fallback.empty()) << "no default for " << option << " in:\n" << help;
@@ -340,7 +356,8 @@ TEST_F(ConfExamplesTest, JobHealthCheckTargetsTheMetricsListener) {
   ASSERT_TRUE(passed.contains("--metrics-addr"));
   std::smatch m;
   std::string live = strip_comment_lines(text);
-  ASSERT_TRUE(std::regex_search(live, m, std::regex("static\\s*=\\s*([0-9]+)"))) << "no static port";
+  ASSERT_TRUE(std::regex_search(live, m, std::regex("static\\s*=\\s*([0-9]+)")))
+      << "no static port";
   EXPECT_EQ(passed["--metrics-addr"], "127.0.0.1:" + m[1].str());
   EXPECT_TRUE(std::regex_search(live, std::regex("address\\s*=\\s*\"127\\.0\\.0\\.1\"")));
   EXPECT_TRUE(std::regex_search(live, std::regex("path\\s*=\\s*\"/healthz\"")));

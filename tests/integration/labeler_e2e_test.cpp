@@ -10,8 +10,8 @@
 #include "common/nomad/client/curl_nomad_client.h"
 #include "labeler/labeler_daemon.h"
 #include "labeler/status_server.h"
-#include "tests/fakes/http/raw_http_client.h"
 #include "tests/fakes/cilium/fake_cilium_agent.h"
+#include "tests/fakes/http/raw_http_client.h"
 #include "tests/fakes/nomad/fake_nomad.h"
 #include "tests/support/netns.h"
 #include "tests/support/process.h"
@@ -30,7 +30,8 @@ class LabelerE2E : public ::testing::Test {
   void SetUp() override {
     fakes::FakeCiliumAgentConfig ac;
     ac.socket_path = dir_.file("cilium.sock");
-    ac.identity_delay = std::chrono::milliseconds{30};  // resolution is asynchronous, as in the agent
+    ac.identity_delay =
+        std::chrono::milliseconds{30};  // resolution is asynchronous, as in the agent
     agent_ = std::make_unique<fakes::FakeCiliumAgent>(ac);
     agent_->start();
     nomad_ = std::make_unique<fakes::FakeNomad>();
@@ -67,7 +68,8 @@ class LabelerE2E : public ::testing::Test {
     config.watch = WatchMode::kNone;
     config.metrics_addr = "";
     if (!meta_labels.empty()) config.policy = *labels::parse_label_policy(meta_labels);
-    daemon_ = std::make_unique<LabelerDaemon>(config, *nomad_client_, *cilium_client_, system_clock(), nullptr);
+    daemon_ = std::make_unique<LabelerDaemon>(config, *nomad_client_, *cilium_client_,
+                                              system_clock(), nullptr);
     std::stop_source never;
     ASSERT_TRUE(daemon_->start(never.get_token()));
   }
@@ -92,19 +94,26 @@ class LabelerE2E : public ::testing::Test {
 
   testing::ProcessResult plugin_add(const std::string& alloc, const std::string& ip, int wait_ms,
                                     const std::string& cni_args = "") {
-    json conf = {{"cniVersion", "1.0.0"},
-                 {"name", "cilium"},
-                 {"type", "cilium-nomad-cni"},
-                 {"state-file", dir_.file("run/state.json")},
-                 {"labeler-socket", dir_.file("run/labeler.sock")},
-                 {"wait-for-labels-ms", wait_ms},
-                 {"prevResult",
-                  {{"cniVersion", "1.0.0"},
-                   {"interfaces", json::array({{{"name", "lxc1"}}, {{"name", "eth0"}, {"sandbox", "/var/run/netns/x"}}})},
-                   {"ips", json::array({{{"interface", 1}, {"address", ip + "/32"}, {"gateway", "10.200.0.1"}}})}}}};
+    json conf = {
+        {"cniVersion", "1.0.0"},
+        {"name", "cilium"},
+        {"type", "cilium-nomad-cni"},
+        {"state-file", dir_.file("run/state.json")},
+        {"labeler-socket", dir_.file("run/labeler.sock")},
+        {"wait-for-labels-ms", wait_ms},
+        {"prevResult",
+         {{"cniVersion", "1.0.0"},
+          {"interfaces",
+           json::array({{{"name", "lxc1"}}, {{"name", "eth0"}, {"sandbox", "/var/run/netns/x"}}})},
+          {"ips", json::array(
+                      {{{"interface", 1}, {"address", ip + "/32"}, {"gateway", "10.200.0.1"}}})}}}};
     return testing::run_process({testing::bin_dir() + "/cilium-nomad-cni"},
-                                {{"CNI_COMMAND", "ADD"}, {"CNI_CONTAINERID", alloc}, {"CNI_IFNAME", "eth0"},
-                                 {"CNI_NETNS", "/var/run/netns/x"}, {"CNI_PATH", "/opt/cni/bin"}, {"CNI_ARGS", cni_args}},
+                                {{"CNI_COMMAND", "ADD"},
+                                 {"CNI_CONTAINERID", alloc},
+                                 {"CNI_IFNAME", "eth0"},
+                                 {"CNI_NETNS", "/var/run/netns/x"},
+                                 {"CNI_PATH", "/opt/cni/bin"},
+                                 {"CNI_ARGS", cni_args}},
                                 conf.dump());
   }
 
@@ -113,15 +122,20 @@ class LabelerE2E : public ::testing::Test {
   }
 
   static std::vector<std::string> identity_labels(const json& ep) {
-    std::vector<std::string> out = ep["status"]["identity"]["labels"].get<std::vector<std::string>>();
+    std::vector<std::string> out =
+        ep["status"]["identity"]["labels"].get<std::vector<std::string>>();
     std::sort(out.begin(), out.end());
     return out;
   }
 
   bool wait_labeled(const std::string& alloc, const std::vector<std::string>& labels) {
-    return agent_->wait_endpoint("cni-attachment-id:" + alloc + ":eth0", [&](const std::optional<json>& ep) {
-      return ep && identity_labels(*ep) == labels && (*ep)["status"]["identity"]["id"].get<long long>() >= 256;
-    }, std::chrono::seconds{20});
+    return agent_->wait_endpoint(
+        "cni-attachment-id:" + alloc + ":eth0",
+        [&](const std::optional<json>& ep) {
+          return ep && identity_labels(*ep) == labels &&
+                 (*ep)["status"]["identity"]["id"].get<long long>() >= 256;
+        },
+        std::chrono::seconds{20});
   }
 
   testing::TempDir dir_;
@@ -153,13 +167,15 @@ TEST_F(LabelerE2E, WaitingPluginHearsLabeledOnlyAfterTheIdentityResolvedWithOneW
   std::smatch m;
   if (std::regex_search(add.err, m, std::regex("elapsed_ms=([0-9]+)"))) {
     RecordProperty("add_to_labeled_ms", m[1].str());
-    std::printf("ADD -> labeled (plugin elapsed, fakes, identity delay 30 ms): %s ms\n", m[1].str().c_str());
+    std::printf("ADD -> labeled (plugin elapsed, fakes, identity delay 30 ms): %s ms\n",
+                m[1].str().c_str());
   }
 }
 
 TEST_F(LabelerE2E, StartupReconcileLabelsEndpointsThatExistedBeforeWithOneNomadCall) {
   std::vector<std::string> allocs;
-  for (int i = 0; i < 20; ++i) allocs.push_back(running_alloc("10.200.4." + std::to_string(i + 10)));
+  for (int i = 0; i < 20; ++i)
+    allocs.push_back(running_alloc("10.200.4." + std::to_string(i + 10)));
   agent_->clear_requests();
   nomad_->clear_requests();
   start_daemon();
@@ -185,8 +201,9 @@ TEST_F(LabelerE2E, NomadDownLabelsFromCniArgsThenAddsMetaLabelsOnceNomadAnswers)
   std::string alloc = running_alloc("10.200.5.1");
   nomad_->fail_next(4, 500, "/v1/allocation");  // the client retries 4 times: all of them fail
   agent_->clear_requests();
-  auto add = plugin_add(alloc, "10.200.5.1", 3000,
-                        "IgnoreUnknown=true;NOMAD_NAMESPACE=default;NOMAD_JOB_ID=web;NOMAD_GROUP_NAME=app");
+  auto add = plugin_add(
+      alloc, "10.200.5.1", 3000,
+      "IgnoreUnknown=true;NOMAD_NAMESPACE=default;NOMAD_JOB_ID=web;NOMAD_GROUP_NAME=app");
   ASSERT_EQ(add.exit_code, 0);
   EXPECT_NE(add.err.find("labeler=labeled"), std::string::npos) << add.err;
   EXPECT_EQ(identity_labels(endpoint_of(alloc)), kWebLabels) << "from CNI_ARGS: no meta yet";
@@ -215,8 +232,10 @@ TEST_F(LabelerE2E, RateLimitedAgentIsRetriedUntilTheWriteLands) {
 TEST_F(LabelerE2E, UnknownAllocationIsReportedFailedAndNothingIsWritten) {
   start_daemon();
   std::string alloc = testing::random_alloc_id();
-  agent_->create_endpoint({{"container-id", alloc}, {"container-interface-name", "eth0"},
-                           {"addressing", {{"ipv4", "10.200.7.1"}}}, {"state", "waiting-for-identity"}});
+  agent_->create_endpoint({{"container-id", alloc},
+                           {"container-interface-name", "eth0"},
+                           {"addressing", {{"ipv4", "10.200.7.1"}}},
+                           {"state", "waiting-for-identity"}});
   agent_->clear_requests();
   auto add = plugin_add(alloc, "10.200.7.1", 3000);
   ASSERT_EQ(add.exit_code, 0) << "fails open";
@@ -263,7 +282,9 @@ TEST_F(LabelerE2E, AgentRestartWithRenumberedEndpointsIsHealedByOneResync) {
 TEST_F(LabelerE2E, MetricsAndHealthzServeTheirContent) {
   Metrics metrics;
   std::atomic<bool> ready{false};
-  StatusServer server(metrics, [&] { return std::pair<bool, std::string>{ready.load(), "Cilium agent not answering"}; });
+  StatusServer server(metrics, [&] {
+    return std::pair<bool, std::string>{ready.load(), "Cilium agent not answering"};
+  });
   ASSERT_TRUE(server.start("127.0.0.1:0"));
   auto target = fakes::HttpTarget::tcp("127.0.0.1", server.port());
 
@@ -281,10 +302,12 @@ TEST_F(LabelerE2E, MetricsAndHealthzServeTheirContent) {
   auto m = fakes::http_request(target, "GET", "/metrics");
   ASSERT_TRUE(m);
   EXPECT_EQ(m->status, 200);
-  for (const char* family : {"cilium_nomad_endpoints_labeled_total{source=\"notify\"} 1", "cilium_nomad_api_calls_total",
-                             "cilium_nomad_queue_depth", "cilium_nomad_add_to_labeled_seconds_bucket{le=\"0.025\"} 1",
-                             "cilium_nomad_reconcile_duration_seconds", "cilium_nomad_orphan_endpoints",
-                             "cilium_nomad_state_entries", "cilium_nomad_watch_reconnects_total", "cilium_nomad_errors_total"}) {
+  for (const char* family :
+       {"cilium_nomad_endpoints_labeled_total{source=\"notify\"} 1", "cilium_nomad_api_calls_total",
+        "cilium_nomad_queue_depth", "cilium_nomad_add_to_labeled_seconds_bucket{le=\"0.025\"} 1",
+        "cilium_nomad_reconcile_duration_seconds", "cilium_nomad_orphan_endpoints",
+        "cilium_nomad_state_entries", "cilium_nomad_watch_reconnects_total",
+        "cilium_nomad_errors_total"}) {
     EXPECT_NE(m->body.find(family), std::string::npos) << family;
   }
   server.stop();
@@ -302,7 +325,8 @@ namespace {
 TEST_F(LabelerE2E, ScrapeOfARunningLabelerPassesPromtoolCheckMetrics) {
   const std::string promtool = "/usr/bin/promtool";
   if (!std::filesystem::exists(promtool)) {
-    GTEST_SKIP() << promtool << " is absent: install Debian's `prometheus` package (scripts/install-deps.sh)";
+    GTEST_SKIP() << promtool
+                 << " is absent: install Debian's `prometheus` package (scripts/install-deps.sh)";
   }
   start_daemon();
   StatusServer status(daemon_->metrics(), [this] {
@@ -314,27 +338,32 @@ TEST_F(LabelerE2E, ScrapeOfARunningLabelerPassesPromtoolCheckMetrics) {
   ASSERT_EQ(add.exit_code, 0) << add.err;
   ASSERT_TRUE(daemon_->queue().wait_idle(std::chrono::seconds{20}));
 
-  auto scrape = fakes::http_request(fakes::HttpTarget::tcp("127.0.0.1", status.port()), "GET", "/metrics");
+  auto scrape =
+      fakes::http_request(fakes::HttpTarget::tcp("127.0.0.1", status.port()), "GET", "/metrics");
   ASSERT_TRUE(scrape);
   ASSERT_EQ(scrape->status, 200);
   const std::string& body = scrape->body;
-  for (const char* line : {"cilium_nomad_ready 1\n", "cilium_nomad_endpoints_labeled_total{source=\"notify\"} 1\n",
-                           "cilium_nomad_label_writes_total{api=\"endpoint\"} 1\n",
-                           "cilium_nomad_errors_total{kind=\"state_write\"} 0\n",
-                           "cilium_nomad_errors_total{kind=\"nomad_stream_open\"} 0\n",
-                           "cilium_nomad_notifications_total{op=\"add\",outcome=\"accepted\"} 1\n",
-                           "cilium_nomad_add_to_labeled_seconds_count 1\n",
-                           "cilium_nomad_reconcile_duration_seconds_count 1\n"}) {
+  for (const char* line :
+       {"cilium_nomad_ready 1\n", "cilium_nomad_endpoints_labeled_total{source=\"notify\"} 1\n",
+        "cilium_nomad_label_writes_total{api=\"endpoint\"} 1\n",
+        "cilium_nomad_errors_total{kind=\"state_write\"} 0\n",
+        "cilium_nomad_errors_total{kind=\"nomad_stream_open\"} 0\n",
+        "cilium_nomad_notifications_total{op=\"add\",outcome=\"accepted\"} 1\n",
+        "cilium_nomad_add_to_labeled_seconds_count 1\n",
+        "cilium_nomad_reconcile_duration_seconds_count 1\n"}) {
     EXPECT_NE(body.find(line), std::string::npos) << line << "not in:\n" << body;
   }
-  EXPECT_NE(body.find("cilium_nomad_api_calls_total{status=\"ok\",target=\"nomad\"} "), std::string::npos) << body;
-  EXPECT_EQ(body.find("cilium_nomad_api_calls_total{status=\"ok\",target=\"nomad\"} 0\n"), std::string::npos)
+  EXPECT_NE(body.find("cilium_nomad_api_calls_total{status=\"ok\",target=\"nomad\"} "),
+            std::string::npos)
+      << body;
+  EXPECT_EQ(body.find("cilium_nomad_api_calls_total{status=\"ok\",target=\"nomad\"} 0\n"),
+            std::string::npos)
       << "the startup reconcile called Nomad";
 
   auto check = testing::run_process({promtool, "check", "metrics"}, {}, body);
   RecordProperty("promtool_output", check.out + check.err);
-  std::printf("promtool check metrics: exit %d, output: \"%s%s\"\n", check.exit_code, check.out.c_str(),
-              check.err.c_str());
+  std::printf("promtool check metrics: exit %d, output: \"%s%s\"\n", check.exit_code,
+              check.out.c_str(), check.err.c_str());
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err << "\nscrape:\n" << body;
   EXPECT_EQ(check.out + check.err, "") << "promtool names no problem";
   status.stop();

@@ -35,7 +35,8 @@ class HealthEndpoint : public ::testing::Test {
     EXPECT_TRUE(r);
     if (!r) return "";
     auto at = r->body.find("\ncilium_nomad_ready ");
-    return at == std::string::npos ? "" : r->body.substr(at + 1, r->body.find('\n', at + 1) - at - 1);
+    return at == std::string::npos ? ""
+                                   : r->body.substr(at + 1, r->body.find('\n', at + 1) - at - 1);
   }
 
   ManualClock clock_;

@@ -58,14 +58,17 @@ class LabelerStartup : public ::testing::Test {
   testing::ProcessResult run(const std::map<std::string, std::string>& flags) const {
     auto started = std::chrono::steady_clock::now();
     auto result = testing::run_process(argv(flags), env(), "", kExitDeadline);
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started);
     std::printf("labeler exited after %lld ms\n", static_cast<long long>(ms.count()));
     return result;
   }
 
   static int count(const std::string& haystack, const std::string& needle) {
     int n = 0;
-    for (auto at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
+    for (auto at = haystack.find(needle); at != std::string::npos;
+         at = haystack.find(needle, at + 1))
+      ++n;
     return n;
   }
 
@@ -85,7 +88,8 @@ class LabelerStartup : public ::testing::Test {
 TEST_F(LabelerStartup, SocketDirectoryThatIsARegularFileExitsNonZeroAtOnce) {
   testing::write_file(dir_.file("run"), "not a directory");
   auto r = run({});
-  expect_cannot_start(r, "notification socket directory " + dir_.file("run") + " is not a directory (File exists)");
+  expect_cannot_start(
+      r, "notification socket directory " + dir_.file("run") + " is not a directory (File exists)");
 }
 
 // Expected: a regular file higher up the socket's path: the directory cannot be created.
@@ -100,15 +104,16 @@ TEST_F(LabelerStartup, SocketDirectoryBelowARegularFileExitsNonZeroAtOnce) {
 TEST_F(LabelerStartup, SocketPathTooLongExitsNonZeroAtOnce) {
   const std::string path = dir_.file(std::string(120, 's') + ".sock");
   auto r = run({{"--socket", path}});
-  expect_cannot_start(r, "notification socket path " + path + " is longer than 107 bytes (File name too long)");
+  expect_cannot_start(
+      r, "notification socket path " + path + " is longer than 107 bytes (File name too long)");
 }
 
 // Expected: a second labeler on a node whose labeler is alive exits at once and leaves the live
 // one's socket in place; the live one does not take the second one's probe for a notification.
 TEST_F(LabelerStartup, SecondLabelerOnALiveSocketExitsNonZeroAtOnceAndLeavesTheFirstAlone) {
   Metrics metrics;
-  NotifyServer first({dir_.file("run/labeler.sock"), {0, static_cast<unsigned>(::getuid())}}, system_clock(),
-                     metrics, nullptr);
+  NotifyServer first({dir_.file("run/labeler.sock"), {0, static_cast<unsigned>(::getuid())}},
+                     system_clock(), metrics, nullptr);
   ASSERT_TRUE(first.listen());
   std::mutex mu;
   std::condition_variable cv;
@@ -120,14 +125,15 @@ TEST_F(LabelerStartup, SecondLabelerOnALiveSocketExitsNonZeroAtOnceAndLeavesTheF
   });
 
   auto r = run({});
-  expect_cannot_start(r, "another labeler is listening on notification socket " + dir_.file("run/labeler.sock") +
-                             " (Address already in use)");
+  expect_cannot_start(r, "another labeler is listening on notification socket " +
+                             dir_.file("run/labeler.sock") + " (Address already in use)");
 
   // The first labeler still answers on its socket, and had read the probe before this request.
   notify::Request req;
   req.alloc_id = "4b1f6c2e-8d3a-4f57-9c2b-7e0a5d9c3f11";
   req.ifname = "eth0";
-  ASSERT_TRUE(notify::send_request(dir_.file("run/labeler.sock"), req, system_clock(), system_clock().now() + 5s));
+  ASSERT_TRUE(notify::send_request(dir_.file("run/labeler.sock"), req, system_clock(),
+                                   system_clock().now() + 5s));
   {
     std::unique_lock lock(mu);
     ASSERT_TRUE(cv.wait_for(lock, 10s, [&] { return requests == 1; }));
@@ -140,8 +146,8 @@ TEST_F(LabelerStartup, SecondLabelerOnALiveSocketExitsNonZeroAtOnceAndLeavesTheF
 // socket fails, and stopping it right after its start must never hang the exit.
 TEST_F(LabelerStartup, SecondLabelerWithMetricsServerExitsEveryTime) {
   Metrics metrics;
-  NotifyServer first({dir_.file("run/labeler.sock"), {0, static_cast<unsigned>(::getuid())}}, system_clock(),
-                     metrics, nullptr);
+  NotifyServer first({dir_.file("run/labeler.sock"), {0, static_cast<unsigned>(::getuid())}},
+                     system_clock(), metrics, nullptr);
   ASSERT_TRUE(first.listen());
   first.start([](const notify::Request&) {});
   for (int i = 0; i < 10; ++i) {
@@ -167,7 +173,8 @@ TEST_F(LabelerStartup, BusyMetricsPortExitsNonZeroAtOnce) {
 
   auto r = run({{"--metrics-addr", address}});
   ::close(holder);
-  expect_cannot_start(r, "metrics address " + address + " is not available (Address already in use)");
+  expect_cannot_start(r,
+                      "metrics address " + address + " is not available (Address already in use)");
   EXPECT_FALSE(std::filesystem::exists(dir_.file("run/labeler.sock"))) << "failed before listening";
 }
 

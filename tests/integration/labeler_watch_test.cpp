@@ -116,16 +116,18 @@ class LabelerWatch : public ::testing::Test {
   }
   NodeWatcher& start_node(nomad::NomadApi& api, Clock& clock, NodeWatchOptions options) {
     options.seed = 5;
-    auto w = std::make_unique<NodeWatcher>(api, clock, metrics, calls, kNode, recorder.fn(), [this] { resyncs.fetch_add(1); },
-                                           nullptr, options);
+    auto w = std::make_unique<NodeWatcher>(
+        api, clock, metrics, calls, kNode, recorder.fn(), [this] { resyncs.fetch_add(1); }, nullptr,
+        options);
     auto& ref = *w;
     run(std::move(w));
     return ref;
   }
   EventWatcher& start_events(nomad::NomadApi& api, Clock& clock, EventWatchOptions options) {
     options.seed = 5;
-    auto w = std::make_unique<EventWatcher>(api, clock, metrics, calls, kNode, recorder.fn(),
-                                            [this] { resyncs.fetch_add(1); }, nullptr, options);
+    auto w = std::make_unique<EventWatcher>(
+        api, clock, metrics, calls, kNode, recorder.fn(), [this] { resyncs.fetch_add(1); }, nullptr,
+        options);
     auto& ref = *w;
     run(std::move(w));
     return ref;
@@ -158,14 +160,16 @@ TEST_F(LabelerWatch, NodeWatchWakesOnChangeAndEnqueuesOnlyThisNodesLabelableAllo
   ASSERT_TRUE(fake.wait_for_blocked(1));
 
   std::string mine = place();  // pending: no address yet
-  ASSERT_TRUE(eventually([&] { return w.index() == modify_index(mine) && fake.blocked_queries() == 1; }));
+  ASSERT_TRUE(
+      eventually([&] { return w.index() == modify_index(mine) && fake.blocked_queries() == 1; }));
   std::string theirs = place(kOtherNode);
   network(theirs, "10.200.9.9");
   EXPECT_TRUE(recorder.items().empty());
 
   network(mine, "10.200.3.17");
   ASSERT_TRUE(recorder.wait_for(1));
-  ASSERT_TRUE(eventually([&] { return w.index() == modify_index(mine) && fake.blocked_queries() == 1; }));
+  ASSERT_TRUE(
+      eventually([&] { return w.index() == modify_index(mine) && fake.blocked_queries() == 1; }));
   auto items = recorder.items();
   ASSERT_EQ(items.size(), 1u);
   EXPECT_EQ(items[0].alloc_id, mine);
@@ -188,7 +192,8 @@ TEST_F(LabelerWatch, NodeWatchFollowsTheIndexDownAfterGarbageCollection) {
   NodeWatchOptions options;
   options.initial_index = modify_index(done);
   options.backoff = fast_backoff();
-  options.min_quiet_interval = std::chrono::milliseconds{0};  // the fake's wait runs on its own clock
+  options.min_quiet_interval =
+      std::chrono::milliseconds{0};  // the fake's wait runs on its own clock
   auto& w = start_node(api, system_clock(), options);
   ASSERT_TRUE(fake.wait_for_blocked(1));
   fakes::StopOptions stop;
@@ -222,11 +227,13 @@ TEST_F(LabelerWatch, NodeWatchSurvivesAnIndexReset) {
   // One answer first: only what the watcher has seen can show that the state went back.
   std::string pending = place();
   const std::uint64_t pending_index = modify_index(pending);
-  ASSERT_TRUE(eventually([&] { return w.index() == pending_index && fake.blocked_queries() == 1; }));
+  ASSERT_TRUE(
+      eventually([&] { return w.index() == pending_index && fake.blocked_queries() == 1; }));
 
-  fake.reset_index(900);  // servers restored from an older snapshot
+  fake.reset_index(900);     // servers restored from an older snapshot
   fake_clock.advance(400s);  // the parked query's wait runs out: it answers with index 900
-  ASSERT_TRUE(eventually([&] { return resyncs.load() == 1 && w.index() == 900 && fake.blocked_queries() == 1; }));
+  ASSERT_TRUE(eventually(
+      [&] { return resyncs.load() == 1 && w.index() == 900 && fake.blocked_queries() == 1; }));
   // The fake records a request when it answers: the one parked at index 900 is not listed yet.
   auto asked = asked_indexes(fake, "node_allocations");
   EXPECT_EQ(asked, (std::vector<std::uint64_t>{options.initial_index, pending_index, 0}))
@@ -249,8 +256,10 @@ TEST_F(LabelerWatch, NodeWatchBacksOffOnServerErrorsAndRecovers) {
   start_node(api, clock, options);
   for (int n = 1; n <= 3; ++n) {
     // One request per backoff step: nothing more until the watcher's clock moves.
-    ASSERT_TRUE(eventually([&] { return fake.request_count("node_allocations") == n && clock.sleepers() == 1; }))
-        << "request " << n;
+    ASSERT_TRUE(eventually([&] {
+      return fake.request_count("node_allocations") == n && clock.sleepers() == 1;
+    })) << "request "
+        << n;
     clock.advance(4s);
   }
   ASSERT_TRUE(fake.wait_for_blocked(1));  // the fourth request, parked (recorded once answered)
@@ -307,7 +316,8 @@ TEST_F(LabelerWatch, EventStreamDroppedAfterNEventsResumesWithoutLossOrDoubleApp
   std::vector<std::string> mine;
   for (int i = 0; i < 3; ++i) mine.push_back(place());
   std::string theirs = place(kOtherNode);
-  for (int i = 0; i < 3; ++i) network(mine[static_cast<std::size_t>(i)], "10.200.3." + std::to_string(10 + i));
+  for (int i = 0; i < 3; ++i)
+    network(mine[static_cast<std::size_t>(i)], "10.200.3." + std::to_string(10 + i));
   network(theirs, "10.200.9.9");
   ASSERT_TRUE(fake.set_client_status(mine[0], "running", "health"));  // same endpoint: no new work
 
@@ -343,23 +353,29 @@ TEST_F(LabelerWatch, StreamEndingBeforeItsFirstHeartbeatIsAnErrorRetriedWithBack
   options.backoff = BackoffPolicy{1s, 8s, 250ms};
   start_events(api, clock, options);
   for (int n = 1; n <= 3; ++n) {
-    ASSERT_TRUE(eventually([&] { return modern->request_count("event_stream") == n && clock.sleepers() == 1; }))
-        << "stream " << n;
+    ASSERT_TRUE(eventually([&] {
+      return modern->request_count("event_stream") == n && clock.sleepers() == 1;
+    })) << "stream "
+        << n;
     clock.advance(8s);
   }
-  ASSERT_TRUE(eventually([&] { return modern->request_count("event_stream") == 4 && clock.sleepers() == 1; }));
+  ASSERT_TRUE(eventually(
+      [&] { return modern->request_count("event_stream") == 4 && clock.sleepers() == 1; }));
   EXPECT_EQ(errors(ErrorKindLabel::nomad_stream_open), 4);
   EXPECT_EQ(resyncs.load(), 0);
 
-  modern->add_token(fakes::TokenSpec{"not-yet-valid", true, {}, true, true});  // the operator fixes the ACL
+  modern->add_token(
+      fakes::TokenSpec{"not-yet-valid", true, {}, true, true});  // the operator fixes the ACL
   clock.advance(8s);
   ASSERT_TRUE(modern->wait_for_streams(1));
-  ASSERT_TRUE(eventually([&] { return resyncs.load() == 1; })) << "a resync once the stream is open";
+  ASSERT_TRUE(eventually([&] { return resyncs.load() == 1; }))
+      << "a resync once the stream is open";
 }
 
 TEST_F(LabelerWatch, UnusableLinesReconnectWithoutCrashOrLoop) {
   fake.fail_next(1, 200, "/v1/event/stream", "{\"Events\":[tr\n");  // a broken line
-  fake.fail_next(1, 200, "/v1/event/stream", "subscription closed by server, client should resubscribe");
+  fake.fail_next(1, 200, "/v1/event/stream",
+                 "subscription closed by server, client should resubscribe");
   auto& api = client(fake, system_clock());
   EventWatchOptions options;
   options.initial_index = fake.current_index();
@@ -375,7 +391,8 @@ TEST_F(LabelerWatch, UnusableLinesReconnectWithoutCrashOrLoop) {
   EXPECT_EQ(recorder.ids(), (std::vector<std::string>{id}));
   EXPECT_EQ(errors(ErrorKindLabel::nomad_stream_bad_line), 1);
   EXPECT_EQ(errors(ErrorKindLabel::nomad_stream_open), 1) << "text without a newline, then EOF";
-  for (auto index : asked_indexes(fake, "event_stream")) EXPECT_EQ(index, options.initial_index + 1);
+  for (auto index : asked_indexes(fake, "event_stream"))
+    EXPECT_EQ(index, options.initial_index + 1);
 }
 
 }  // namespace

@@ -117,7 +117,8 @@ TEST_P(PluginChainTest, SilentLabelerDelaysAddOnlyUntilTheDeadline) {
   auto env = nomad_cni_env("ADD", alloc, alloc_ns.path(), cni_path());
   auto add = chain.add(env);
   ASSERT_TRUE(add.ok) << add.steps.back().result.err;
-  EXPECT_NE(add.steps[1].result.err.find("labeler=timeout"), std::string::npos) << add.steps[1].result.err;
+  EXPECT_NE(add.steps[1].result.err.find("labeler=timeout"), std::string::npos)
+      << add.steps[1].result.err;
   ASSERT_TRUE(labeler.wait_for_requests(1));
   EXPECT_EQ(labeler.requests()[0].ips, std::vector<std::string>{address_in(alloc_ns)});
   chain.del(env, add.final_result);
@@ -149,11 +150,12 @@ TEST(PluginConcurrency, HundredParallelAddsThenDelsLoseNothing) {
     for (int i = 0; i < kAllocs; ++i) {
       threads.emplace_back([&, i] {
         json c = conf;
-        c["prevResult"] = {{"cniVersion", "1.0.0"},
-                           {"interfaces", json::array({{{"name", "eth0"}, {"sandbox", "/x"}}})},
-                           {"ips", json::array({{{"interface", 0},
-                                                 {"address", "10.252." + std::to_string(i / 200) + "." +
-                                                                 std::to_string(i % 200 + 1) + "/32"}}})}};
+        c["prevResult"] = {
+            {"cniVersion", "1.0.0"},
+            {"interfaces", json::array({{{"name", "eth0"}, {"sandbox", "/x"}}})},
+            {"ips", json::array({{{"interface", 0},
+                                  {"address", "10.252." + std::to_string(i / 200) + "." +
+                                                  std::to_string(i % 200 + 1) + "/32"}}})}};
         auto env = nomad_cni_env(command, ids[i], "/var/run/netns/x", {bin_dir()});
         auto r = run_process({bin_dir() + "/cilium-nomad-cni"}, env, c.dump());
         if (r.exit_code != 0) ++failures;

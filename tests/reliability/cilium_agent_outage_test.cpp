@@ -37,8 +37,9 @@ class CiliumAgentOutage : public ::testing::Test {
 
 // Expected: with the agent's socket gone, ADD exits 0 and prints prevResult unchanged; its log
 // line says the labeler has not finished (labeler=pending) and why (the agent's socket refuses
-// connections, or: not labeled before the deadline, still trying). The labeler logs the same, and once the agent is back the endpoint gets its
-// labels with one write and no second ADD. Data lost: 0.
+// connections, or: not labeled before the deadline, still trying). The labeler logs the same, and
+// once the agent is back the endpoint gets its labels with one write and no second ADD. Data lost:
+// 0.
 TEST_F(CiliumAgentOutage, AgentDownDuringAddAddSucceedsAndLabelsComeOnceTheAgentIsBack) {
   start_labeler({"--watch", "none", "--resync-interval", "0"});
   const std::string ip = "10.200.20.1";
@@ -59,12 +60,16 @@ TEST_F(CiliumAgentOutage, AgentDownDuringAddAddSucceedsAndLabelsComeOnceTheAgent
   node_.agent().start();
   auto back = std::chrono::steady_clock::now();
   ASSERT_TRUE(node_.wait_labeled(alloc, kWebLabels, 30s)) << labeler_->log();
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - back).count();
-  std::printf("agent back -> endpoint labeled: %lld ms (labeler retry backoff)\n", static_cast<long long>(ms));
+  auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - back)
+          .count();
+  std::printf("agent back -> endpoint labeled: %lld ms (labeler retry backoff)\n",
+              static_cast<long long>(ms));
   EXPECT_EQ(node_.label_writes(alloc), 1);
   ASSERT_TRUE(eventually([&] {
     auto state = read_state_file(node_.state_file());
-    return state.parsed && state.allocations.contains(alloc) && state.allocations[alloc].contains("labeled");
+    return state.parsed && state.allocations.contains(alloc) &&
+           state.allocations[alloc].contains("labeled");
   }));
 }
 
@@ -86,15 +91,18 @@ TEST_F(CiliumAgentOutage, AgentRestartWithRenumberedEndpointsIsHealedByTheNextRe
   node_.agent().restart(fakes::RestartOptions::renumbered());
   node_.agent().clear_requests();
   // Two more resyncs: the first may have started before the restart.
-  ASSERT_TRUE(labeler_->wait_for_log("reconcile done:", 10s, resyncs_before + 2)) << labeler_->log();
-  EXPECT_EQ(node_.agent().count("PATCH", ""), 0) << "labels survive an agent restart: nothing to write";
+  ASSERT_TRUE(labeler_->wait_for_log("reconcile done:", 10s, resyncs_before + 2))
+      << labeler_->log();
+  EXPECT_EQ(node_.agent().count("PATCH", ""), 0)
+      << "labels survive an agent restart: nothing to write";
   auto state = read_state_file(node_.state_file());
   ASSERT_TRUE(state.parsed);
   for (const auto& a : allocs) {
     auto ep = node_.endpoint_of(a);
     ASSERT_TRUE(ep);
     EXPECT_TRUE(node_.labeled(a, kWebLabels));
-    EXPECT_EQ(state.allocations[a]["labeled"]["endpoint_id"], (*ep)["id"]) << "state names the new number";
+    EXPECT_EQ(state.allocations[a]["labeled"]["endpoint_id"], (*ep)["id"])
+        << "state names the new number";
   }
 }
 

@@ -32,7 +32,9 @@ FaultRule with_type(FaultRule rule, std::string content_type) {
   return rule;
 }
 
-std::ostream& operator<<(std::ostream& os, const HostileAnswer& a) { return os << a.name; }
+std::ostream& operator<<(std::ostream& os, const HostileAnswer& a) {
+  return os << a.name;
+}
 
 constexpr auto kCallTimeout = 400ms;
 constexpr auto kItemBudget = 2s;
@@ -61,51 +63,60 @@ TEST_P(CiliumHostileAnswers, NoCrashClearLogLineAndTheEndpointEndsLabeled) {
   ASSERT_TRUE(labeler.notify_add(alloc, ip, 0));
 
   ASSERT_TRUE(node.wait_labeled(alloc, kWebLabels, 20s)) << labeler.logs();
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - sent);
-  EXPECT_TRUE(eventually([&] { return labeler.logs().find(hostile.logged) != std::string::npos; }, 5s))
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                  sent);
+  EXPECT_TRUE(
+      eventually([&] { return labeler.logs().find(hostile.logged) != std::string::npos; }, 5s))
       << labeler.logs();
   EXPECT_LE(node.label_writes(alloc), 2);
   if (hostile.fault.action == FaultRule::Action::stall) {
-    const auto bound = hostile.fault.method == "PATCH" ? std::chrono::milliseconds{kWriteBudget} : kCallTimeout;
+    const auto bound =
+        hostile.fault.method == "PATCH" ? std::chrono::milliseconds{kWriteBudget} : kCallTimeout;
     EXPECT_GE(ms, kCallTimeout) << "the stalled call waited out its deadline";
     EXPECT_LT(ms, bound + 3s) << "and no longer\n" << labeler.logs();
   }
   if (hostile.healed_by == HealedBy::kResync) {
-    EXPECT_NE(labeler.logs().find("retry=resync"), std::string::npos) << "given up until the resync";
+    EXPECT_NE(labeler.logs().find("retry=resync"), std::string::npos)
+        << "given up until the resync";
   }
-  std::printf("%s: labeled after %lld ms\n", hostile.name.c_str(), static_cast<long long>(ms.count()));
+  std::printf("%s: labeled after %lld ms\n", hostile.name.c_str(),
+              static_cast<long long>(ms.count()));
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Faults, CiliumHostileAnswers,
     ::testing::Values(
         HostileAnswer{"NonJsonBodyWithStatus200",
-                      with_type(FaultRule::fail("GET", "/endpoint/{id}", 200, 1, "<html>agent says hi</html>"),
+                      with_type(FaultRule::fail("GET", "/endpoint/{id}", 200, 1,
+                                                "<html>agent says hi</html>"),
                                 "text/html"),
                       "invalid JSON", HealedBy::kRetry},
-        HostileAnswer{"WrongShapeJson",
-                      FaultRule::fail("GET", "/endpoint/{id}", 200, 1, R"({"id":"seven","status":[1,2]})"),
+        HostileAnswer{
+            "WrongShapeJson",
+            FaultRule::fail("GET", "/endpoint/{id}", 200, 1, R"({"id":"seven","status":[1,2]})"),
+            "Endpoint", HealedBy::kRetry},
+        HostileAnswer{"NullBody", FaultRule::fail("GET", "/endpoint/{id}", 200, 1, "null"),
                       "Endpoint", HealedBy::kRetry},
-        HostileAnswer{"NullBody", FaultRule::fail("GET", "/endpoint/{id}", 200, 1, "null"), "Endpoint",
-                      HealedBy::kRetry},
-        HostileAnswer{"HtmlBadGatewayEveryClientRetry",
-                      with_type(FaultRule::fail("GET", "/endpoint/{id}", 502, 4, "<html>Bad Gateway</html>"),
-                                "text/html"),
-                      "Bad Gateway", HealedBy::kRetry},
+        HostileAnswer{
+            "HtmlBadGatewayEveryClientRetry",
+            with_type(FaultRule::fail("GET", "/endpoint/{id}", 502, 4, "<html>Bad Gateway</html>"),
+                      "text/html"),
+            "Bad Gateway", HealedBy::kRetry},
         HostileAnswer{"UndocumentedStatus418",
-                      with_type(FaultRule::fail("GET", "/endpoint/{id}", 418, 1, "I'm a teapot"), "text/plain"),
+                      with_type(FaultRule::fail("GET", "/endpoint/{id}", 418, 1, "I'm a teapot"),
+                                "text/plain"),
                       "I'm a teapot", HealedBy::kRetry},
-        HostileAnswer{"RedirectWithEmptyBody", FaultRule::fail("GET", "/endpoint/{id}", 302, 1, ""), "HTTP 302",
-                      HealedBy::kRetry},
+        HostileAnswer{"RedirectWithEmptyBody", FaultRule::fail("GET", "/endpoint/{id}", 302, 1, ""),
+                      "HTTP 302", HealedBy::kRetry},
         HostileAnswer{"PatchAnsweredWithServerErrors",
                       FaultRule::fail("PATCH", "/endpoint/{id}", 500, 4, "\"kvstore unreachable\""),
                       "kvstore unreachable", HealedBy::kRetry},
-        HostileAnswer{"PatchConnectionDropped", FaultRule::drop("PATCH", "/endpoint/{id}", 2), "Empty reply from server",
-                      HealedBy::kRetry},
-        HostileAnswer{"GetAcceptedThenStalled", FaultRule::stall("GET", "/endpoint/{id}", 1), "not labeled",
-                      HealedBy::kRetry},
-        HostileAnswer{"PatchAcceptedThenStalled", FaultRule::stall("PATCH", "/endpoint/{id}", 1), "not labeled",
-                      HealedBy::kRetry}),
+        HostileAnswer{"PatchConnectionDropped", FaultRule::drop("PATCH", "/endpoint/{id}", 2),
+                      "Empty reply from server", HealedBy::kRetry},
+        HostileAnswer{"GetAcceptedThenStalled", FaultRule::stall("GET", "/endpoint/{id}", 1),
+                      "not labeled", HealedBy::kRetry},
+        HostileAnswer{"PatchAcceptedThenStalled", FaultRule::stall("PATCH", "/endpoint/{id}", 1),
+                      "not labeled", HealedBy::kRetry}),
     [](const auto& param_info) { return param_info.param.name; });
 
 // Expected: a hostile endpoint list at startup fails the first reconcile with a clear log line;
@@ -113,12 +124,15 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(CiliumHostileStartup, NonJsonEndpointListAtStartupIsRetriedUntilTheFirstReconcileSucceeds) {
   FakeNode node;
   std::string alloc = node.running_alloc("10.200.31.1");
-  node.agent().inject_fault(with_type(FaultRule::fail("GET", "/endpoint", 200, 2, "}{ not json"), "text/plain"));
+  node.agent().inject_fault(
+      with_type(FaultRule::fail("GET", "/endpoint", 200, 2, "}{ not json"), "text/plain"));
   InProcessLabeler labeler(node, InProcessLabeler::config_for(node));
   ASSERT_TRUE(labeler.start());
   EXPECT_TRUE(labeler.daemon().ready());
-  EXPECT_NE(labeler.logs().find("startup reconcile failed, retrying"), std::string::npos) << labeler.logs();
-  EXPECT_NE(labeler.logs().find("endpoint list: invalid JSON"), std::string::npos) << labeler.logs();
+  EXPECT_NE(labeler.logs().find("startup reconcile failed, retrying"), std::string::npos)
+      << labeler.logs();
+  EXPECT_NE(labeler.logs().find("endpoint list: invalid JSON"), std::string::npos)
+      << labeler.logs();
   ASSERT_TRUE(node.wait_labeled(alloc, kWebLabels)) << labeler.logs();
 }
 

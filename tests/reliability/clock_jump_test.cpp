@@ -57,8 +57,9 @@ TEST(ClockJumps, WaitingPluginIsAnsweredAtItsMonotonicDeadlineOnly) {
   testing::TempDir dir;
   ManualClock clock;
   labeler::Metrics metrics;
-  labeler::NotifyServer server({dir.file("run/labeler.sock"), {0, static_cast<unsigned>(::getuid())}}, clock, metrics,
-                               nullptr);
+  labeler::NotifyServer server(
+      {dir.file("run/labeler.sock"), {0, static_cast<unsigned>(::getuid())}}, clock, metrics,
+      nullptr);
   ASSERT_TRUE(server.listen());
   server.start([](const notify::Request&) {});  // the labeling never finishes
 
@@ -98,7 +99,9 @@ TEST(ClockJumps, PeriodicResyncFollowsMonotonicTimeOnly) {
   config.resync_interval = 300s;
   InProcessLabeler labeler(node, config, clock);
   ASSERT_TRUE(labeler.start());
-  auto resyncs = [&] { return node.nomad().request_count("node_allocations") - 1; };  // minus the startup one
+  auto resyncs = [&] {
+    return node.nomad().request_count("node_allocations") - 1;
+  };  // minus the startup one
   // The resync loop, the retry timer and the notify server's expiry loop: the resync deadline
   // is fixed once its thread sleeps.
   ASSERT_TRUE(clock.wait_for_sleepers(3));

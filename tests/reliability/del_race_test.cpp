@@ -24,9 +24,12 @@ namespace {
 constexpr int kRaces = 200;
 constexpr int kParallel = 4;
 
-std::string ip_of(int i) { return "10.201." + std::to_string(i / 250) + "." + std::to_string(i % 250 + 1); }
+std::string ip_of(int i) {
+  return "10.201." + std::to_string(i / 250) + "." + std::to_string(i % 250 + 1);
+}
 
-std::vector<std::string> resurrected(const FakeNode& node, const std::vector<std::string>& deleted) {
+std::vector<std::string> resurrected(const FakeNode& node,
+                                     const std::vector<std::string>& deleted) {
   std::vector<std::string> back;
   auto view = read_state_file(node.state_file());
   EXPECT_TRUE(view.parsed) << view.error;
@@ -38,7 +41,8 @@ std::vector<std::string> resurrected(const FakeNode& node, const std::vector<std
 }
 
 TEST(DelRace, DelRacingANotificationAWatchUpdateAndAResync200TimesResurrectsNothing) {
-  if (::geteuid() != 0) GTEST_SKIP() << "the plugin's notification is accepted from root peers only";
+  if (::geteuid() != 0)
+    GTEST_SKIP() << "the plugin's notification is accepted from root peers only";
   FakeNode node;
   auto config = InProcessLabeler::config_for(node);
   config.watch = labeler::WatchMode::kNode;  // watch updates race the DEL too

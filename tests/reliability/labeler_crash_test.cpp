@@ -26,11 +26,13 @@ using namespace std::chrono_literals;
 using nlohmann::json;
 
 constexpr int kAllocs = 200;
-constexpr int kKillAfter = 70;     // ADDs finished when the labeler dies
+constexpr int kKillAfter = 70;      // ADDs finished when the labeler dies
 constexpr int kRestartAfter = 130;  // ADDs finished when it comes back
 constexpr int kParallel = 4;        // concurrent allocation starts, as on a busy node
 
-std::string ip_of(int i) { return "10.200." + std::to_string(10 + i / 250) + "." + std::to_string(i % 250 + 1); }
+std::string ip_of(int i) {
+  return "10.200." + std::to_string(10 + i / 250) + "." + std::to_string(i % 250 + 1);
+}
 
 // The log lines that mention `needle`, for a failure message.
 std::string lines_about(const std::string& log, const std::string& needle) {
@@ -54,7 +56,8 @@ struct Start {
 TEST(LabelerCrash, KillNineMidBurstOf200AddsThenRestartEveryEndpointLabeledOnceAndStateConsistent) {
   if (::geteuid() != 0) GTEST_SKIP() << "the labeler accepts notifications from root peers only";
   FakeNode node;
-  const auto argv = node.labeler_argv({"--watch", "none", "--resync-interval", "0", "--workers", "4"});
+  const auto argv =
+      node.labeler_argv({"--watch", "none", "--resync-interval", "0", "--workers", "4"});
   const std::string log_path = node.dir().file("labeler.log");
   auto labeler = std::make_unique<BackgroundProcess>(argv, node.labeler_env(), log_path);
   ASSERT_TRUE(labeler->wait_for_log("ready: node=")) << labeler->log();
@@ -88,15 +91,19 @@ TEST(LabelerCrash, KillNineMidBurstOf200AddsThenRestartEveryEndpointLabeledOnceA
   for (int i = 0; i < kAllocs; ++i) {
     const Start& s = starts[static_cast<std::size_t>(i)];
     ASSERT_EQ(s.add.exit_code, 0) << s.add.err;
-    EXPECT_EQ(json::parse(s.add.out), FakeNode::prev_result(ip_of(i))) << "prevResult passed through unchanged";
+    EXPECT_EQ(json::parse(s.add.out), FakeNode::prev_result(ip_of(i)))
+        << "prevResult passed through unchanged";
     auto at = s.add.err.find("labeler=");
-    ++outcomes[at == std::string::npos ? "?" : s.add.err.substr(at + 8, s.add.err.find(' ', at) - at - 8)];
+    ++outcomes[at == std::string::npos
+                   ? "?"
+                   : s.add.err.substr(at + 8, s.add.err.find(' ', at) - at - 8)];
   }
   EXPECT_GT(outcomes["labeled"], 0);
   EXPECT_GT(outcomes["unreachable"], 0) << "some ADDs ran while the labeler was dead";
 
   // Every endpoint ends labeled, and the agent got exactly one label write per endpoint.
-  for (const auto& s : starts) ASSERT_TRUE(node.wait_labeled(s.alloc, kWebLabels)) << s.alloc << "\n" << labeler->log();
+  for (const auto& s : starts)
+    ASSERT_TRUE(node.wait_labeled(s.alloc, kWebLabels)) << s.alloc << "\n" << labeler->log();
   int lost = 0, doubled = 0;
   for (const auto& s : starts) {
     lost += node.labeled(s.alloc, kWebLabels) ? 0 : 1;
@@ -135,10 +142,11 @@ TEST(LabelerCrash, KillNineMidBurstOf200AddsThenRestartEveryEndpointLabeledOnceA
   for (const auto& f : std::filesystem::directory_iterator(node.dir().file("run"))) {
     temp_files += f.path().filename().string().find(".tmp.") != std::string::npos ? 1 : 0;
   }
-  std::printf("kill -9 after %d of %d ADDs; outcomes: labeled=%d unreachable=%d other=%d; "
-              "leftover temp files of the killed writer: %zu\n",
-              finished_at_kill, kAllocs, outcomes["labeled"], outcomes["unreachable"],
-              kAllocs - outcomes["labeled"] - outcomes["unreachable"], temp_files);
+  std::printf(
+      "kill -9 after %d of %d ADDs; outcomes: labeled=%d unreachable=%d other=%d; "
+      "leftover temp files of the killed writer: %zu\n",
+      finished_at_kill, kAllocs, outcomes["labeled"], outcomes["unreachable"],
+      kAllocs - outcomes["labeled"] - outcomes["unreachable"], temp_files);
   RecordProperty("finished_at_kill", finished_at_kill);
 
   auto exit_status = labeler->kill_and_wait(SIGTERM);

@@ -30,15 +30,22 @@ class LabelerSignals : public ::testing::Test {
   std::vector<std::string> waiting_for_agent_argv() const {
     return {testing::bin_dir() + "/cilium-nomad-labeler",
             "run",
-            "--cilium-socket", dir_.file("no-agent/cilium.sock"),
-            "--nomad-addr", "http://127.0.0.1:1",
-            "--node-id", "node-1",
-            "--socket", dir_.file("run/labeler.sock"),
-            "--state-file", dir_.file("run/state.json"),
-            "--metrics-addr", "127.0.0.1:0"};
+            "--cilium-socket",
+            dir_.file("no-agent/cilium.sock"),
+            "--nomad-addr",
+            "http://127.0.0.1:1",
+            "--node-id",
+            "node-1",
+            "--socket",
+            dir_.file("run/labeler.sock"),
+            "--state-file",
+            dir_.file("run/state.json"),
+            "--metrics-addr",
+            "127.0.0.1:0"};
   }
 
-  std::unique_ptr<BackgroundProcess> start(const std::vector<std::string>& argv, const std::string& waiting_line) {
+  std::unique_ptr<BackgroundProcess> start(const std::vector<std::string>& argv,
+                                           const std::string& waiting_line) {
     auto p = std::make_unique<BackgroundProcess>(argv, sanitizer_env(), dir_.file("labeler.log"));
     EXPECT_TRUE(p->started());
     EXPECT_TRUE(p->wait_for_log(waiting_line)) << p->log();
@@ -56,7 +63,8 @@ class LabelerSignals : public ::testing::Test {
   // Sent `sig`, the process exits 0 by itself after logging the shutdown.
   static void expect_clean_stop(BackgroundProcess& p, int sig) {
     auto status = p.kill_and_wait(sig, kExitDeadline);
-    ASSERT_TRUE(status) << "still running " << kExitDeadline.count() << " s after the signal:\n" << p.log();
+    ASSERT_TRUE(status) << "still running " << kExitDeadline.count() << " s after the signal:\n"
+                        << p.log();
     EXPECT_TRUE(status->exited()) << "killed by signal " << status->signal << "\n" << p.log();
     EXPECT_EQ(status->exit_code, 0) << p.log();
     EXPECT_NE(p.log().find("signal received, shutting down"), std::string::npos) << p.log();
@@ -85,11 +93,16 @@ TEST_F(LabelerSignals, SigtermWhileWaitingForNomadExitsZero) {
   FakeNode node;
   std::vector<std::string> argv = {testing::bin_dir() + "/cilium-nomad-labeler",
                                    "run",
-                                   "--cilium-socket", node.cilium_socket(),
-                                   "--nomad-addr", "http://127.0.0.1:1",
-                                   "--socket", node.labeler_socket(),
-                                   "--state-file", node.state_file(),
-                                   "--metrics-addr", "127.0.0.1:0"};
+                                   "--cilium-socket",
+                                   node.cilium_socket(),
+                                   "--nomad-addr",
+                                   "http://127.0.0.1:1",
+                                   "--socket",
+                                   node.labeler_socket(),
+                                   "--state-file",
+                                   node.state_file(),
+                                   "--metrics-addr",
+                                   "127.0.0.1:0"};
   auto p = start(argv, "waiting for Nomad to tell this node's ID");
   expect_clean_stop(*p, SIGTERM);
 }
@@ -111,7 +124,8 @@ TEST_F(LabelerSignals, SigtermWhenReadyExitsZero) {
 // query's 5 minutes). The bound here is the suite's 10 s, which a shutdown that waited for the
 // write could not meet; the time taken is printed (about 0.1-0.4 s under ASan).
 TEST_F(LabelerSignals, SigtermWithAWriteHeldByTheAgentAndAParkedWatchExitsPromptly) {
-  if (::geteuid() != 0) GTEST_SKIP() << "the plugin's notification is accepted from root peers only";
+  if (::geteuid() != 0)
+    GTEST_SKIP() << "the plugin's notification is accepted from root peers only";
   FakeNode node;
   auto argv = node.labeler_argv({"--watch", "node"});
   auto flag = std::find(argv.begin(), argv.end(), "--metrics-addr");
@@ -127,11 +141,13 @@ TEST_F(LabelerSignals, SigtermWithAWriteHeldByTheAgentAndAParkedWatchExitsPrompt
   ASSERT_TRUE(p->wait_for_log("not labeled: alloc=" + early)) << p->log();
   ASSERT_TRUE(p->wait_for_log("node watch")) << p->log();
   ASSERT_TRUE(eventually([&] { return node.agent().count("PATCH", "") >= 1; }, 10s))
-      << "the write never reached the agent\n" << p->log();
+      << "the write never reached the agent\n"
+      << p->log();
 
   const auto sent = std::chrono::steady_clock::now();
   auto status = p->kill_and_wait(SIGTERM, kExitDeadline);
-  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - sent);
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - sent);
   ASSERT_TRUE(status) << p->log();
   EXPECT_TRUE(status->exited() && status->exit_code == 0) << p->log();
   EXPECT_LT(took, kExitDeadline) << p->log();

@@ -31,7 +31,9 @@ struct HostilePayload {
   HealedBy healed_by;
 };
 
-std::ostream& operator<<(std::ostream& os, const HostilePayload& p) { return os << p.name; }
+std::ostream& operator<<(std::ostream& os, const HostilePayload& p) {
+  return os << p.name;
+}
 
 json get_allocation(FakeNode& node, const std::string& id) {
   auto res = fakes::http_request(fakes::HttpTarget::tcp("127.0.0.1", node.nomad().port()), "GET",
@@ -67,7 +69,8 @@ TEST_P(NomadHostilePayloads, NoCrashClearLogLineAndTheEndpointEndsLabeled) {
 
   ASSERT_TRUE(node.wait_labeled(alloc, kWebLabels, 20s)) << labeler.logs();
   // The endpoint can carry its identity a moment before the worker's log line is written.
-  EXPECT_TRUE(eventually([&] { return labeler.logs().find(hostile.logged) != std::string::npos; }, 5s))
+  EXPECT_TRUE(
+      eventually([&] { return labeler.logs().find(hostile.logged) != std::string::npos; }, 5s))
       << labeler.logs().substr(0, 20000);
   const std::string logs = labeler.logs();
   EXPECT_EQ(node.label_writes(alloc), 1) << "never labeled with anything but its own job";
@@ -83,7 +86,9 @@ INSTANTIATE_TEST_SUITE_P(
     Payloads, NomadHostilePayloads,
     ::testing::Values(
         HostilePayload{"HtmlErrorPageWithStatus200",
-                       [](const json&, const json&) { return std::string("<html><body>upstream</body></html>"); },
+                       [](const json&, const json&) {
+                         return std::string("<html><body>upstream</body></html>");
+                       },
                        "invalid JSON", HealedBy::kRetry},
         HostilePayload{"TruncatedJson",
                        [](const json& real, const json&) {
@@ -98,24 +103,28 @@ INSTANTIATE_TEST_SUITE_P(
                        "Allocation: expected an object, got null", HealedBy::kRetry},
         HostilePayload{"WrongTypes",
                        [](const json& real, const json&) {
-                         return with(real, [](json& a) {
-                                  a["TaskGroup"] = {{"Name", "app"}};
-                                  a["ModifyIndex"] = "12";
-                                }).dump();
+                         return with(real,
+                                     [](json& a) {
+                                       a["TaskGroup"] = {{"Name", "app"}};
+                                       a["ModifyIndex"] = "12";
+                                     })
+                             .dump();
                        },
                        "Allocation.TaskGroup", HealedBy::kRetry},
         HostilePayload{"AnswerAboutAnotherAllocation",
-                       [](const json&, const json& other) { return other.dump(); }, "answered for allocation",
-                       HealedBy::kRetry},
+                       [](const json&, const json& other) { return other.dump(); },
+                       "answered for allocation", HealedBy::kRetry},
         HostilePayload{"NullsWhereObjectsBelong",
                        [](const json& real, const json&) {
-                         return with(real, [](json& a) {
-                                  a["NetworkStatus"] = nullptr;
-                                  a["AllocatedResources"] = nullptr;
-                                  a["TaskStates"] = nullptr;
-                                  a["Job"]["Meta"] = nullptr;
-                                  a["Job"]["TaskGroups"] = nullptr;
-                                }).dump();
+                         return with(real,
+                                     [](json& a) {
+                                       a["NetworkStatus"] = nullptr;
+                                       a["AllocatedResources"] = nullptr;
+                                       a["TaskStates"] = nullptr;
+                                       a["Job"]["Meta"] = nullptr;
+                                       a["Job"]["TaskGroups"] = nullptr;
+                                     })
+                             .dump();
                        },
                        "labels written: alloc=", HealedBy::kFirstAnswer},
         HostilePayload{"JobNull",
@@ -131,7 +140,8 @@ INSTANTIATE_TEST_SUITE_P(
 // deterministic cleaned prefix plus hash, and nothing forged from the meta text.
 TEST(NomadHostileMeta, HugeUnicodeMetaIsLabeledWithSanitisedValuesOnly) {
   FakeNodeOptions options;
-  std::string team = "ünïcødé ☃ \u202e" + std::string(1, '\0') + "\nreserved:host\nnomad:nomad.job=evil ";
+  std::string team =
+      "ünïcødé ☃ \u202e" + std::string(1, '\0') + "\nreserved:host\nnomad:nomad.job=evil ";
   while (team.size() < 10'000) team += "🚀 x=y;z";
   options.job_meta = {{"team", team}, {"nomad.job", "evil"}};
   for (int i = 0; i < 5000; ++i) options.job_meta["k" + std::to_string(i)] = std::string(200, 'v');
@@ -153,7 +163,9 @@ TEST(NomadHostileMeta, HugeUnicodeMetaIsLabeledWithSanitisedValuesOnly) {
     EXPECT_EQ(label.source, "nomad") << text;
     EXPECT_TRUE(labels::is_valid_label_value(label.value)) << text;
   }
-  auto has = [&](const std::string& l) { return std::find(got.begin(), got.end(), l) != got.end(); };
+  auto has = [&](const std::string& l) {
+    return std::find(got.begin(), got.end(), l) != got.end();
+  };
   EXPECT_TRUE(has("nomad:nomad.job=web")) << "meta cannot forge the job label";
   EXPECT_TRUE(has("nomad:k1=" + labels::sanitize_label_value(std::string(200, 'v'))))
       << "a long value keeps a cleaned prefix and a hash";
@@ -179,7 +191,8 @@ TEST(NomadHostileStream, DeeplyNestedAndTruncatedLinesReconnectAndLoseNothing) {
   ASSERT_TRUE(node.wait_labeled(alloc, kWebLabels, 20s)) << labeler.logs();
   const std::string logs = labeler.logs();
   EXPECT_NE(logs.find("nested deeper than"), std::string::npos) << logs;
-  EXPECT_GE(labeler.daemon().metrics().errors(labeler::ErrorKindLabel::nomad_stream_bad_line).Value(), 1);
+  EXPECT_GE(
+      labeler.daemon().metrics().errors(labeler::ErrorKindLabel::nomad_stream_bad_line).Value(), 1);
   EXPECT_EQ(node.nomad().request_count("event_stream"), 3);
 }
 

@@ -28,7 +28,8 @@ class NomadOutage : public ::testing::Test {
   NomadOutage() : node_(options()) {}
   static FakeNodeOptions options() {
     FakeNodeOptions o;
-    o.identity_delay = 0ms;  // the agent runs in real time; keep it out of the simulated clock's way
+    o.identity_delay =
+        0ms;  // the agent runs in real time; keep it out of the simulated clock's way
     return o;
   }
 
@@ -38,15 +39,16 @@ class NomadOutage : public ::testing::Test {
     config.resync_interval = resync;
     labeler_ = std::make_unique<InProcessLabeler>(node_, config, clock_);
     ASSERT_TRUE(labeler_->start());
-    for (int i = 0; i < kAllocs; ++i) allocs_.push_back(node_.running_alloc("10.200.40." + std::to_string(i + 1)));
+    for (int i = 0; i < kAllocs; ++i)
+      allocs_.push_back(node_.running_alloc("10.200.40." + std::to_string(i + 1)));
   }
 
   // Even allocations come with CNI_ARGS (Nomad >= 1.9.4), odd ones without.
   void notify_all() {
     for (int i = 0; i < kAllocs; ++i) {
       auto hint = i % 2 == 0 ? web_hint() : cni::NomadWorkload{};
-      ASSERT_TRUE(labeler_->notify_add(allocs_[static_cast<std::size_t>(i)], "10.200.40." + std::to_string(i + 1), 0,
-                                       hint));
+      ASSERT_TRUE(labeler_->notify_add(allocs_[static_cast<std::size_t>(i)],
+                                       "10.200.40." + std::to_string(i + 1), 0, hint));
     }
   }
 
@@ -98,17 +100,22 @@ TEST_F(NomadOutage, FiveHundredsFor30sLeaderLossEveryEndpointConvergesByRetriesA
   node_.nomad().clear_faults();
   const MonoTime recovered = clock_.now();
 
-  for (const auto& a : allocs_) ASSERT_TRUE(node_.wait_labeled(a, kWebLabelsWithTeam, 30s)) << a << labeler_->logs();
-  const auto converge_s = std::chrono::duration_cast<std::chrono::seconds>(clock_.now() - recovered).count();
+  for (const auto& a : allocs_)
+    ASSERT_TRUE(node_.wait_labeled(a, kWebLabelsWithTeam, 30s)) << a << labeler_->logs();
+  const auto converge_s =
+      std::chrono::duration_cast<std::chrono::seconds>(clock_.now() - recovered).count();
   for (int i = 0; i < kAllocs; ++i) {
     EXPECT_EQ(node_.label_writes(allocs_[static_cast<std::size_t>(i)]), i % 2 == 0 ? 2 : 1);
   }
   // 6 allocations x at most 10 worker attempts (the cap; full jitter can fit them all in 30 s)
   // x 4 client tries: without backoff this would be thousands.
   EXPECT_LE(calls_during_outage, kAllocs * 10 * 4);
-  EXPECT_NE(labeler_->logs().find("No cluster leader"), std::string::npos) << "Nomad's own words are logged";
-  std::printf("30 s leader loss: %d Nomad calls during the outage; converged %lld s (simulated) after recovery\n",
-              calls_during_outage, static_cast<long long>(converge_s));
+  EXPECT_NE(labeler_->logs().find("No cluster leader"), std::string::npos)
+      << "Nomad's own words are logged";
+  std::printf(
+      "30 s leader loss: %d Nomad calls during the outage; converged %lld s (simulated) after "
+      "recovery\n",
+      calls_during_outage, static_cast<long long>(converge_s));
 }
 
 // Expected: an outage longer than the worker's whole retry schedule (10 attempts, ~1.5-3 min)
@@ -121,16 +128,21 @@ TEST_F(NomadOutage, FiveMinuteOutageOutlastingRetriesIsHealedByTheFirstResyncAft
   const MonoTime outage_start = clock_.now();
   notify_all();
   ASSERT_TRUE(simulated(300s, outage_start));
-  EXPECT_NE(labeler_->logs().find("resync failed"), std::string::npos) << "resyncs fail cleanly during the outage";
-  EXPECT_NE(labeler_->logs().find("giving up after 10 attempts, leaving the allocation to the next resync"),
+  EXPECT_NE(labeler_->logs().find("resync failed"), std::string::npos)
+      << "resyncs fail cleanly during the outage";
+  EXPECT_NE(labeler_->logs().find(
+                "giving up after 10 attempts, leaving the allocation to the next resync"),
             std::string::npos)
       << "the log says when retries end";
-  for (int i = 1; i < kAllocs; i += 2) EXPECT_EQ(node_.label_writes(allocs_[static_cast<std::size_t>(i)]), 0);
+  for (int i = 1; i < kAllocs; i += 2)
+    EXPECT_EQ(node_.label_writes(allocs_[static_cast<std::size_t>(i)]), 0);
   node_.nomad().clear_faults();
   const MonoTime recovered = clock_.now();
 
-  for (const auto& a : allocs_) ASSERT_TRUE(node_.wait_labeled(a, kWebLabelsWithTeam, 30s)) << a << labeler_->logs();
-  EXPECT_LE(clock_.now() - recovered, 66s + 30s) << "one resync interval (+10% jitter) and its work";
+  for (const auto& a : allocs_)
+    ASSERT_TRUE(node_.wait_labeled(a, kWebLabelsWithTeam, 30s)) << a << labeler_->logs();
+  EXPECT_LE(clock_.now() - recovered, 66s + 30s)
+      << "one resync interval (+10% jitter) and its work";
   for (const auto& a : allocs_) EXPECT_LE(node_.label_writes(a), 2);
 }
 

@@ -59,7 +59,8 @@ class NomadWatchFaults : public ::testing::Test {
     std::vector<std::uint64_t> out;
     for (const auto& r : node_.nomad().requests()) {
       auto at = r.target.find("index=");
-      if (r.route == "event_stream" && at != std::string::npos) out.push_back(std::stoull(r.target.substr(at + 6)));
+      if (r.route == "event_stream" && at != std::string::npos)
+        out.push_back(std::stoull(r.target.substr(at + 6)));
     }
     return out;
   }
@@ -81,10 +82,12 @@ TEST_F(NomadWatchFaults, StreamDroppedEveryTenEventsNoLossAndNoDoubleApply) {
     mine.push_back(start_alloc("10.200.50." + std::to_string(i + 1)));
     if (i % 4 == 0) start_elsewhere("10.200.51." + std::to_string(i + 1));
   }
-  for (const auto& a : mine) ASSERT_TRUE(node_.wait_labeled(a, kWebLabels, 30s)) << a << "\n" << labeler_->log();
+  for (const auto& a : mine)
+    ASSERT_TRUE(node_.wait_labeled(a, kWebLabels, 30s)) << a << "\n" << labeler_->log();
   // The resyncs after each reconnect may label faster than the stream catches up; wait until it
   // has read all ~50 events (10 per stream) and sits on a live stream again.
-  ASSERT_TRUE(eventually([&] { return asked_indexes().size() >= 6 && node_.nomad().active_streams() == 1; }, 30s))
+  ASSERT_TRUE(eventually(
+      [&] { return asked_indexes().size() >= 6 && node_.nomad().active_streams() == 1; }, 30s))
       << labeler_->log();
 
   int doubled = 0;
@@ -92,10 +95,12 @@ TEST_F(NomadWatchFaults, StreamDroppedEveryTenEventsNoLossAndNoDoubleApply) {
   EXPECT_EQ(doubled, 0);
   EXPECT_EQ(node_.agent().count("PATCH", ""), 20) << "only this node's 20 endpoints were written";
   auto asked = asked_indexes();
-  for (std::size_t i = 1; i < asked.size(); ++i) EXPECT_GT(asked[i], asked[i - 1]) << "resume, never rewind";
+  for (std::size_t i = 1; i < asked.size(); ++i)
+    EXPECT_GT(asked[i], asked[i - 1]) << "resume, never rewind";
   EXPECT_GE(count_occurrences(labeler_->log(), "event stream reopened, resyncing"), 4);
-  std::printf("stream drop every 10 events: %zu streams opened, %d endpoints, 0 lost, 0 written twice\n",
-              asked.size(), static_cast<int>(mine.size()));
+  std::printf(
+      "stream drop every 10 events: %zu streams opened, %d endpoints, 0 lost, 0 written twice\n",
+      asked.size(), static_cast<int>(mine.size()));
 }
 
 // Expected: after Nomad's index goes backwards (a restore from an older snapshot), the watcher
@@ -109,10 +114,12 @@ TEST_F(NomadWatchFaults, IndexGoingBackwardsResetsTheWatcherAndNewAllocationsAre
   ASSERT_TRUE(node_.wait_labeled(before, kWebLabels)) << labeler_->log();
 
   node_.nomad().reset_index(1500);  // closes the stream; the watcher asks for 5000-something again
-  ASSERT_TRUE(labeler_->wait_for_log("event stream reopened, resyncing", 20s, 1)) << labeler_->log();
+  ASSERT_TRUE(labeler_->wait_for_log("event stream reopened, resyncing", 20s, 1))
+      << labeler_->log();
   std::vector<std::string> after;
   for (int i = 0; i < 3; ++i) after.push_back(start_alloc("10.200.52." + std::to_string(i + 10)));
-  for (const auto& a : after) ASSERT_TRUE(node_.wait_labeled(a, kWebLabels, 20s)) << a << "\n" << labeler_->log();
+  for (const auto& a : after)
+    ASSERT_TRUE(node_.wait_labeled(a, kWebLabels, 20s)) << a << "\n" << labeler_->log();
   EXPECT_NE(labeler_->log().find("index went backwards"), std::string::npos) << labeler_->log();
   EXPECT_EQ(node_.label_writes(before), 1);
 }

@@ -2,7 +2,8 @@
 // HTTP header, the notify socket refuses non-root peers (two locks: a root-only directory, then
 // SO_PEERCRED), meta and CNI_ARGS cannot forge labels, and no shell command is ever built.
 // Unit-level companions: NomadClientTest.TokenIsSentAsHeaderAndNeverLoggedOrInErrors,
-// DaemonTest.NonRootPeersAreRefused, DeriveLabelsTest.NeverProducesForeignSourceOrReservedOrForgedKeys,
+// DaemonTest.NonRootPeersAreRefused,
+// DeriveLabelsTest.NeverProducesForeignSourceOrReservedOrForgedKeys,
 // TlsTest.SkipVerifyIsOffByDefaultAndAcceptsAnythingWhenSet.
 #include <gtest/gtest.h>
 
@@ -47,8 +48,9 @@ TEST(Security, NomadTokenNeverAppearsInLogsErrorsOrState) {
   fakes::TokenSpec token;
   token.secret = kToken;
   node.nomad().add_token(token);
-  BackgroundProcess labeler(node.labeler_argv({"--watch", "node", "--resync-interval", "1"}, "debug"),
-                            node.labeler_env({{"NOMAD_TOKEN", kToken}}), node.dir().file("labeler.log"));
+  BackgroundProcess labeler(
+      node.labeler_argv({"--watch", "node", "--resync-interval", "1"}, "debug"),
+      node.labeler_env({{"NOMAD_TOKEN", kToken}}), node.dir().file("labeler.log"));
   ASSERT_TRUE(labeler.wait_for_log("ready: node=")) << labeler.log();
 
   std::string alloc = node.running_alloc("10.200.90.1");
@@ -64,17 +66,19 @@ TEST(Security, NomadTokenNeverAppearsInLogsErrorsOrState) {
   ASSERT_TRUE(node.wait_labeled(second, kWebLabels)) << labeler.log();
 
   auto state_cmd = testing::run_process(
-      {testing::bin_dir() + "/cilium-nomad-labeler", "state", "--state-file", node.state_file()}, {}, "");
+      {testing::bin_dir() + "/cilium-nomad-labeler", "state", "--state-file", node.state_file()},
+      {}, "");
   EXPECT_EQ(state_cmd.exit_code, 0) << state_cmd.err;
   labeler.kill_and_wait(SIGTERM);
-  for (const auto& [where, text] : {std::pair{"labeler log", labeler.log()},
-                                    std::pair{"plugin stderr", add.err},
-                                    std::pair{"state directory", all_files_under(node.dir().file("run"))},
-                                    std::pair{"state command", state_cmd.out + state_cmd.err}}) {
+  for (const auto& [where, text] :
+       {std::pair{"labeler log", labeler.log()}, std::pair{"plugin stderr", add.err},
+        std::pair{"state directory", all_files_under(node.dir().file("run"))},
+        std::pair{"state command", state_cmd.out + state_cmd.err}}) {
     EXPECT_EQ(text.find(kToken), std::string::npos) << where << " shows the token";
   }
   EXPECT_NE(labeler.log().find("rejected token <redacted>"), std::string::npos);
-  EXPECT_NE(labeler.log().find("token=set"), std::string::npos) << "startup says a token is configured";
+  EXPECT_NE(labeler.log().find("token=set"), std::string::npos)
+      << "startup says a token is configured";
   EXPECT_EQ(sanitizer_report(labeler.log()), "");
 }
 
@@ -82,11 +86,14 @@ TEST(Security, NomadTokenNeverAppearsInLogsErrorsOrState) {
 int plugin_add_as_nobody(const FakeNode& node, const std::string& alloc, const std::string& ip,
                          const std::string& err_path) {
   const std::string conf = node.plugin_conf(ip, 2000, "").dump();
-  const testing::Environment env = testing::with_sanitizer_options(
-      {{"CNI_COMMAND", "ADD"}, {"CNI_CONTAINERID", alloc}, {"CNI_IFNAME", "eth0"},
-       {"CNI_NETNS", "/var/run/netns/x"}, {"CNI_PATH", "/opt/cni/bin"}});
-  auto r = testing::run_process({testing::bin_dir() + "/cilium-nomad-cni"}, env, conf, std::chrono::seconds{30},
-                                testing::Credentials{65534, 65534});
+  const testing::Environment env =
+      testing::with_sanitizer_options({{"CNI_COMMAND", "ADD"},
+                                       {"CNI_CONTAINERID", alloc},
+                                       {"CNI_IFNAME", "eth0"},
+                                       {"CNI_NETNS", "/var/run/netns/x"},
+                                       {"CNI_PATH", "/opt/cni/bin"}});
+  auto r = testing::run_process({testing::bin_dir() + "/cilium-nomad-cni"}, env, conf,
+                                std::chrono::seconds{30}, testing::Credentials{65534, 65534});
   std::ofstream(err_path, std::ios::trunc) << r.err;
   return r.exit_code;
 }
@@ -98,10 +105,10 @@ int plugin_add_as_nobody(const FakeNode& node, const std::string& alloc, const s
 TEST(Security, NonRootPluginIsRefusedByDirectoryModeThenByPeerCredentials) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to act as another user";
   FakeNode node;
-  BackgroundProcess labeler(node.labeler_argv({"--watch", "none", "--resync-interval", "0"}), node.labeler_env(),
-                            node.dir().file("labeler.log"));
+  BackgroundProcess labeler(node.labeler_argv({"--watch", "none", "--resync-interval", "0"}),
+                            node.labeler_env(), node.dir().file("labeler.log"));
   ASSERT_TRUE(labeler.wait_for_log("ready: node=")) << labeler.log();
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(node.dir().file("run").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   ASSERT_EQ(::stat(node.labeler_socket().c_str(), &st), 0);
@@ -111,9 +118,11 @@ TEST(Security, NonRootPluginIsRefusedByDirectoryModeThenByPeerCredentials) {
   ::chmod(node.dir().path().c_str(), 0755);  // the test's own temp dir, so nobody can reach run/
   const std::string err1 = node.dir().file("nobody1.err"), err2 = node.dir().file("nobody2.err");
   int first = plugin_add_as_nobody(node, alloc, "10.200.91.1", err1);
-  if (first == 98) GTEST_SKIP() << "uid 65534 cannot execute " << testing::bin_dir() << "/cilium-nomad-cni";
+  if (first == 98)
+    GTEST_SKIP() << "uid 65534 cannot execute " << testing::bin_dir() << "/cilium-nomad-cni";
   EXPECT_EQ(first, 0);
-  EXPECT_NE(testing::read_file(err1).find("labeler=unreachable"), std::string::npos) << testing::read_file(err1);
+  EXPECT_NE(testing::read_file(err1).find("labeler=unreachable"), std::string::npos)
+      << testing::read_file(err1);
 
   ::chmod(node.dir().file("run").c_str(), 0755);
   ::chmod(node.labeler_socket().c_str(), 0666);
@@ -121,7 +130,8 @@ TEST(Security, NonRootPluginIsRefusedByDirectoryModeThenByPeerCredentials) {
   ASSERT_TRUE(labeler.wait_for_log("notification refused: peer uid=65534")) << labeler.log();
   EXPECT_EQ(node.label_writes(alloc), 0) << "nothing labeled on a non-root peer's word";
   EXPECT_FALSE(node.labeled(alloc, kWebLabels));
-  EXPECT_EQ(sanitizer_report(labeler.log() + testing::read_file(err1) + testing::read_file(err2)), "");
+  EXPECT_EQ(sanitizer_report(labeler.log() + testing::read_file(err1) + testing::read_file(err2)),
+            "");
 }
 
 // Expected: the labeler refuses to start when told to turn a `nomad.` meta key or an invalid
@@ -129,7 +139,8 @@ TEST(Security, NonRootPluginIsRefusedByDirectoryModeThenByPeerCredentials) {
 TEST(Security, MetaLabelsNamingReservedOrInvalidKeysAreRefusedAtStartup) {
   FakeNode node;
   for (const std::string keys : {"team,nomad.job", "reserved:init", "k8s:app", "a=b"}) {
-    auto r = testing::run_process(node.labeler_argv({"--meta-labels", keys}), node.labeler_env(), "", 10s);
+    auto r = testing::run_process(node.labeler_argv({"--meta-labels", keys}), node.labeler_env(),
+                                  "", 10s);
     EXPECT_EQ(r.exit_code, 2) << keys << "\n" << r.err;
     EXPECT_NE(r.err.find("invalid --meta-labels"), std::string::npos) << r.err;
   }
@@ -160,7 +171,8 @@ TEST(Security, HostileCniArgsValuesCannotForgeReservedOrForeignLabels) {
   }
   EXPECT_EQ(keys, (std::set<std::string>{"nomad.group", "nomad.job", "nomad.namespace"}))
       << ::testing::PrintToString(got);
-  EXPECT_TRUE(std::find(got.begin(), got.end(), "nomad:nomad.job=" + labels::sanitize_label_value(hint.job_id)) !=
+  EXPECT_TRUE(std::find(got.begin(), got.end(),
+                        "nomad:nomad.job=" + labels::sanitize_label_value(hint.job_id)) !=
               got.end())
       << ::testing::PrintToString(got);
   node.nomad().clear_faults();
@@ -169,17 +181,20 @@ TEST(Security, HostileCniArgsValuesCannotForgeReservedOrForeignLabels) {
 // Expected: no product source calls a shell or runs a program (system, popen, exec*, spawn),
 // so no outside data can ever reach a command line.
 TEST(Security, NoProductCodeRunsAShellOrAProgram) {
-  static const std::regex call(R"(\b(system|popen|execl|execlp|execle|execv|execvp|execvpe|execve|posix_spawnp?|fork|vfork)\s*\()");
+  static const std::regex call(
+      R"(\b(system|popen|execl|execlp|execle|execv|execvp|execvpe|execve|posix_spawnp?|fork|vfork)\s*\()");
   int files = 0;
   for (const char* dir : {"common", "cni-plugin", "labeler"}) {
-    for (const auto& f : std::filesystem::recursive_directory_iterator(testing::source_dir() + "/" + dir)) {
+    for (const auto& f :
+         std::filesystem::recursive_directory_iterator(testing::source_dir() + "/" + dir)) {
       auto ext = f.path().extension();
       if (ext != ".cpp" && ext != ".h") continue;
       ++files;
       std::ifstream in(f.path());
       std::string line;
       for (int n = 1; std::getline(in, line); ++n) {
-        EXPECT_FALSE(std::regex_search(line, call)) << f.path().string() << ":" << n << ": " << line;
+        EXPECT_FALSE(std::regex_search(line, call))
+            << f.path().string() << ":" << n << ": " << line;
       }
     }
   }

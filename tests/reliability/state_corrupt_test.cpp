@@ -20,7 +20,8 @@ using nlohmann::json;
 // Half of a real state file followed by bytes that are not UTF-8.
 std::string corrupt_text() {
   std::string good =
-      "{\"schema\":1,\"allocations\":{\n\"4b1f6c2e-8d3a-4f57-9c2b-7e0a5d9c3f11\":{\"ifname\":\"eth0\",\"ips\":[\"10.2";
+      "{\"schema\":1,\"allocations\":{\n\"4b1f6c2e-8d3a-4f57-9c2b-7e0a5d9c3f11\":{\"ifname\":"
+      "\"eth0\",\"ips\":[\"10.2";
   return good + std::string("\x00\xff\xfe garbage", 12);
 }
 
@@ -48,23 +49,27 @@ TEST(StateCorrupt, LabelerKeepsTheCorruptFileAsideAndRebuildsTheStateFromCiliumA
   // An endpoint of no live allocation: an orphan, which must not be invented into the state.
   node.create_endpoint("4b1f6c2e-8d3a-4f57-9c2b-7e0a5d9c3f11", "10.200.80.9");
 
-  BackgroundProcess labeler(node.labeler_argv({"--watch", "none", "--resync-interval", "0"}), node.labeler_env(),
-                            node.dir().file("labeler.log"));
+  BackgroundProcess labeler(node.labeler_argv({"--watch", "none", "--resync-interval", "0"}),
+                            node.labeler_env(), node.dir().file("labeler.log"));
   ASSERT_TRUE(labeler.wait_for_log("ready: node=")) << labeler.log();
-  EXPECT_NE(labeler.log().find("state file corrupt, moved aside and starting fresh"), std::string::npos)
+  EXPECT_NE(labeler.log().find("state file corrupt, moved aside and starting fresh"),
+            std::string::npos)
       << labeler.log();
   auto aside = quarantined(node.dir().file("run"));
   ASSERT_EQ(aside.size(), 1u);
   EXPECT_EQ(testing::read_file(aside[0]), corrupt_text()) << "kept byte for byte";
 
-  for (const auto& a : {alloc, second}) ASSERT_TRUE(node.wait_labeled(a, kWebLabels)) << labeler.log();
+  for (const auto& a : {alloc, second})
+    ASSERT_TRUE(node.wait_labeled(a, kWebLabels)) << labeler.log();
   auto check = [&]() -> std::string {
     auto state = read_state_file(node.state_file());
     if (!state.parsed) return state.error;
-    for (const auto& [a, ip] : {std::pair{alloc, "10.200.80.1"}, std::pair{second, "10.200.80.2"}}) {
+    for (const auto& [a, ip] :
+         {std::pair{alloc, "10.200.80.1"}, std::pair{second, "10.200.80.2"}}) {
       if (!state.allocations.contains(a)) return a + " missing";
       const json& e = state.allocations[a];
-      if (e["ips"] != json::array({ip}) || !e.contains("labeled") || e["nomad"]["job"] != "web") return e.dump();
+      if (e["ips"] != json::array({ip}) || !e.contains("labeled") || e["nomad"]["job"] != "web")
+        return e.dump();
     }
     if (state.allocations.size() != 2) return "unexpected entries: " + state.text;
     return {};

@@ -43,7 +43,8 @@ TEST_F(StateDiskFull, AddFailsOpenWithAClearLineAndTheExistingStateFileIsUntouch
   std::vector<std::string> earlier;
   for (int i = 0; i < 3; ++i) {
     earlier.push_back(node_.place());
-    ASSERT_EQ(node_.plugin_add(earlier.back(), "10.200.70." + std::to_string(i + 1), 0).exit_code, 0);
+    ASSERT_EQ(node_.plugin_add(earlier.back(), "10.200.70." + std::to_string(i + 1), 0).exit_code,
+              0);
   }
   const std::string before = testing::read_file(node_.state_file());
   ASSERT_EQ(read_state_file(node_.state_file()).allocations.size(), 3u);
@@ -53,7 +54,8 @@ TEST_F(StateDiskFull, AddFailsOpenWithAClearLineAndTheExistingStateFileIsUntouch
   auto add = node_.plugin_add(alloc, "10.200.70.9", 0);
   ASSERT_EQ(add.exit_code, 0) << add.err;
   EXPECT_EQ(json::parse(add.out), FakeNode::prev_result("10.200.70.9"));
-  EXPECT_NE(add.err.find("state write failed, continuing (fail-open"), std::string::npos) << add.err;
+  EXPECT_NE(add.err.find("state write failed, continuing (fail-open"), std::string::npos)
+      << add.err;
   EXPECT_NE(add.err.find("No space left on device"), std::string::npos) << add.err;
   EXPECT_NE(add.err.find("state=failed"), std::string::npos) << add.err;
   EXPECT_EQ(testing::read_file(node_.state_file()), before) << "not a byte changed";
@@ -95,7 +97,8 @@ TEST_F(StateDiskFull, LabelerKeepsLabelingAndTheNextReconcileRecordsOnceSpaceIsB
   EXPECT_EQ((*reply)->status, notify::ReplyStatus::kLabeled) << (*reply)->message;
   EXPECT_TRUE(node_.labeled(alloc, kWebLabels));
   EXPECT_GE(labeler.daemon().metrics().errors(labeler::ErrorKindLabel::state_write).Value(), 1);
-  EXPECT_NE(labeler.logs().find("state write failed: alloc=" + alloc), std::string::npos) << labeler.logs();
+  EXPECT_NE(labeler.logs().find("state write failed: alloc=" + alloc), std::string::npos)
+      << labeler.logs();
   EXPECT_EQ(temp_files_in(node_.dir().file("run")), 0u);
 
   disk_->unfill();

@@ -46,7 +46,9 @@ Environment with_sanitizer_options(Environment env) {
   return env;
 }
 
-bool send_signal(pid_t pid, int sig) { return pid > 0 && ::kill(pid, sig) == 0; }
+bool send_signal(pid_t pid, int sig) {
+  return pid > 0 && ::kill(pid, sig) == 0;
+}
 
 namespace {
 
@@ -94,7 +96,8 @@ struct ChildSetup : bp::extend::handler {
     // the test runner had.
     ::pthread_sigmask(SIG_SETMASK, &mask, nullptr);
     if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(126);
-    if (as && (::setgroups(0, nullptr) != 0 || ::setgid(as->gid) != 0 || ::setuid(as->uid) != 0)) ::_exit(125);
+    if (as && (::setgroups(0, nullptr) != 0 || ::setgid(as->gid) != 0 || ::setuid(as->uid) != 0))
+      ::_exit(125);
   }
 };
 
@@ -112,7 +115,8 @@ ExitStatus decode(int status) {
   return s;
 }
 
-bp::child spawn(const std::vector<std::string>& argv, const Environment& env, ChildSetup setup, std::error_code& ec) {
+bp::child spawn(const std::vector<std::string>& argv, const Environment& env, ChildSetup setup,
+                std::error_code& ec) {
   // Exactly `env`: nothing is inherited by accident.
   std::vector<std::string> entries;
   for (const auto& [k, v] : env) entries.push_back(k + "=" + v);
@@ -149,8 +153,9 @@ void kill_and_reap(bp::child& child) {
 
 }  // namespace
 
-ProcessResult run_process(const std::vector<std::string>& argv, const Environment& env, const std::string& stdin_data,
-                          std::chrono::milliseconds timeout, std::optional<Credentials> as) {
+ProcessResult run_process(const std::vector<std::string>& argv, const Environment& env,
+                          const std::string& stdin_data, std::chrono::milliseconds timeout,
+                          std::optional<Credentials> as) {
   ProcessResult result;
   if (argv.empty()) {
     result.err = "run_process: empty argv";
@@ -201,8 +206,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const Environmen
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   char buf[65536];
   while (out_r.fd >= 0 || err_r.fd >= 0) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       result.timed_out = true;
       break;
@@ -223,7 +228,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const Environmen
     if (fds[2].fd >= 0 && (fds[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
       const ssize_t n = ::write(in_w.fd, stdin_data.data() + written, stdin_data.size() - written);
       if (n > 0) written += static_cast<std::size_t>(n);
-      if ((n < 0 && errno != EAGAIN && errno != EINTR) || written == stdin_data.size()) in_w.reset();
+      if ((n < 0 && errno != EAGAIN && errno != EINTR) || written == stdin_data.size())
+        in_w.reset();
     }
   }
   in_w.reset();
@@ -243,18 +249,21 @@ struct ChildProcess::Impl {
   bp::child child;
 };
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv, const Environment& env, Options options)
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, const Environment& env,
+                           Options options)
     : log_path_(std::move(options.log_path)) {
   if (argv.empty()) {
     start_error_ = "empty argv";
     return;
   }
   Fd null_in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (options.log_mode == LogMode::kAppend ? O_APPEND : O_TRUNC);
-  Fd log(log_path_.empty() ? ::open("/dev/null", O_WRONLY | O_CLOEXEC) : ::open(log_path_.c_str(), flags, 0600));
+  const int flags =
+      O_WRONLY | O_CREAT | O_CLOEXEC | (options.log_mode == LogMode::kAppend ? O_APPEND : O_TRUNC);
+  Fd log(log_path_.empty() ? ::open("/dev/null", O_WRONLY | O_CLOEXEC)
+                           : ::open(log_path_.c_str(), flags, 0600));
   if (null_in.fd < 0 || log.fd < 0) {
-    start_error_ = "cannot open " + (log_path_.empty() ? std::string("/dev/null") : log_path_) + ": " +
-                   std::strerror(errno);
+    start_error_ = "cannot open " + (log_path_.empty() ? std::string("/dev/null") : log_path_) +
+                   ": " + std::strerror(errno);
     return;
   }
   ChildSetup setup;
@@ -276,9 +285,13 @@ ChildProcess::~ChildProcess() {
   if (impl_ && !status_) kill_and_reap(impl_->child);
 }
 
-bool ChildProcess::started() const { return impl_ != nullptr; }
+bool ChildProcess::started() const {
+  return impl_ != nullptr;
+}
 
-pid_t ChildProcess::pid() const { return impl_ ? impl_->child.id() : -1; }
+pid_t ChildProcess::pid() const {
+  return impl_ ? impl_->child.id() : -1;
+}
 
 bool ChildProcess::running() {
   if (!impl_ || status_) return false;
@@ -288,7 +301,9 @@ bool ChildProcess::running() {
   return false;
 }
 
-bool ChildProcess::signal(int sig) { return running() && send_signal(pid(), sig); }
+bool ChildProcess::signal(int sig) {
+  return running() && send_signal(pid(), sig);
+}
 
 std::optional<ExitStatus> ChildProcess::wait_for(std::chrono::milliseconds timeout) {
   if (!impl_) return std::nullopt;

@@ -47,7 +47,8 @@ struct Credentials {
 // Runs `argv` (argv[0]: a path, or a bare name looked up in the calling process's PATH) to the
 // end: `stdin_data` fed in full (an empty string: EOF at once), stdout and stderr captured,
 // killed (SIGKILL) and reaped when `timeout` passes.
-ProcessResult run_process(const std::vector<std::string>& argv, const Environment& env, const std::string& stdin_data,
+ProcessResult run_process(const std::vector<std::string>& argv, const Environment& env,
+                          const std::string& stdin_data,
                           std::chrono::milliseconds timeout = std::chrono::seconds{30},
                           std::optional<Credentials> as = std::nullopt);
 

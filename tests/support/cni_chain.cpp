@@ -4,8 +4,11 @@
 
 namespace cn::testing {
 
-CniChain::CniChain(nlohmann::json conflist, std::string node_netns, std::vector<std::string> cni_path)
-    : conflist_(std::move(conflist)), node_netns_(std::move(node_netns)), cni_path_(std::move(cni_path)) {}
+CniChain::CniChain(nlohmann::json conflist, std::string node_netns,
+                   std::vector<std::string> cni_path)
+    : conflist_(std::move(conflist)),
+      node_netns_(std::move(node_netns)),
+      cni_path_(std::move(cni_path)) {}
 
 std::string CniChain::find_plugin(const std::string& type) const {
   for (const auto& dir : cni_path_) {
@@ -38,7 +41,8 @@ ChainRun CniChain::run(const std::string& command, std::map<std::string, std::st
     std::size_t i = reverse ? n - 1 - k : k;
     std::string type = conflist_["plugins"][i]["type"];
     std::string input = plugin_stdin(i, have_prev ? &prev : nullptr).dump();
-    auto result = run_process({"/usr/bin/ip", "netns", "exec", node_netns_, find_plugin(type)}, env, input);
+    auto result =
+        run_process({"/usr/bin/ip", "netns", "exec", node_netns_, find_plugin(type)}, env, input);
     run.steps.push_back({type, result});
     if (result.exit_code != 0) return run;
     if (command == "ADD") {
@@ -52,19 +56,24 @@ ChainRun CniChain::run(const std::string& command, std::map<std::string, std::st
   return run;
 }
 
-ChainRun CniChain::add(const std::map<std::string, std::string>& env) { return run("ADD", env, nullptr, false); }
+ChainRun CniChain::add(const std::map<std::string, std::string>& env) {
+  return run("ADD", env, nullptr, false);
+}
 
-ChainRun CniChain::check(const std::map<std::string, std::string>& env, const nlohmann::json& cached) {
+ChainRun CniChain::check(const std::map<std::string, std::string>& env,
+                         const nlohmann::json& cached) {
   return run("CHECK", env, &cached, false);
 }
 
-ChainRun CniChain::del(const std::map<std::string, std::string>& env, const nlohmann::json& cached) {
+ChainRun CniChain::del(const std::map<std::string, std::string>& env,
+                       const nlohmann::json& cached) {
   auto e = env;
   e.erase("CNI_ARGS");  // Nomad sends no CNI_ARGS on DEL
   return run("DEL", e, &cached, true);
 }
 
-std::map<std::string, std::string> nomad_cni_env(const std::string& command, const std::string& alloc_id,
+std::map<std::string, std::string> nomad_cni_env(const std::string& command,
+                                                 const std::string& alloc_id,
                                                  const std::string& netns_path,
                                                  const std::vector<std::string>& cni_path) {
   std::string path;
@@ -75,8 +84,9 @@ std::map<std::string, std::string> nomad_cni_env(const std::string& command, con
           {"CNI_NETNS", netns_path},
           {"CNI_PATH", path},
           // Nomad builds this from a Go map: the order is random. User args come first.
-          {"CNI_ARGS", "example=value;NOMAD_NAMESPACE=default;IgnoreUnknown=true;NOMAD_ALLOC_ID=" + alloc_id +
-                           ";NOMAD_GROUP_NAME=app;NOMAD_REGION=global;NOMAD_JOB_ID=web"}};
+          {"CNI_ARGS",
+           "example=value;NOMAD_NAMESPACE=default;IgnoreUnknown=true;NOMAD_ALLOC_ID=" + alloc_id +
+               ";NOMAD_GROUP_NAME=app;NOMAD_REGION=global;NOMAD_JOB_ID=web"}};
 }
 
 }  // namespace cn::testing

@@ -46,7 +46,8 @@ class CniChain {
 };
 
 // What Nomad 1.9.4+ puts in the environment of an ADD for this allocation.
-std::map<std::string, std::string> nomad_cni_env(const std::string& command, const std::string& alloc_id,
+std::map<std::string, std::string> nomad_cni_env(const std::string& command,
+                                                 const std::string& alloc_id,
                                                  const std::string& netns_path,
                                                  const std::vector<std::string>& cni_path);
 

@@ -8,7 +8,8 @@
 
 namespace cn::testing {
 
-inline bool eventually(const std::function<bool()>& cond, std::chrono::milliseconds timeout = std::chrono::seconds{20},
+inline bool eventually(const std::function<bool()>& cond,
+                       std::chrono::milliseconds timeout = std::chrono::seconds{20},
                        std::chrono::milliseconds poll = std::chrono::milliseconds{2}) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!cond()) {

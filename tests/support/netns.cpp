@@ -41,7 +41,8 @@ std::string netns_unavailable_reason() {
   if (::geteuid() != 0) return "needs root";
   if (!std::filesystem::exists("/usr/bin/ip")) return "needs iproute2";
   for (const char* p : {"/usr/lib/cni/ptp", "/usr/lib/cni/bridge", "/usr/lib/cni/host-local"}) {
-    if (!std::filesystem::exists(p)) return std::string("needs ") + p + " (containernetworking-plugins)";
+    if (!std::filesystem::exists(p))
+      return std::string("needs ") + p + " (containernetworking-plugins)";
   }
   return {};
 }

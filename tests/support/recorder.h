@@ -38,15 +38,13 @@ class Recorder {
   }
 
   // For records that name an allocation (work items): the IDs in order, and how often one came.
-  std::vector<std::string> ids() const
-    requires requires(const T& t) { std::string(t.alloc_id); }
+  std::vector<std::string> ids() const requires requires(const T& t) { std::string(t.alloc_id); }
   {
     std::vector<std::string> out;
     for (const auto& i : items()) out.push_back(i.alloc_id);
     return out;
   }
-  int count(const std::string& id) const
-    requires requires(const T& t) { std::string(t.alloc_id); }
+  int count(const std::string& id) const requires requires(const T& t) { std::string(t.alloc_id); }
   {
     int n = 0;
     for (const auto& i : ids()) n += i == id ? 1 : 0;

@@ -12,7 +12,8 @@
 
 namespace cn::testing {
 
-StubLabeler::StubLabeler(std::string socket_path, Mode mode) : path_(std::move(socket_path)), mode_(mode) {
+StubLabeler::StubLabeler(std::string socket_path, Mode mode)
+    : path_(std::move(socket_path)), mode_(mode) {
   ::unlink(path_.c_str());
   listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un addr{};
@@ -60,15 +61,19 @@ void StubLabeler::serve() {
 
 void StubLabeler::handle(int fd) {
   auto& clock = system_clock();
-  auto line = notify::read_line(fd, notify::kMaxFrameBytes, clock, clock.now() + std::chrono::seconds{5});
+  auto line =
+      notify::read_line(fd, notify::kMaxFrameBytes, clock, clock.now() + std::chrono::seconds{5});
   std::optional<notify::Request> req;
   if (line) {
     if (auto decoded = notify::decode_request(*line)) req = *decoded;
   }
   if (req && mode_ == Mode::kConfirm && req->wait_ms > 0) {
-    notify::Reply reply{notify::ReplyStatus::kLabeled, 1734, 48213,
-                        {"nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"},
-                        ""};
+    notify::Reply reply{
+        notify::ReplyStatus::kLabeled,
+        1734,
+        48213,
+        {"nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"},
+        ""};
     (void)notify::send_all(fd, notify::encode(reply), clock, clock.now() + std::chrono::seconds{5});
   }
   {

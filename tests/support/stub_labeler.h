@@ -24,7 +24,8 @@ class StubLabeler {
 
   std::vector<notify::Request> requests() const;
   // Waits (bounded, real time) until at least n requests arrived.
-  bool wait_for_requests(std::size_t n, std::chrono::milliseconds timeout = std::chrono::seconds{10});
+  bool wait_for_requests(std::size_t n,
+                         std::chrono::milliseconds timeout = std::chrono::seconds{10});
 
  private:
   void serve();

@@ -30,7 +30,8 @@ class CiliumApi {
   // orchestration identity labels in one step, dropping reserved:init with a single identity
   // change and no grace period (marked deprecated
   // in cilium/cilium api/v1/openapi.yaml, still served).
-  virtual Status replace_identity_labels(const EndpointRef& ref, const std::vector<std::string>& labels,
+  virtual Status replace_identity_labels(const EndpointRef& ref,
+                                         const std::vector<std::string>& labels,
                                          Deadline deadline) = 0;
 
   // PATCH /v1/endpoint/{id}/labels {"user":[...]}: the complete desired Custom set, diffed by the

@@ -15,7 +15,8 @@ CiliumClientConfig CiliumClientConfig::resolve(std::string_view flag, const Gete
 }
 
 std::string CiliumClientConfig::describe() const {
-  return "socket=\"" + socket_path + "\" connect_timeout_ms=" + std::to_string(connect_timeout.count()) +
+  return "socket=\"" + socket_path +
+         "\" connect_timeout_ms=" + std::to_string(connect_timeout.count()) +
          " request_timeout_ms=" + std::to_string(request_timeout.count()) +
          " retry_max_attempts=" + std::to_string(retry.max_attempts);
 }

@@ -20,8 +20,10 @@ struct CiliumClientConfig {
   std::chrono::milliseconds request_timeout{20'000};
   // 5xx and connection failures: a few tries. 429: until the deadline (the agent's default
   // endpoint-patch limiter is 0.5/s with a burst of 4, so a node starting 100 allocs queues).
-  http::RetryPolicy retry{.max_attempts = 4, .base_delay = std::chrono::milliseconds{250},
-                          .max_delay = std::chrono::milliseconds{8'000}, .rate_limited_until_deadline = true};
+  http::RetryPolicy retry{.max_attempts = 4,
+                          .base_delay = std::chrono::milliseconds{250},
+                          .max_delay = std::chrono::milliseconds{8'000},
+                          .rate_limited_until_deadline = true};
   std::uint64_t retry_seed = 0;  // 0: random
 
   using Getenv = std::function<const char*(const char*)>;

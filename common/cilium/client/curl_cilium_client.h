@@ -23,7 +23,8 @@ class CurlCiliumClient final : public CiliumApi {
   Result<EndpointList> endpoints(Deadline deadline) override;
   Status replace_identity_labels(const EndpointRef& ref, const std::vector<std::string>& labels,
                                  Deadline deadline) override;
-  Status set_user_labels(const EndpointRef& ref, const std::vector<std::string>& labels, Deadline deadline) override;
+  Status set_user_labels(const EndpointRef& ref, const std::vector<std::string>& labels,
+                         Deadline deadline) override;
   Status delete_endpoint(const EndpointRef& ref, Deadline deadline) override;
 
   const CiliumClientConfig& config() const { return config_; }

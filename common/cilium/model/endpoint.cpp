@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "common/util/json_read.h"
 #include "common/util/alloc_id.h"
+#include "common/util/json_read.h"
 
 namespace cn::cilium {
 
@@ -65,7 +65,11 @@ const json::Fields& endpoint_fields() {
       {"status",
        {{"state", {}},
         {"identity", {{"id", {}}, {"labels", {}}}},
-        {"labels", {{"realized", {{"user", {}}}}, {"security-relevant", {}}, {"derived", {}}, {"disabled", {}}}},
+        {"labels",
+         {{"realized", {{"user", {}}}},
+          {"security-relevant", {}},
+          {"derived", {}},
+          {"disabled", {}}}},
         {"external-identifiers", {{"cni-attachment-id", {}}, {"container-id", {}}}},
         {"networking", {{"addressing", {{"ipv4", {}}, {"ipv6", {}}}}}},
         {"health", {{"overallHealth", {}}}}}}};

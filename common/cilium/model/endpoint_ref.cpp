@@ -62,8 +62,8 @@ Result<EndpointRef> EndpointRef::ipv6(std::string_view address) {
 
 Result<EndpointRef> EndpointRef::local(std::int64_t endpoint_id) {
   if (endpoint_id < 1 || endpoint_id > kMaxEndpointId) {
-    return fail(ErrorKind::bad_answer, "endpoint ID " + std::to_string(endpoint_id) + " is outside 1.." +
-                                           std::to_string(kMaxEndpointId));
+    return fail(ErrorKind::bad_answer, "endpoint ID " + std::to_string(endpoint_id) +
+                                           " is outside 1.." + std::to_string(kMaxEndpointId));
   }
   return EndpointRef(EndpointIdKind::local, std::to_string(endpoint_id));
 }
@@ -74,6 +74,8 @@ std::string EndpointRef::to_string() const {
   return out;
 }
 
-std::string EndpointRef::to_path_segment() const { return percent_encode(to_string(), ":"); }
+std::string EndpointRef::to_path_segment() const {
+  return percent_encode(to_string(), ":");
+}
 
 }  // namespace cn::cilium

@@ -22,7 +22,8 @@ struct State {
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
     s.remove_suffix(1);
   }
   return s;
@@ -44,7 +45,8 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
       st->out->status = status;
     }
   } else if (auto colon = line.find(':'); colon != std::string_view::npos) {
-    st->out->headers.add(std::string(trim(line.substr(0, colon))), std::string(trim(line.substr(colon + 1))));
+    st->out->headers.add(std::string(trim(line.substr(0, colon))),
+                         std::string(trim(line.substr(colon + 1))));
   }
   return n;
 }
@@ -62,7 +64,8 @@ size_t on_write(char* data, size_t size, size_t count, void* user) {
     }
     return n;
   }
-  const size_t room = st->sink->max_body > out.body.size() ? st->sink->max_body - out.body.size() : 0;
+  const size_t room =
+      st->sink->max_body > out.body.size() ? st->sink->max_body - out.body.size() : 0;
   if (n > room) {
     if (st->sink->on_data != nullptr) {
       // An error body from a stream endpoint: its start is all we need for the message.
@@ -124,14 +127,16 @@ TransferOutcome run_transfer(CurlMulti& multi, CurlEasy& easy, const TransferSin
       }
       auto wait = kMaxPoll;
       if (idle_timeout.count() > 0) {
-        auto idle_for = std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - st.last_activity);
+        auto idle_for = std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() -
+                                                                              st.last_activity);
         if (idle_for >= idle_timeout) {
           out.idle_expired = true;
           break;
         }
         wait = std::min(wait, idle_timeout - idle_for);
       }
-      mc = curl_multi_poll(m, nullptr, 0, static_cast<int>(std::max<long long>(wait.count(), 1)), nullptr);
+      mc = curl_multi_poll(m, nullptr, 0, static_cast<int>(std::max<long long>(wait.count(), 1)),
+                           nullptr);
       if (mc != CURLM_OK) {
         out.code = CURLE_FAILED_INIT;
         out.curl_message = curl_multi_strerror(mc);
@@ -146,10 +151,12 @@ TransferOutcome run_transfer(CurlMulti& multi, CurlEasy& easy, const TransferSin
   // Removing an unfinished transfer closes its connection: it cannot be reused mid-response.
   curl_multi_remove_handle(m, e);
   if (finished && out.code != CURLE_OK && out.curl_message.empty()) {
-    out.curl_message = errbuf[0] != '\0' ? std::string(errbuf) : std::string(curl_easy_strerror(out.code));
+    out.curl_message =
+        errbuf[0] != '\0' ? std::string(errbuf) : std::string(curl_easy_strerror(out.code));
   }
   long code = 0;
-  if (curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK && code > 0) out.status = static_cast<int>(code);
+  if (curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK && code > 0)
+    out.status = static_cast<int>(code);
   // The easy handle outlives this call in the pool: never leave it pointing at our stack.
   curl_easy_setopt(e, CURLOPT_ERRORBUFFER, nullptr);
   curl_easy_setopt(e, CURLOPT_HEADERDATA, nullptr);

@@ -30,7 +30,7 @@ struct TransferOutcome {
   bool error_body_full = false;   // streaming error body hit max_body: treated as complete
   bool stopped = false;           // stop_token
   bool idle_expired = false;
-  std::string curl_message;       // CURLOPT_ERRORBUFFER text, or curl_easy_strerror
+  std::string curl_message;  // CURLOPT_ERRORBUFFER text, or curl_easy_strerror
 };
 
 // Installs its own header/write/error-buffer options on `easy`, then runs it on `multi`.

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "common/http/error_text.h"
 #include "common/nomad/model/ndjson_framer.h"
@@ -51,7 +51,8 @@ http::HttpClientConfig http_config(const NomadClientConfig& c, http::HttpTarget 
 Result<http::HttpTarget> nomad_target(std::string_view address) {
   if (address.starts_with("unix://")) {
     std::string path(address.substr(7));
-    if (path.empty() || path.front() != '/') return fail("NOMAD_ADDR unix:// needs an absolute socket path");
+    if (path.empty() || path.front() != '/')
+      return fail("NOMAD_ADDR unix:// needs an absolute socket path");
     return http::HttpTarget::unix_socket(std::move(path), "127.0.0.1");
   }
   auto t = http::HttpTarget::url(address);
@@ -59,12 +60,13 @@ Result<http::HttpTarget> nomad_target(std::string_view address) {
   return t;
 }
 
-Result<std::unique_ptr<CurlNomadClient>> CurlNomadClient::create(NomadClientConfig config, Clock& clock,
-                                                                  std::shared_ptr<spdlog::logger> log) {
+Result<std::unique_ptr<CurlNomadClient>> CurlNomadClient::create(
+    NomadClientConfig config, Clock& clock, std::shared_ptr<spdlog::logger> log) {
   auto target = nomad_target(config.address);
   if (!target) return std::unexpected(target.error());
   if (!log) log = spdlog::default_logger();
-  return std::unique_ptr<CurlNomadClient>(new CurlNomadClient(std::move(config), std::move(*target), clock, std::move(log)));
+  return std::unique_ptr<CurlNomadClient>(
+      new CurlNomadClient(std::move(config), std::move(*target), clock, std::move(log)));
 }
 
 CurlNomadClient::CurlNomadClient(NomadClientConfig config, http::HttpTarget target, Clock& clock,
@@ -73,7 +75,8 @@ CurlNomadClient::CurlNomadClient(NomadClientConfig config, http::HttpTarget targ
       clock_(clock),
       log_(std::move(log)),
       http_(http_config(config_, std::move(target), log_)),
-      backoff_(config_.retry, config_.retry_seed != 0 ? config_.retry_seed : std::random_device{}()) {}
+      backoff_(config_.retry,
+               config_.retry_seed != 0 ? config_.retry_seed : std::random_device{}()) {}
 
 std::string CurlNomadClient::finish(http::Target target) const {
   if (!config_.region.empty()) target.query("region", config_.region);
@@ -91,7 +94,8 @@ Error CurlNomadClient::error_from(Error failure) const {
   return failure;
 }
 
-Result<http::Response> CurlNomadClient::get(const std::string& target, Deadline deadline, milliseconds cap) {
+Result<http::Response> CurlNomadClient::get(const std::string& target, Deadline deadline,
+                                            milliseconds cap) {
   http::Request req;
   req.method = http::Method::get;
   req.target = target;
@@ -115,13 +119,17 @@ Result<std::string> CurlNomadClient::local_node_id(Deadline deadline) {
   auto res = get(finish(http::Target("/v1/agent/self")), deadline, config_.request_timeout);
   if (!res) return std::unexpected(res.error());
   auto doc = nlohmann::json::parse(res->body, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) return fail(ErrorKind::bad_answer, "/v1/agent/self: body is not a JSON object");
-  const auto* node_id = doc.contains("stats") && doc["stats"].is_object() && doc["stats"].contains("client") &&
-                                doc["stats"]["client"].is_object() && doc["stats"]["client"].contains("node_id")
-                            ? &doc["stats"]["client"]["node_id"]
-                            : nullptr;
-  if (node_id == nullptr || !node_id->is_string() || node_id->get_ref<const std::string&>().empty()) {
-    return fail(ErrorKind::bad_answer, "/v1/agent/self has no stats.client.node_id (is the agent a client?)");
+  if (doc.is_discarded() || !doc.is_object())
+    return fail(ErrorKind::bad_answer, "/v1/agent/self: body is not a JSON object");
+  const auto* node_id =
+      doc.contains("stats") && doc["stats"].is_object() && doc["stats"].contains("client") &&
+              doc["stats"]["client"].is_object() && doc["stats"]["client"].contains("node_id")
+          ? &doc["stats"]["client"]["node_id"]
+          : nullptr;
+  if (node_id == nullptr || !node_id->is_string() ||
+      node_id->get_ref<const std::string&>().empty()) {
+    return fail(ErrorKind::bad_answer,
+                "/v1/agent/self has no stats.client.node_id (is the agent a client?)");
   }
   return node_id->get<std::string>();
 }
@@ -133,7 +141,8 @@ Result<Allocation> CurlNomadClient::allocation(std::string_view alloc_id, Deadli
   return http::refused_answer(parse_allocation_text(res->body));
 }
 
-Result<Job> CurlNomadClient::job(std::string_view nomad_namespace, std::string_view job_id, Deadline deadline) {
+Result<Job> CurlNomadClient::job(std::string_view nomad_namespace, std::string_view job_id,
+                                 Deadline deadline) {
   http::Target target("/v1/job/" + http::percent_encode(job_id));
   target.query("namespace", nomad_namespace);
   auto res = get(finish(std::move(target)), deadline, config_.request_timeout);
@@ -141,24 +150,29 @@ Result<Job> CurlNomadClient::job(std::string_view nomad_namespace, std::string_v
   return http::refused_answer(parse_job_text(res->body));
 }
 
-Result<Indexed<AllocationList>> CurlNomadClient::node_allocations(std::string_view node_id, std::uint64_t index,
-                                                                  seconds wait, MonoTime deadline,
+Result<Indexed<AllocationList>> CurlNomadClient::node_allocations(std::string_view node_id,
+                                                                  std::uint64_t index, seconds wait,
+                                                                  MonoTime deadline,
                                                                   std::stop_token stop) {
   http::Target target("/v1/node/" + http::percent_encode(node_id) + "/allocations");
   milliseconds cap = config_.request_timeout;
   if (index > 0) {
     // Nomad holds the answer up to wait + wait/16 of jitter; past that plus a margin the
     // connection is dead, not slow.
-    const seconds effective = (wait.count() <= 0 || wait > kMaxBlockingWait) ? kMaxBlockingWait : wait;
+    const seconds effective =
+        (wait.count() <= 0 || wait > kMaxBlockingWait) ? kMaxBlockingWait : wait;
     target.query("index", std::to_string(index));
-    if (wait.count() > 0) target.query("wait", std::to_string(std::min(wait, kMaxBlockingWait).count()) + "s");
-    cap = std::chrono::duration_cast<milliseconds>(effective) + std::chrono::duration_cast<milliseconds>(effective) / 16 +
-          config_.blocking_margin;
+    if (wait.count() > 0)
+      target.query("wait", std::to_string(std::min(wait, kMaxBlockingWait).count()) + "s");
+    cap = std::chrono::duration_cast<milliseconds>(effective) +
+          std::chrono::duration_cast<milliseconds>(effective) / 16 + config_.blocking_margin;
   }
   auto res = get(finish(std::move(target)), Deadline{deadline, std::move(stop)}, cap);
   if (!res) return std::unexpected(res.error());
   auto new_index = parse_index(res->headers.get("X-Nomad-Index"));
-  if (!new_index) return fail(ErrorKind::bad_answer, "node allocations answer without a valid X-Nomad-Index header");
+  if (!new_index)
+    return fail(ErrorKind::bad_answer,
+                "node allocations answer without a valid X-Nomad-Index header");
   auto list = http::refused_answer(parse_allocation_list(res->body));
   if (!list) return std::unexpected(list.error());
   return Indexed<AllocationList>{std::move(*list), *new_index};
@@ -193,12 +207,14 @@ Status CurlNomadClient::event_stream(const EventStreamQuery& query,
   };
   http::StreamOptions options;
   options.idle_timeout = idle_timeout;
-  log_->debug("nomad event stream opening topic={} namespace={} index={}", query.topic, query.nomad_namespace,
-              query.index);
+  log_->debug("nomad event stream opening topic={} namespace={} index={}", query.topic,
+              query.nomad_namespace, query.index);
   auto res = http_.stream(req, on_data, options, std::move(stop));
   if (!res) {
     if (res.error().kind == ErrorKind::timeout && idle_timeout.count() > 0) {
-      return fail(ErrorKind::timeout, "event stream idle for " + std::to_string(idle_timeout.count()) + " ms (no heartbeat)");
+      return fail(
+          ErrorKind::timeout,
+          "event stream idle for " + std::to_string(idle_timeout.count()) + " ms (no heartbeat)");
     }
     return std::unexpected(error_from(res.error()));
   }
@@ -217,9 +233,12 @@ Status CurlNomadClient::event_stream(const EventStreamQuery& query,
   // A stream never ends on its own: EOF is a server restart, a dropped subscriber, a revoked
   // token or (Nomad >= 1.11.2) a denied subscription before the first heartbeat.
   if (auto tail = framer.finish(); !tail) {
-    return fail(ErrorKind::transport, http::redact("event stream ended: " + tail.error().message, config_.token));
+    return fail(ErrorKind::transport,
+                http::redact("event stream ended: " + tail.error().message, config_.token));
   }
-  if (lines == 0) return fail(ErrorKind::transport, "event stream ended before the first heartbeat (denied subscription?)");
+  if (lines == 0)
+    return fail(ErrorKind::transport,
+                "event stream ended before the first heartbeat (denied subscription?)");
   return fail(ErrorKind::transport, "event stream ended");
 }
 

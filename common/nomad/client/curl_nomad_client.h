@@ -21,25 +21,30 @@ class CurlNomadClient final : public NomadApi {
  public:
   // Fails on an unusable address. `clock` paces retries and turns deadlines into timeouts; it
   // must outlive the client.
-  static Result<std::unique_ptr<CurlNomadClient>> create(NomadClientConfig config, Clock& clock = system_clock(),
-                                                         std::shared_ptr<spdlog::logger> log = nullptr);
+  static Result<std::unique_ptr<CurlNomadClient>> create(
+      NomadClientConfig config, Clock& clock = system_clock(),
+      std::shared_ptr<spdlog::logger> log = nullptr);
 
   Result<std::string> local_node_id(Deadline deadline) override;
   Result<Allocation> allocation(std::string_view alloc_id, Deadline deadline) override;
-  Result<Job> job(std::string_view nomad_namespace, std::string_view job_id, Deadline deadline) override;
+  Result<Job> job(std::string_view nomad_namespace, std::string_view job_id,
+                  Deadline deadline) override;
   Result<Indexed<AllocationList>> node_allocations(std::string_view node_id, std::uint64_t index,
                                                    std::chrono::seconds wait, MonoTime deadline,
                                                    std::stop_token stop = {}) override;
-  Status event_stream(const EventStreamQuery& query, const std::function<bool(std::string_view line)>& on_line,
+  Status event_stream(const EventStreamQuery& query,
+                      const std::function<bool(std::string_view line)>& on_line,
                       std::chrono::milliseconds idle_timeout, std::stop_token stop) override;
 
   const NomadClientConfig& config() const { return config_; }
 
  private:
-  CurlNomadClient(NomadClientConfig config, http::HttpTarget target, Clock& clock, std::shared_ptr<spdlog::logger> log);
+  CurlNomadClient(NomadClientConfig config, http::HttpTarget target, Clock& clock,
+                  std::shared_ptr<spdlog::logger> log);
 
   // GET with retries; any status but 200 becomes an Error with Nomad's text.
-  Result<http::Response> get(const std::string& target, Deadline deadline, std::chrono::milliseconds cap);
+  Result<http::Response> get(const std::string& target, Deadline deadline,
+                             std::chrono::milliseconds cap);
   Error error_from(const http::Response& response) const;
   Error error_from(Error failure) const;
   // Appends ?region= when configured.

@@ -42,14 +42,17 @@ class NomadApi {
   virtual Result<Allocation> allocation(std::string_view alloc_id, Deadline deadline) = 0;
 
   // GET /v1/job/:id?namespace=
-  virtual Result<Job> job(std::string_view nomad_namespace, std::string_view job_id, Deadline deadline) = 0;
+  virtual Result<Job> job(std::string_view nomad_namespace, std::string_view job_id,
+                          Deadline deadline) = 0;
 
   // GET /v1/node/:id/allocations, full allocations with Job and NetworkStatus. With index > 0 it
   // is a blocking query that returns when the node's allocations change past `index`, or after
   // `wait` (capped at 300 s by Nomad). `stop` abandons a parked query at once (shutdown must not
   // wait out a 5-minute blocking query).
-  virtual Result<Indexed<AllocationList>> node_allocations(std::string_view node_id, std::uint64_t index,
-                                                           std::chrono::seconds wait, MonoTime deadline,
+  virtual Result<Indexed<AllocationList>> node_allocations(std::string_view node_id,
+                                                           std::uint64_t index,
+                                                           std::chrono::seconds wait,
+                                                           MonoTime deadline,
                                                            std::stop_token stop = {}) = 0;
 
   // GET /v1/event/stream. Calls on_line for each complete NDJSON line (heartbeats included)

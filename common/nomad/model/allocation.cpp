@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/util/json_read.h"
 #include "common/util/alloc_id.h"
+#include "common/util/json_read.h"
 
 namespace cn::nomad {
 
@@ -40,9 +40,19 @@ void read_job(JsonReader& alloc, Allocation& out) {
 
 const json::Fields& allocation_fields() {
   static const json::Fields fields = {
-      {"ID", {}}, {"Namespace", {}}, {"JobID", {}}, {"TaskGroup", {}}, {"Name", {}}, {"NodeID", {}},
-      {"ClientStatus", {}}, {"DesiredStatus", {}}, {"CreateIndex", {}}, {"ModifyIndex", {}},
-      {"AllocModifyIndex", {}}, {"CreateTime", {}}, {"ModifyTime", {}},
+      {"ID", {}},
+      {"Namespace", {}},
+      {"JobID", {}},
+      {"TaskGroup", {}},
+      {"Name", {}},
+      {"NodeID", {}},
+      {"ClientStatus", {}},
+      {"DesiredStatus", {}},
+      {"CreateIndex", {}},
+      {"ModifyIndex", {}},
+      {"AllocModifyIndex", {}},
+      {"CreateTime", {}},
+      {"ModifyTime", {}},
       {"NetworkStatus", {{"InterfaceName", {}}, {"Address", {}}, {"AddressIPv6", {}}}},
       {"Job", job_fields()}};
   return fields;
@@ -52,7 +62,9 @@ bool Allocation::is_terminal() const {
   return desired_status == "stop" || desired_status == "evict" || is_client_terminal();
 }
 
-bool Allocation::is_client_terminal() const { return is_client_terminal_status(client_status); }
+bool Allocation::is_client_terminal() const {
+  return is_client_terminal_status(client_status);
+}
 
 std::string_view Allocation::address() const {
   if (!network_status) return {};

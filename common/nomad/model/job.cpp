@@ -47,8 +47,16 @@ void read_groups(JsonReader& job, std::vector<TaskGroup>& out) {
 
 const json::Fields& job_fields() {
   static const json::Fields fields = {
-      {"ID", {}}, {"Namespace", {}}, {"ParentID", {}}, {"Type", {}}, {"Periodic", {}}, {"Dispatched", {}},
-      {"Meta", {}}, {"JobModifyIndex", {}}, {"ModifyIndex", {}}, {"Version", {}},
+      {"ID", {}},
+      {"Namespace", {}},
+      {"ParentID", {}},
+      {"Type", {}},
+      {"Periodic", {}},
+      {"Dispatched", {}},
+      {"Meta", {}},
+      {"JobModifyIndex", {}},
+      {"ModifyIndex", {}},
+      {"Version", {}},
       {"TaskGroups", {{"Name", {}}, {"Meta", {}}, {"Tasks", {{"Name", {}}, {"Meta", {}}}}}}};
   return fields;
 }

@@ -13,7 +13,9 @@ using nlohmann::json;
 
 namespace {
 
-HttpResponse ok(const json& body = json{{"ok", true}}) { return cilium::json_response(200, body); }
+HttpResponse ok(const json& body = json{{"ok", true}}) {
+  return cilium::json_response(200, body);
+}
 
 HttpResponse bad(const std::string& why) {
   return cilium::json_response(400, json{{"error", why}});
@@ -26,14 +28,15 @@ std::chrono::milliseconds ms(const json& j, const char* key, long long fallback 
 json request_json(const AgentRequest& r) {
   using std::chrono::duration_cast;
   using std::chrono::microseconds;
-  return json{{"method", r.method},
-              {"path", r.path},
-              {"route", r.route},
-              {"status", r.status},
-              {"body", r.body},
-              {"received_ns", r.received.time_since_epoch().count()},
-              {"answered_ns", r.answered.time_since_epoch().count()},
-              {"real_latency_us", duration_cast<microseconds>(r.real_answered - r.real_received).count()}};
+  return json{
+      {"method", r.method},
+      {"path", r.path},
+      {"route", r.route},
+      {"status", r.status},
+      {"body", r.body},
+      {"received_ns", r.received.time_since_epoch().count()},
+      {"answered_ns", r.answered.time_since_epoch().count()},
+      {"real_latency_us", duration_cast<microseconds>(r.real_answered - r.real_received).count()}};
 }
 
 Result<FaultRule> fault_from(const json& j) {
@@ -43,9 +46,12 @@ Result<FaultRule> fault_from(const json& j) {
   f.count = j.value("count", 1);
   f.status = j.value("status", 500);
   const std::string action = j.value("action", "status");
-  if (action == "drop") f.action = FaultRule::Action::drop;
-  else if (action == "stall") f.action = FaultRule::Action::stall;
-  else if (action != "status") return fail("action must be status, drop or stall");
+  if (action == "drop")
+    f.action = FaultRule::Action::drop;
+  else if (action == "stall")
+    f.action = FaultRule::Action::stall;
+  else if (action != "status")
+    return fail("action must be status, drop or stall");
   if (const auto b = j.find("body"); b != j.end()) {
     // A string is sent verbatim; anything else is sent as JSON.
     f.body = b->is_string() ? b->get<std::string>() : cilium::go_json(*b);
@@ -111,7 +117,8 @@ HttpResponse FakeCiliumAgent::handle_control(const HttpRequest& req) {
     if (p == "/_fake/settings" && m == "POST") {
       if (body.contains("identity_delay_ms")) set_identity_delay(ms(body, "identity_delay_ms"));
       if (body.contains("grace_period_ms")) set_grace_period(ms(body, "grace_period_ms"));
-      if (body.contains("regeneration_step_ms")) set_regeneration_step(ms(body, "regeneration_step_ms"));
+      if (body.contains("regeneration_step_ms"))
+        set_regeneration_step(ms(body, "regeneration_step_ms"));
       return ok();
     }
     if (p == "/_fake/endpoint-health" && m == "POST") {
@@ -178,8 +185,8 @@ HttpResponse FakeCiliumAgent::handle_control(const HttpRequest& req) {
                                      req.query_value("route").value_or(""))}});
     }
     if (p == "/_fake/settled" && m == "GET") {
-      const auto timeout = std::chrono::milliseconds(
-          std::stoll(req.query_value("timeout_ms").value_or("5000")));
+      const auto timeout =
+          std::chrono::milliseconds(std::stoll(req.query_value("timeout_ms").value_or("5000")));
       return ok(json{{"settled", wait_settled(timeout)}});
     }
   } catch (const std::exception& e) {

@@ -52,8 +52,8 @@ HttpResponse lookup_failure(int status, const std::string& body) {
 // The handler prologue of the real agent: take a slot from the group's limiter (waiting on the
 // agent clock, or 429 when the wait would exceed the maximum), then refuse mutations while
 // the API is "not ready".
-std::optional<HttpResponse> gate(AgentState& st, const std::string& method, const std::string& route,
-                                 std::stop_token stop) {
+std::optional<HttpResponse> gate(AgentState& st, const std::string& method,
+                                 const std::string& route, std::stop_token stop) {
   std::shared_ptr<ApiRateLimiter> limiter;
   const std::string group = rate_limit_group(method, route);
   {
@@ -91,7 +91,8 @@ HttpResponse list_endpoints(AgentState& st, const HttpRequest& req, std::stop_to
   if (!filter) return from_error(filter.error());
   if (auto g = gate(st, req.method, "/endpoint", stop)) return *g;
   std::lock_guard lock(st.mu);
-  const std::vector<Label> wanted = filter->has_value() ? parse_all(**filter) : std::vector<Label>{};
+  const std::vector<Label> wanted =
+      filter->has_value() ? parse_all(**filter) : std::vector<Label>{};
   std::vector<const FakeEndpoint*> hits;
   for (const auto& [uid, ep] : st.endpoints) {
     if (ep.labels.has_all(wanted)) hits.push_back(&ep);
@@ -166,7 +167,8 @@ HttpResponse patch_endpoint(AgentState& st, const RouteMatch& route, const HttpR
   } else if (change->state == "waiting-for-identity" || change->state == "ready") {
     // validPatchTransitionState; with a known identity waiting-for-identity means "go ready".
     if (ep->identity) {
-      st.add_log(*ep, "ready", "Successfully regenerated endpoint program (Reason: endpoint patched)");
+      st.add_log(*ep, "ready",
+                 "Successfully regenerated endpoint program (Reason: endpoint patched)");
     } else {
       st.add_log(*ep, change->state, "Endpoint patched");
     }
@@ -222,10 +224,13 @@ HttpResponse endpoint_read(AgentState& st, const RouteMatch& route, const HttpRe
   int status = 0;
   FakeEndpoint* ep = st.lookup(route.id, err, status);
   if (!ep) return lookup_failure(status, err);
-  if (route.route == "/endpoint/{id}") return json_response(200, endpoint_json(*ep, st.model_context()));
-  if (route.route == "/endpoint/{id}/labels") return json_response(200, label_configuration_json(*ep));
+  if (route.route == "/endpoint/{id}")
+    return json_response(200, endpoint_json(*ep, st.model_context()));
+  if (route.route == "/endpoint/{id}/labels")
+    return json_response(200, label_configuration_json(*ep));
   if (route.route == "/endpoint/{id}/healthz") return json_response(200, endpoint_health_json(*ep));
-  if (route.route == "/endpoint/{id}/config") return json_response(200, endpoint_config_status_json(*ep));
+  if (route.route == "/endpoint/{id}/config")
+    return json_response(200, endpoint_config_status_json(*ep));
   return json_response(200, endpoint_log_json(*ep));
 }
 
@@ -312,7 +317,8 @@ HttpResponse serve_v1(AgentState& st, const RouteMatch& route, const HttpRequest
     std::lock_guard lock(st.mu);
     return json_response(200, healthz_json(st.daemon_view(), brief));
   }
-  if (r == "/endpoint") return m == "GET" ? list_endpoints(st, req, stop) : batch_delete(st, req, stop);
+  if (r == "/endpoint")
+    return m == "GET" ? list_endpoints(st, req, stop) : batch_delete(st, req, stop);
   if (r == "/identity" || r == "/identity/{id}") return identities(st, route, req);
   if (r == "/endpoint/{id}") {
     if (m == "PUT") return put_endpoint(st, req, stop);
@@ -321,7 +327,8 @@ HttpResponse serve_v1(AgentState& st, const RouteMatch& route, const HttpRequest
     return endpoint_read(st, route, req, stop);
   }
   if (r == "/endpoint/{id}/labels" && m == "PATCH") return patch_labels(st, route, req, stop);
-  if (r == "/endpoint/{id}/config" && m == "PATCH") return patch_endpoint_config(st, route, req, stop);
+  if (r == "/endpoint/{id}/config" && m == "PATCH")
+    return patch_endpoint_config(st, route, req, stop);
   return endpoint_read(st, route, req, stop);
 }
 

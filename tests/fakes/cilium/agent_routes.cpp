@@ -23,27 +23,38 @@ RouteMatch match_route(std::string_view raw_path) {
     if (slash == std::string_view::npos) break;
     rest.remove_prefix(slash + 1);
   }
-  if (std::any_of(segs.begin(), segs.end(), [](const std::string& s) { return s.empty(); })) return m;
+  if (std::any_of(segs.begin(), segs.end(), [](const std::string& s) { return s.empty(); }))
+    return m;
   auto set = [&m](std::string route, std::vector<std::string> methods) {
     m.found = true;
     m.route = std::move(route);
     m.methods = std::move(methods);
   };
   if (segs.size() == 1) {
-    if (segs[0] == "config") set("/config", {"GET", "PATCH"});
-    else if (segs[0] == "healthz") set("/healthz", {"GET"});
-    else if (segs[0] == "endpoint") set("/endpoint", {"GET", "DELETE"});
-    else if (segs[0] == "identity") set("/identity", {"GET"});
+    if (segs[0] == "config")
+      set("/config", {"GET", "PATCH"});
+    else if (segs[0] == "healthz")
+      set("/healthz", {"GET"});
+    else if (segs[0] == "endpoint")
+      set("/endpoint", {"GET", "DELETE"});
+    else if (segs[0] == "identity")
+      set("/identity", {"GET"});
   } else if (segs.size() == 2) {
     m.id = segs[1];
-    if (segs[0] == "endpoint") set("/endpoint/{id}", {"GET", "PUT", "PATCH", "DELETE"});
-    else if (segs[0] == "identity") set("/identity/{id}", {"GET"});
+    if (segs[0] == "endpoint")
+      set("/endpoint/{id}", {"GET", "PUT", "PATCH", "DELETE"});
+    else if (segs[0] == "identity")
+      set("/identity/{id}", {"GET"});
   } else if (segs.size() == 3 && segs[0] == "endpoint") {
     m.id = segs[1];
-    if (segs[2] == "labels") set("/endpoint/{id}/labels", {"GET", "PATCH"});
-    else if (segs[2] == "healthz") set("/endpoint/{id}/healthz", {"GET"});
-    else if (segs[2] == "config") set("/endpoint/{id}/config", {"GET", "PATCH"});
-    else if (segs[2] == "log") set("/endpoint/{id}/log", {"GET"});
+    if (segs[2] == "labels")
+      set("/endpoint/{id}/labels", {"GET", "PATCH"});
+    else if (segs[2] == "healthz")
+      set("/endpoint/{id}/healthz", {"GET"});
+    else if (segs[2] == "config")
+      set("/endpoint/{id}/config", {"GET", "PATCH"});
+    else if (segs[2] == "log")
+      set("/endpoint/{id}/log", {"GET"});
   }
   if (!m.found) m.id.clear();
   return m;

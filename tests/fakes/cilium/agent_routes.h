@@ -8,9 +8,9 @@
 namespace cn::fakes::cilium {
 
 struct RouteMatch {
-  bool found = false;         // false: 404 from the router
-  std::string route;          // e.g. "/endpoint/{id}/labels"
-  std::string id;             // decoded {id}, when the route has one
+  bool found = false;                // false: 404 from the router
+  std::string route;                 // e.g. "/endpoint/{id}/labels"
+  std::string id;                    // decoded {id}, when the route has one
   std::vector<std::string> methods;  // allowed methods (405 + Allow otherwise)
   bool allows(std::string_view method) const;
 };

@@ -90,8 +90,7 @@ std::uint64_t AgentState::uid_of(const FakeEndpoint& ep) const {
   return 0;
 }
 
-void AgentState::add_log(FakeEndpoint& ep, const std::string& state,
-                                     const std::string& message) {
+void AgentState::add_log(FakeEndpoint& ep, const std::string& state, const std::string& message) {
   ep.state = state;
   ep.log.push_back({"ok", message, state, clock.wall_now()});
   if (ep.log.size() > 32) ep.log.erase(ep.log.begin());
@@ -108,7 +107,9 @@ void AgentState::add_reserved_endpoints() {
     host.created = host.last_identity_resolution = now;
     host.controller_uuid = uuid_from(rng);
     host.regenerations = 1;
-    add_log(host, "ready", "Successfully regenerated endpoint program (Reason: Initial build on endpoint creation)");
+    add_log(
+        host, "ready",
+        "Successfully regenerated endpoint program (Reason: Initial build on endpoint creation)");
     endpoints.emplace(next_uid++, std::move(host));
   }
   if (cfg.health_endpoint) {
@@ -122,7 +123,9 @@ void AgentState::add_reserved_endpoints() {
     health.created = health.last_identity_resolution = now;
     health.controller_uuid = uuid_from(rng);
     health.regenerations = 1;
-    add_log(health, "ready", "Successfully regenerated endpoint program (Reason: Initial build on endpoint creation)");
+    add_log(
+        health, "ready",
+        "Successfully regenerated endpoint program (Reason: Initial build on endpoint creation)");
     endpoints.emplace(next_uid++, std::move(health));
   }
 }
@@ -181,31 +184,47 @@ const FakeEndpoint* AgentState::find(const cilium::EndpointRef& ref) const {
   const FakeEndpoint* best = nullptr;
   for (const auto& [uid, ep] : endpoints) {
     bool hit = false;
-    const bool legacy_ok = !ep.disable_legacy_identifiers &&
-                           (legacy_for_cni || ep.cni_attachment_id().empty());
+    const bool legacy_ok =
+        !ep.disable_legacy_identifiers && (legacy_for_cni || ep.cni_attachment_id().empty());
     switch (ref.prefix) {
-      case IdPrefix::cilium_local: hit = ep.id == ref.local_id; break;
-      case IdPrefix::cilium_global: hit = false; break;
-      case IdPrefix::cni_attachment_id: hit = !ep.cni_attachment_id().empty() && ep.cni_attachment_id() == ref.value; break;
+      case IdPrefix::cilium_local:
+        hit = ep.id == ref.local_id;
+        break;
+      case IdPrefix::cilium_global:
+        hit = false;
+        break;
+      case IdPrefix::cni_attachment_id:
+        hit = !ep.cni_attachment_id().empty() && ep.cni_attachment_id() == ref.value;
+        break;
       case IdPrefix::cep_name:
         hit = !ep.k8s_pod_name.empty() && ep.k8s_namespace + "/" + ep.k8s_pod_name == ref.value;
         break;
-      case IdPrefix::container_id: hit = legacy_ok && ep.container_id == ref.value; break;
-      case IdPrefix::container_name: hit = legacy_ok && ep.container_name == ref.value; break;
-      case IdPrefix::pod_name:
-        hit = legacy_ok && !ep.k8s_pod_name.empty() && ep.k8s_namespace + "/" + ep.k8s_pod_name == ref.value;
+      case IdPrefix::container_id:
+        hit = legacy_ok && ep.container_id == ref.value;
         break;
-      case IdPrefix::docker_endpoint: hit = !ep.docker_endpoint_id.empty() && ep.docker_endpoint_id == ref.value; break;
-      case IdPrefix::ipv4: hit = !ep.ipv4.empty() && ep.ipv4 == ref.value; break;
-      case IdPrefix::ipv6: hit = !ep.ipv6.empty() && ep.ipv6 == ref.value; break;
+      case IdPrefix::container_name:
+        hit = legacy_ok && ep.container_name == ref.value;
+        break;
+      case IdPrefix::pod_name:
+        hit = legacy_ok && !ep.k8s_pod_name.empty() &&
+              ep.k8s_namespace + "/" + ep.k8s_pod_name == ref.value;
+        break;
+      case IdPrefix::docker_endpoint:
+        hit = !ep.docker_endpoint_id.empty() && ep.docker_endpoint_id == ref.value;
+        break;
+      case IdPrefix::ipv4:
+        hit = !ep.ipv4.empty() && ep.ipv4 == ref.value;
+        break;
+      case IdPrefix::ipv6:
+        hit = !ep.ipv6.empty() && ep.ipv6 == ref.value;
+        break;
     }
     if (hit && (!best || ep.id < best->id)) best = &ep;
   }
   return best;
 }
 
-FakeEndpoint* AgentState::lookup(std::string_view raw_id,
-                                                            std::string& error_body, int& status) {
+FakeEndpoint* AgentState::lookup(std::string_view raw_id, std::string& error_body, int& status) {
   auto ref = cilium::parse_endpoint_ref(raw_id);
   if (!ref) {
     status = 400;
@@ -238,7 +257,8 @@ Result<std::uint64_t> AgentState::create(const cilium::ChangeRequest& req) {
     cilium::EndpointRef ref;
     ref.local_id = static_cast<std::uint16_t>(req.id);
     if (find(ref)) {
-      return std::unexpected(api_error(400, "endpoint ID " + std::to_string(req.id) + " already exists"));
+      return std::unexpected(
+          api_error(400, "endpoint ID " + std::to_string(req.id) + " already exists"));
     }
   }
   FakeEndpoint ep;
@@ -247,7 +267,8 @@ Result<std::uint64_t> AgentState::create(const cilium::ChangeRequest& req) {
   if (const std::string att = ep.cni_attachment_id(); !att.empty()) {
     cilium::EndpointRef ref{cilium::IdPrefix::cni_attachment_id, att, 0};
     if (find(ref)) {
-      return std::unexpected(api_error(400, "endpoint for CNI attachment ID " + att + " already exists"));
+      return std::unexpected(
+          api_error(400, "endpoint for CNI attachment ID " + att + " already exists"));
     }
   }
   if (req.addressing) {
@@ -294,7 +315,9 @@ Result<std::uint64_t> AgentState::create(const cilium::ChangeRequest& req) {
     stored.identity = identities.resolve(stored.labels.identity_labels());
     stored.last_identity_resolution = clock.wall_now();
     stored.regenerations = 1;
-    add_log(stored, "ready", "Successfully regenerated endpoint program (Reason: Initial build on endpoint creation)");
+    add_log(
+        stored, "ready",
+        "Successfully regenerated endpoint program (Reason: Initial build on endpoint creation)");
   } else {
     add_log(stored, req.state.empty() ? "waiting-for-identity" : req.state, "Endpoint creation");
     identity_labels_changed(stored, uid);
@@ -302,7 +325,9 @@ Result<std::uint64_t> AgentState::create(const cilium::ChangeRequest& req) {
   return uid;
 }
 
-void AgentState::remove(std::uint64_t uid) { endpoints.erase(uid); }
+void AgentState::remove(std::uint64_t uid) {
+  endpoints.erase(uid);
+}
 
 void AgentState::restore_all() {
   for (auto& [uid, ep] : endpoints) {
@@ -314,7 +339,8 @@ void AgentState::restore_all() {
 
 void AgentState::identity_labels_changed(FakeEndpoint& ep, std::uint64_t uid) {
   const std::uint64_t rev = ++ep.identity_revision;
-  add_log(ep, "waiting-for-identity", "Triggering identity resolution due to updated identity labels");
+  add_log(ep, "waiting-for-identity",
+          "Triggering identity resolution due to updated identity labels");
   scheduler.after(cfg.identity_delay, [this, uid, rev] { resolve_identity(uid, rev); });
 }
 
@@ -331,7 +357,8 @@ void AgentState::resolve_identity(std::uint64_t uid, std::uint64_t rev) {
   cilium::Identity ident = identities.resolve(wanted);
   // identity-change-grace-period: keep the old identity a while so that policy for the new one
   // can propagate; skipped when leaving init (cc pkg/endpoint/endpoint.go identityLabelsChanged).
-  if (ep.identity && ep.identity->id != cilium::kIdentityInit && cfg.identity_grace_period.count() > 0) {
+  if (ep.identity && ep.identity->id != cilium::kIdentityInit &&
+      cfg.identity_grace_period.count() > 0) {
     scheduler.after(cfg.identity_grace_period,
                     [this, uid, rev, ident] { apply_identity(uid, rev, ident); });
     return;
@@ -339,7 +366,8 @@ void AgentState::resolve_identity(std::uint64_t uid, std::uint64_t rev) {
   ep.identity = ident;
   ep.last_identity_resolution = clock.wall_now();
   add_log(ep, "waiting-to-regenerate", "Set identity for this endpoint");
-  scheduler.after(cfg.regeneration_step, [this, uid, rev] { regeneration_step(uid, rev, "regenerating"); });
+  scheduler.after(cfg.regeneration_step,
+                  [this, uid, rev] { regeneration_step(uid, rev, "regenerating"); });
 }
 
 void AgentState::apply_identity(std::uint64_t uid, std::uint64_t rev, cilium::Identity ident) {
@@ -349,23 +377,26 @@ void AgentState::apply_identity(std::uint64_t uid, std::uint64_t rev, cilium::Id
   it->second.identity = std::move(ident);
   it->second.last_identity_resolution = clock.wall_now();
   add_log(it->second, "waiting-to-regenerate", "Set identity for this endpoint");
-  scheduler.after(cfg.regeneration_step, [this, uid, rev] { regeneration_step(uid, rev, "regenerating"); });
+  scheduler.after(cfg.regeneration_step,
+                  [this, uid, rev] { regeneration_step(uid, rev, "regenerating"); });
 }
 
 void AgentState::regeneration_step(std::uint64_t uid, std::uint64_t rev,
-                                               const std::string& next_state) {
+                                   const std::string& next_state) {
   std::lock_guard lock(mu);
   const auto it = endpoints.find(uid);
   if (it == endpoints.end() || it->second.identity_revision != rev) return;
   FakeEndpoint& ep = it->second;
   if (next_state == "regenerating") {
     add_log(ep, "regenerating", "Regenerating endpoint: updated security labels");
-    scheduler.after(cfg.regeneration_step, [this, uid, rev] { regeneration_step(uid, rev, "ready"); });
+    scheduler.after(cfg.regeneration_step,
+                    [this, uid, rev] { regeneration_step(uid, rev, "ready"); });
     return;
   }
   ++ep.regenerations;
   ++policy_revision;
-  add_log(ep, "ready", "Successfully regenerated endpoint program (Reason: updated security labels)");
+  add_log(ep, "ready",
+          "Successfully regenerated endpoint program (Reason: updated security labels)");
 }
 
 }  // namespace cilium

@@ -49,20 +49,30 @@ Result<std::chrono::nanoseconds> parse_go_duration(std::string_view text) {
   if (text.empty()) return fail("empty duration");
   while (i < text.size()) {
     std::size_t j = i;
-    while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.')) ++j;
+    while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.'))
+      ++j;
     if (j == i) return fail("invalid duration \"" + std::string(text) + "\"");
     const double num = std::stod(std::string(text.substr(i, j - i)));
     std::size_t k = j;
-    while (k < text.size() && !std::isdigit(static_cast<unsigned char>(text[k])) && text[k] != '.') ++k;
+    while (k < text.size() && !std::isdigit(static_cast<unsigned char>(text[k])) && text[k] != '.')
+      ++k;
     const std::string_view unit = text.substr(j, k - j);
     double mult;
-    if (unit == "ns") mult = 1;
-    else if (unit == "us" || unit == "µs") mult = 1e3;
-    else if (unit == "ms") mult = 1e6;
-    else if (unit == "s") mult = 1e9;
-    else if (unit == "m") mult = 60e9;
-    else if (unit == "h") mult = 3600e9;
-    else return fail("unknown unit \"" + std::string(unit) + "\" in duration \"" + std::string(text) + "\"");
+    if (unit == "ns")
+      mult = 1;
+    else if (unit == "us" || unit == "µs")
+      mult = 1e3;
+    else if (unit == "ms")
+      mult = 1e6;
+    else if (unit == "s")
+      mult = 1e9;
+    else if (unit == "m")
+      mult = 60e9;
+    else if (unit == "h")
+      mult = 3600e9;
+    else
+      return fail("unknown unit \"" + std::string(unit) + "\" in duration \"" + std::string(text) +
+                  "\"");
     total += num * mult;
     i = k;
   }

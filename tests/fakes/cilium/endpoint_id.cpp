@@ -30,9 +30,12 @@ std::optional<std::uint64_t> parse_go_uint(std::string_view s, int bits) {
       continue;
     }
     int d = 99;
-    if (c >= '0' && c <= '9') d = c - '0';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'Z') d = c - 'A' + 10;
+    if (c >= '0' && c <= '9')
+      d = c - '0';
+    else if (c >= 'a' && c <= 'z')
+      d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'Z')
+      d = c - 'A' + 10;
     if (d >= base) return std::nullopt;
     const auto ud = static_cast<std::uint64_t>(d);
     const auto ub = static_cast<std::uint64_t>(base);

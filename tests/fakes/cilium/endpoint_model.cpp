@@ -20,12 +20,18 @@ void put(json& j, const char* key, const std::vector<std::string>& v) {
 
 const json& mutable_options() {
   static const json kOptions = {
-      {"Conntrack", "Enabled"},         {"ConntrackAccounting", "Enabled"},
-      {"ConntrackLocal", "Disabled"},   {"Debug", "Disabled"},
-      {"DebugLB", "Disabled"},          {"DebugPolicy", "Disabled"},
-      {"DropNotification", "Enabled"},  {"MonitorAggregationLevel", "Medium"},
-      {"PolicyAuditMode", "Disabled"},  {"PolicyVerdictNotification", "Enabled"},
-      {"SourceIPVerification", "Enabled"}, {"TraceNotification", "Enabled"},
+      {"Conntrack", "Enabled"},
+      {"ConntrackAccounting", "Enabled"},
+      {"ConntrackLocal", "Disabled"},
+      {"Debug", "Disabled"},
+      {"DebugLB", "Disabled"},
+      {"DebugPolicy", "Disabled"},
+      {"DropNotification", "Enabled"},
+      {"MonitorAggregationLevel", "Medium"},
+      {"PolicyAuditMode", "Disabled"},
+      {"PolicyVerdictNotification", "Enabled"},
+      {"SourceIPVerification", "Enabled"},
+      {"TraceNotification", "Enabled"},
   };
   return kOptions;
 }
@@ -123,8 +129,9 @@ json endpoint_log_json(const FakeEndpoint& ep) {
 
 json endpoint_config_status_json(const FakeEndpoint& ep) {
   // `immutable` is a map: Go omits it when empty, and the fake has no immutable options.
-  return json{{"realized", {{"label-configuration", label_spec(ep.labels.custom)},
-                            {"options", mutable_options()}}}};
+  return json{
+      {"realized",
+       {{"label-configuration", label_spec(ep.labels.custom)}, {"options", mutable_options()}}}};
 }
 
 json endpoint_json(const FakeEndpoint& ep, const ModelContext& ctx) {
@@ -177,10 +184,11 @@ json endpoint_json(const FakeEndpoint& ep, const ModelContext& ctx) {
                         {"options", mutable_options()}};
   status["state"] = ep.state;
 
-  return json{{"id", ep.id},
-              {"spec", {{"label-configuration", label_spec(ep.labels.custom)},
-                        {"options", mutable_options()}}},
-              {"status", status}};
+  return json{
+      {"id", ep.id},
+      {"spec",
+       {{"label-configuration", label_spec(ep.labels.custom)}, {"options", mutable_options()}}},
+      {"status", status}};
 }
 
 json daemon_config_json(const DaemonView& view) {
@@ -198,19 +206,18 @@ json daemon_config_json(const DaemonView& view) {
   }
   addressing["ipv6"] = v6;  // disabled family: a present, empty element
   const json realized = {{"options", mutable_options()}, {"policy-enforcement", "default"}};
-  return json{
-      {"spec", realized},
-      {"status",
-       {{"addressing", addressing},
-        {"datapathMode", "veth"},
-        {"deviceMTU", 1500},
-        {"routeMTU", 1500},
-        {"ipam-mode", "cluster-pool"},
-        {"masquerade", true},
-        {"masqueradeProtocols", {{"ipv4", true}}},
-        {"realized", realized},
-        {"kvstoreConfiguration", json::object()},
-        {"nodeMonitor", {{"cpus", 2}, {"npages", 64}, {"pagesize", 4096}}}}}};
+  return json{{"spec", realized},
+              {"status",
+               {{"addressing", addressing},
+                {"datapathMode", "veth"},
+                {"deviceMTU", 1500},
+                {"routeMTU", 1500},
+                {"ipam-mode", "cluster-pool"},
+                {"masquerade", true},
+                {"masqueradeProtocols", {{"ipv4", true}}},
+                {"realized", realized},
+                {"kvstoreConfiguration", json::object()},
+                {"nodeMonitor", {{"cpus", 2}, {"npages", 64}, {"pagesize", 4096}}}}}};
 }
 
 json healthz_json(const DaemonView& view, bool brief) {

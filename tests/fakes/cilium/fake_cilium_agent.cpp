@@ -31,10 +31,14 @@ std::optional<CiliumVersion> parse_cilium_version(std::string_view text) {
 
 std::string to_string(CiliumVersion v) {
   switch (v) {
-    case CiliumVersion::v1_15: return "1.15";
-    case CiliumVersion::v1_16: return "1.16";
-    case CiliumVersion::v1_17: return "1.17";
-    case CiliumVersion::v1_20: return "1.20";
+    case CiliumVersion::v1_15:
+      return "1.15";
+    case CiliumVersion::v1_16:
+      return "1.16";
+    case CiliumVersion::v1_17:
+      return "1.17";
+    case CiliumVersion::v1_20:
+      return "1.20";
   }
   return "?";
 }
@@ -44,7 +48,9 @@ FakeCiliumAgent::FakeCiliumAgent(FakeCiliumAgentConfig config)
       clock_(config_.clock ? *config_.clock : system_clock()),
       state_(std::make_unique<AgentState>(config_, clock_)) {}
 
-FakeCiliumAgent::~FakeCiliumAgent() { stop(); }
+FakeCiliumAgent::~FakeCiliumAgent() {
+  stop();
+}
 
 void FakeCiliumAgent::start_server() {
   {
@@ -139,7 +145,8 @@ HttpResponse FakeCiliumAgent::handle(const HttpRequest& req) {
     rec.real_answered = std::chrono::steady_clock::now();
     std::lock_guard lock(state_->mu);
     // Bounded so a long demo run cannot grow without limit; tests never get near it.
-    if (state_->log.size() >= 200000) state_->log.erase(state_->log.begin(), state_->log.begin() + 100000);
+    if (state_->log.size() >= 200000)
+      state_->log.erase(state_->log.begin(), state_->log.begin() + 100000);
     state_->log.push_back(rec);
     return resp;
   };
@@ -154,7 +161,8 @@ HttpResponse FakeCiliumAgent::handle(const HttpRequest& req) {
       injected = r;
     }
     for (const auto& l : state_->latencies) {
-      if ((l.method.empty() || l.method == req.method) && (l.route.empty() || l.route == rec.route)) {
+      if ((l.method.empty() || l.method == req.method) &&
+          (l.route.empty() || l.route == rec.route)) {
         delay = std::max(delay, l.delay);
       }
     }
@@ -179,7 +187,8 @@ HttpResponse FakeCiliumAgent::handle(const HttpRequest& req) {
           HttpResponse resp;
           resp.status = 403;
           resp.headers.emplace_back("Content-Type", "text/plain");
-          resp.body = "This API is administratively disabled. Contact your administrator for more details.";
+          resp.body =
+              "This API is administratively disabled. Contact your administrator for more details.";
           injected = std::move(resp);
           break;
         }
@@ -198,8 +207,9 @@ HttpResponse FakeCiliumAgent::handle(const HttpRequest& req) {
     std::string allow;
     for (const auto& m : route.methods) allow += (allow.empty() ? "" : ",") + m;
     HttpResponse r = cilium::json_response(
-        405, json{{"code", 405},
-                  {"message", "method " + req.method + " is not allowed, but [" + allow + "] are"}});
+        405,
+        json{{"code", 405},
+             {"message", "method " + req.method + " is not allowed, but [" + allow + "] are"}});
     r.headers.emplace_back("Allow", allow);
     return finish(std::move(r));
   }
@@ -244,12 +254,14 @@ void FakeCiliumAgent::clear_faults() {
   state_->stall = false;
 }
 
-void FakeCiliumAgent::set_latency(std::chrono::milliseconds delay, std::string method, std::string route) {
+void FakeCiliumAgent::set_latency(std::chrono::milliseconds delay, std::string method,
+                                  std::string route) {
   std::lock_guard lock(state_->mu);
   auto& l = state_->latencies;
-  l.erase(std::remove_if(l.begin(), l.end(),
-                         [&](const LatencyRule& r) { return r.method == method && r.route == route; }),
-          l.end());
+  l.erase(
+      std::remove_if(l.begin(), l.end(),
+                     [&](const LatencyRule& r) { return r.method == method && r.route == route; }),
+      l.end());
   if (delay.count() > 0) l.push_back({delay, std::move(method), std::move(route)});
 }
 
@@ -344,32 +356,36 @@ json FakeCiliumAgent::dump_state() const {
   std::lock_guard lock(state_->mu);
   json eps = json::array();
   for (const auto& [uid, ep] : state_->endpoints) {
-    eps.push_back({{"uid", uid},
-                   {"id", ep.id},
-                   {"state", ep.state},
-                   {"identity", ep.identity ? json(ep.identity->id) : json(nullptr)},
-                   {"identity-labels", cilium::labels_to_model(ep.labels.identity_labels())},
-                   {"custom", cilium::labels_to_model(ep.labels.custom)},
-                   {"orchestration-identity", cilium::labels_to_model(ep.labels.orchestration_identity)},
-                   {"orchestration-info", cilium::labels_to_model(ep.labels.orchestration_info)},
-                   {"disabled", cilium::labels_to_model(ep.labels.disabled)},
-                   {"cni-attachment-id", ep.cni_attachment_id()},
-                   {"container-id", ep.container_id},
-                   {"ipv4", ep.ipv4},
-                   {"ipv6", ep.ipv6},
-                   {"health", ep.health},
-                   {"identity-revision", ep.identity_revision},
-                   {"regenerations", ep.regenerations},
-                   // Agent-clock microseconds: how long an endpoint sat under reserved:init is
-                   // identity-resolved minus created once its final identity is applied.
-                   {"created-unix-us", unix_micros(ep.created)},
-                   {"identity-resolved-unix-us", unix_micros(ep.last_identity_resolution)}});
+    eps.push_back(
+        {{"uid", uid},
+         {"id", ep.id},
+         {"state", ep.state},
+         {"identity", ep.identity ? json(ep.identity->id) : json(nullptr)},
+         {"identity-labels", cilium::labels_to_model(ep.labels.identity_labels())},
+         {"custom", cilium::labels_to_model(ep.labels.custom)},
+         {"orchestration-identity", cilium::labels_to_model(ep.labels.orchestration_identity)},
+         {"orchestration-info", cilium::labels_to_model(ep.labels.orchestration_info)},
+         {"disabled", cilium::labels_to_model(ep.labels.disabled)},
+         {"cni-attachment-id", ep.cni_attachment_id()},
+         {"container-id", ep.container_id},
+         {"ipv4", ep.ipv4},
+         {"ipv6", ep.ipv6},
+         {"health", ep.health},
+         {"identity-revision", ep.identity_revision},
+         {"regenerations", ep.regenerations},
+         // Agent-clock microseconds: how long an endpoint sat under reserved:init is
+         // identity-resolved minus created once its final identity is applied.
+         {"created-unix-us", unix_micros(ep.created)},
+         {"identity-resolved-unix-us", unix_micros(ep.last_identity_resolution)}});
   }
   json idents = json::array();
   for (const auto& ident : state_->identities.all()) idents.push_back(cilium::identity_json(ident));
   json faults = json::array();
   for (const auto& f : state_->faults) {
-    faults.push_back({{"method", f.method}, {"route", f.route}, {"count", f.count}, {"status", f.status},
+    faults.push_back({{"method", f.method},
+                      {"route", f.route},
+                      {"count", f.count},
+                      {"status", f.status},
                       {"action", f.action == FaultRule::Action::drop    ? "drop"
                                  : f.action == FaultRule::Action::stall ? "stall"
                                                                         : "status"}});
@@ -416,9 +432,10 @@ std::vector<AgentRequest> FakeCiliumAgent::requests() const {
 
 int FakeCiliumAgent::count(std::string_view method, std::string_view route) const {
   std::lock_guard lock(state_->mu);
-  return static_cast<int>(std::count_if(state_->log.begin(), state_->log.end(), [&](const AgentRequest& r) {
-    return (method.empty() || r.method == method) && (route.empty() || r.route == route);
-  }));
+  return static_cast<int>(
+      std::count_if(state_->log.begin(), state_->log.end(), [&](const AgentRequest& r) {
+        return (method.empty() || r.method == method) && (route.empty() || r.route == route);
+      }));
 }
 
 void FakeCiliumAgent::clear_requests() {

@@ -123,8 +123,9 @@ class FakeCiliumAgent {
   void inject_fault(FaultRule rule);
   void clear_faults();
   // Added before routing; method/route empty: every /v1 request. Waits on the agent clock.
-  void set_latency(std::chrono::milliseconds delay, std::string method = {}, std::string route = {});
-  void set_stall(bool on);  // every /v1 request is accepted and never answered
+  void set_latency(std::chrono::milliseconds delay, std::string method = {},
+                   std::string route = {});
+  void set_stall(bool on);         // every /v1 request is accepted and never answered
   void set_api_ready(bool ready);  // false: PUT/PATCH/DELETE -> 503 "api not ready"
   // GET /healthz cilium.state (Ok, Warning, Failure, Disabled) and msg.
   void set_daemon_health(std::string state, std::string msg = {});
@@ -152,7 +153,8 @@ class FakeCiliumAgent {
   // Waits (real time) until no identity/regeneration work is due on the agent clock.
   bool wait_settled(std::chrono::milliseconds real_timeout = std::chrono::seconds(5));
   // Waits (real time) until `pred` holds for the endpoint model (nullopt: endpoint absent).
-  bool wait_endpoint(std::string_view id, const std::function<bool(const std::optional<nlohmann::json>&)>& pred,
+  bool wait_endpoint(std::string_view id,
+                     const std::function<bool(const std::optional<nlohmann::json>&)>& pred,
                      std::chrono::milliseconds real_timeout = std::chrono::seconds(5)) const;
 
   // --- request log (only /v1 requests; /_fake/ calls are not logged) --------------------------

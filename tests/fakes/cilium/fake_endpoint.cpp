@@ -79,7 +79,8 @@ bool OpLabels::replace_information_labels(const LabelMap& labels) {
 bool OpLabels::has_all(const std::vector<Label>& wanted) const {
   for (const Label& w : wanted) {
     bool found = false;
-    for (const LabelMap* bucket : {&custom, &orchestration_identity, &disabled, &orchestration_info}) {
+    for (const LabelMap* bucket :
+         {&custom, &orchestration_identity, &disabled, &orchestration_info}) {
       for (const auto& [k, have] : *bucket) {
         if (label_matches(w, have)) {
           found = true;

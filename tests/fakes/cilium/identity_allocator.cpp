@@ -26,9 +26,9 @@ std::optional<std::uint32_t> reserved_identity_for(const LabelMap& labels) {
   const Label& l = labels.begin()->second;
   if (!l.is_reserved()) return std::nullopt;
   static const std::map<std::string, std::uint32_t> kReserved = {
-      {"host", 1},           {"world", 2},          {"unmanaged", 3},  {"health", 4},
-      {"init", 5},           {"remote-node", 6},    {"kube-apiserver", 7},
-      {"ingress", 8},        {"world-ipv4", 9},     {"world-ipv6", 10},
+      {"host", 1},       {"world", 2},       {"unmanaged", 3},      {"health", 4},
+      {"init", 5},       {"remote-node", 6}, {"kube-apiserver", 7}, {"ingress", 8},
+      {"world-ipv4", 9}, {"world-ipv6", 10},
   };
   const auto it = kReserved.find(l.key);
   if (it == kReserved.end()) return std::nullopt;

@@ -58,7 +58,8 @@ Result<std::optional<json>> OpenApiSpec::response_schema(const std::string& meth
   return std::optional<json>(resp["schema"]);
 }
 
-std::vector<std::string> OpenApiSpec::validate(const json& value, const json& schema, bool strict) const {
+std::vector<std::string> OpenApiSpec::validate(const json& value, const json& schema,
+                                               bool strict) const {
   std::vector<std::string> errors;
   check(value, schema, "", strict, 0, errors);
   return errors;
@@ -68,15 +69,23 @@ namespace {
 
 std::string type_of(const json& v) {
   switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "boolean";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return "boolean";
     case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "integer";
-    case json::value_t::number_float: return "number";
-    case json::value_t::string: return "string";
-    case json::value_t::array: return "array";
-    case json::value_t::object: return "object";
-    default: return "unknown";
+    case json::value_t::number_unsigned:
+      return "integer";
+    case json::value_t::number_float:
+      return "number";
+    case json::value_t::string:
+      return "string";
+    case json::value_t::array:
+      return "array";
+    case json::value_t::object:
+      return "object";
+    default:
+      return "unknown";
   }
 }
 
@@ -93,8 +102,8 @@ bool type_matches(const json& v, const std::string& type) {
 
 }  // namespace
 
-void OpenApiSpec::check(const json& value, const json& raw_schema, const std::string& where, bool strict,
-                        int depth, std::vector<std::string>& errors) const {
+void OpenApiSpec::check(const json& value, const json& raw_schema, const std::string& where,
+                        bool strict, int depth, std::vector<std::string>& errors) const {
   if (depth > 64) {
     errors.push_back(where + ": schema nesting too deep");
     return;
@@ -116,7 +125,8 @@ void OpenApiSpec::check(const json& value, const json& raw_schema, const std::st
   if (schema.contains("enum")) {
     bool found = false;
     for (const auto& e : schema["enum"]) found = found || e == value;
-    if (!found) errors.push_back(at + ": " + value.dump() + " is not one of " + schema["enum"].dump());
+    if (!found)
+      errors.push_back(at + ": " + value.dump() + " is not one of " + schema["enum"].dump());
   }
   if (value.is_array() && schema.contains("items")) {
     for (std::size_t i = 0; i < value.size(); ++i) {
@@ -126,7 +136,8 @@ void OpenApiSpec::check(const json& value, const json& raw_schema, const std::st
   if (!value.is_object()) return;
   if (schema.contains("required")) {
     for (const auto& r : schema["required"]) {
-      if (!value.contains(r.get<std::string>())) errors.push_back(at + ": missing required \"" + r.get<std::string>() + "\"");
+      if (!value.contains(r.get<std::string>()))
+        errors.push_back(at + ": missing required \"" + r.get<std::string>() + "\"");
     }
   }
   const json props = has_props ? schema["properties"] : json::object();
@@ -151,15 +162,16 @@ void OpenApiSpec::check(const json& value, const json& raw_schema, const std::st
 
 std::vector<std::string> go_omitempty_violations(const json& value) {
   // Members Cilium's models declare without omitempty.
-  static const std::set<std::string> kAlwaysPresent = {
-      "state", "consecutive-failure-count", "failure-count", "success-count"};
+  static const std::set<std::string> kAlwaysPresent = {"state", "consecutive-failure-count",
+                                                       "failure-count", "success-count"};
   std::vector<std::string> out;
-  std::function<void(const json&, const std::string&)> walk = [&](const json& v, const std::string& where) {
+  std::function<void(const json&, const std::string&)> walk = [&](const json& v,
+                                                                  const std::string& where) {
     if (v.is_object()) {
       for (const auto& [k, m] : v.items()) {
         const std::string child = where + "/" + k;
-        const bool empty = (m.is_string() && m.get<std::string>().empty()) || (m.is_array() && m.empty()) ||
-                           (m.is_boolean() && !m.get<bool>()) ||
+        const bool empty = (m.is_string() && m.get<std::string>().empty()) ||
+                           (m.is_array() && m.empty()) || (m.is_boolean() && !m.get<bool>()) ||
                            (m.is_number() && m.get<double>() == 0.0);
         if (empty && !kAlwaysPresent.contains(k)) out.push_back(child);
         walk(m, child);

@@ -14,26 +14,33 @@ namespace {
 
 std::string go_type_name(const json& v) {
   switch (v.type()) {
-    case json::value_t::string: return "string";
-    case json::value_t::boolean: return "bool";
+    case json::value_t::string:
+      return "string";
+    case json::value_t::boolean:
+      return "bool";
     case json::value_t::number_integer:
     case json::value_t::number_unsigned:
-    case json::value_t::number_float: return "number";
-    case json::value_t::array: return "array";
-    case json::value_t::object: return "object";
-    default: return "null";
+    case json::value_t::number_float:
+      return "number";
+    case json::value_t::array:
+      return "array";
+    case json::value_t::object:
+      return "object";
+    default:
+      return "null";
   }
 }
 
 cn::Error parse_failure(std::string_view param, const std::string& why) {
-  return cn::http_error(400, openapi_error_body(400, "parsing " + std::string(param) + " body from \"\" failed, because " + why));
+  return cn::http_error(400, openapi_error_body(400, "parsing " + std::string(param) +
+                                                         " body from \"\" failed, because " + why));
 }
 
 cn::Error type_failure(std::string_view param, std::string_view model, std::string_view field,
                        const json& v, std::string_view go_type) {
-  return parse_failure(param, "json: cannot unmarshal " + go_type_name(v) + " into Go struct field " +
-                                  std::string(model) + "." + std::string(field) + " of type " +
-                                  std::string(go_type));
+  return parse_failure(param, "json: cannot unmarshal " + go_type_name(v) +
+                                  " into Go struct field " + std::string(model) + "." +
+                                  std::string(field) + " of type " + std::string(go_type));
 }
 
 enum class Kind { string, integer, boolean, string_array, object };
@@ -90,11 +97,13 @@ bool flag(const json& obj, const char* key) {
 }  // namespace
 
 ApiResult bind_body(std::string_view body, std::string_view param, bool required) {
-  const bool blank = std::all_of(body.begin(), body.end(),
-                                 [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; });
+  const bool blank = std::all_of(body.begin(), body.end(), [](char c) {
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+  });
   if (blank) {
     if (required) {
-      return std::unexpected(cn::http_error(422, openapi_error_body(602, std::string(param) + " in body is required")));
+      return std::unexpected(cn::http_error(
+          422, openapi_error_body(602, std::string(param) + " in body is required")));
     }
     return json();
   }
@@ -110,8 +119,9 @@ Result<ChangeRequest> parse_change_request(std::string_view body) {
   if (!bound) return std::unexpected(bound.error());
   const json& j = *bound;
   if (!j.is_object()) {
-    return std::unexpected(parse_failure("endpoint", "json: cannot unmarshal " + go_type_name(j) +
-                                                         " into Go value of type models.EndpointChangeRequest"));
+    return std::unexpected(
+        parse_failure("endpoint", "json: cannot unmarshal " + go_type_name(j) +
+                                      " into Go value of type models.EndpointChangeRequest"));
   }
   static const std::vector<FieldSpec> kFields = {
       {"id", Kind::integer},
@@ -144,26 +154,32 @@ Result<ChangeRequest> parse_change_request(std::string_view body) {
   }
   ChangeRequest r;
   if (const auto a = j.find("addressing"); a != j.end() && a->is_object()) {
-    static const std::vector<FieldSpec> kAddr = {
-        {"ipv4", Kind::string}, {"ipv4-expiration-uuid", Kind::string}, {"ipv4-pool-name", Kind::string},
-        {"ipv6", Kind::string}, {"ipv6-expiration-uuid", Kind::string}, {"ipv6-pool-name", Kind::string}};
+    static const std::vector<FieldSpec> kAddr = {{"ipv4", Kind::string},
+                                                 {"ipv4-expiration-uuid", Kind::string},
+                                                 {"ipv4-pool-name", Kind::string},
+                                                 {"ipv6", Kind::string},
+                                                 {"ipv6-expiration-uuid", Kind::string},
+                                                 {"ipv6-pool-name", Kind::string}};
     if (auto err = check_fields(*a, "endpoint", "EndpointChangeRequest.addressing", kAddr)) {
       return std::unexpected(*err);
     }
-    r.addressing = AddressPairReq{str(*a, "ipv4"), str(*a, "ipv4-expiration-uuid"), str(*a, "ipv4-pool-name"),
-                                  str(*a, "ipv6"), str(*a, "ipv6-expiration-uuid"), str(*a, "ipv6-pool-name")};
+    r.addressing =
+        AddressPairReq{str(*a, "ipv4"), str(*a, "ipv4-expiration-uuid"), str(*a, "ipv4-pool-name"),
+                       str(*a, "ipv6"), str(*a, "ipv6-expiration-uuid"), str(*a, "ipv6-pool-name")};
   }
   // Validation after decoding: required first, then enums (first error wins).
   const auto st = j.find("state");
   if (st == j.end() || st->is_null()) {
-    return std::unexpected(cn::http_error(422, openapi_error_body(602, "state in body is required")));
+    return std::unexpected(
+        cn::http_error(422, openapi_error_body(602, "state in body is required")));
   }
   r.state = st->get<std::string>();
   const auto& states = endpoint_states();
   if (std::find(states.begin(), states.end(), r.state) == states.end()) {
     std::string list;
     for (const auto& s : states) list += (list.empty() ? "" : " ") + s;
-    return std::unexpected(cn::http_error(422, openapi_error_body(606, "state in body should be one of [" + list + "]")));
+    return std::unexpected(cn::http_error(
+        422, openapi_error_body(606, "state in body should be one of [" + list + "]")));
   }
   r.id = num(j, "id");
   r.container_id = str(j, "container-id");
@@ -193,10 +209,12 @@ Result<std::vector<std::string>> parse_label_spec(std::string_view body) {
   if (!bound) return std::unexpected(bound.error());
   const json& j = *bound;
   if (!j.is_object()) {
-    return std::unexpected(parse_failure("configuration", "json: cannot unmarshal " + go_type_name(j) +
-                                                              " into Go value of type models.LabelConfigurationSpec"));
+    return std::unexpected(
+        parse_failure("configuration", "json: cannot unmarshal " + go_type_name(j) +
+                                           " into Go value of type models.LabelConfigurationSpec"));
   }
-  if (auto err = check_fields(j, "configuration", "LabelConfigurationSpec", {{"user", Kind::string_array}})) {
+  if (auto err = check_fields(j, "configuration", "LabelConfigurationSpec",
+                              {{"user", Kind::string_array}})) {
     return std::unexpected(*err);
   }
   const auto u = j.find("user");
@@ -209,7 +227,8 @@ Result<std::optional<std::vector<std::string>>> parse_label_filter(std::string_v
   if (!bound) return std::unexpected(bound.error());
   const json& j = *bound;
   if (j.is_null()) return std::optional<std::vector<std::string>>{};
-  if (!j.is_array() || !std::all_of(j.begin(), j.end(), [](const json& e) { return e.is_string(); })) {
+  if (!j.is_array() ||
+      !std::all_of(j.begin(), j.end(), [](const json& e) { return e.is_string(); })) {
     return std::unexpected(parse_failure("labels", "json: cannot unmarshal " + go_type_name(j) +
                                                        " into Go value of type models.Labels"));
   }
@@ -223,10 +242,12 @@ Result<std::string> parse_batch_delete(std::string_view body) {
   if (!bound) return std::unexpected(bound.error());
   const json& j = *bound;
   if (!j.is_object()) {
-    return std::unexpected(parse_failure("endpoint", "json: cannot unmarshal " + go_type_name(j) +
-                                                         " into Go value of type models.EndpointBatchDeleteRequest"));
+    return std::unexpected(
+        parse_failure("endpoint", "json: cannot unmarshal " + go_type_name(j) +
+                                      " into Go value of type models.EndpointBatchDeleteRequest"));
   }
-  if (auto err = check_fields(j, "endpoint", "EndpointBatchDeleteRequest", {{"container-id", Kind::string}})) {
+  if (auto err = check_fields(j, "endpoint", "EndpointBatchDeleteRequest",
+                              {{"container-id", Kind::string}})) {
     return std::unexpected(*err);
   }
   return str(j, "container-id");

@@ -37,8 +37,9 @@ struct ChangeRequest {
 
 inline const std::vector<std::string>& endpoint_states() {
   static const std::vector<std::string> kStates = {
-      "waiting-for-identity", "not-ready", "waiting-to-regenerate", "regenerating", "restoring",
-      "ready", "disconnecting", "disconnected", "invalid"};
+      "waiting-for-identity", "not-ready",    "waiting-to-regenerate",
+      "regenerating",         "restoring",    "ready",
+      "disconnecting",        "disconnected", "invalid"};
   return kStates;
 }
 

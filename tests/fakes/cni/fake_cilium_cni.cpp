@@ -9,8 +9,8 @@
 #include <optional>
 #include <vector>
 
-#include "tests/support/child_process.h"
 #include "tests/fakes/http/raw_http_client.h"
+#include "tests/support/child_process.h"
 
 namespace cn::fakes::cni_fake {
 
@@ -63,7 +63,8 @@ class Plugin {
   }
   std::optional<CniError> require_env(const std::vector<std::string>& keys) const;
   std::optional<CniError> load_conf();
-  Result<RawHttpResponse> agent(const std::string& method, const std::string& path, const std::string& body = "");
+  Result<RawHttpResponse> agent(const std::string& method, const std::string& path,
+                                const std::string& body = "");
   Result<json> ensure_ipam();
   Result<ProcessResult> ptp(const std::string& command);
   std::optional<CniError> cmd_add();
@@ -84,7 +85,9 @@ std::string error_json(const std::string& version, const CniError& e) {
   return j.dump() + "\n";
 }
 
-std::string strip_prefix_len(const std::string& cidr) { return cidr.substr(0, cidr.find('/')); }
+std::string strip_prefix_len(const std::string& cidr) {
+  return cidr.substr(0, cidr.find('/'));
+}
 
 std::optional<CniError> Plugin::require_env(const std::vector<std::string>& keys) const {
   std::string missing;
@@ -101,13 +104,17 @@ std::optional<CniError> Plugin::load_conf() {
   } catch (const json::parse_error& e) {
     return CniError{6, "failed to decode network configuration", e.what()};
   }
-  if (!conf_.raw.is_object()) return CniError{6, "failed to decode network configuration", "not an object"};
+  if (!conf_.raw.is_object())
+    return CniError{6, "failed to decode network configuration", "not an object"};
   conf_.cni_version = conf_.raw.value("cniVersion", "0.1.0");
   conf_.name = conf_.raw.value("name", "");
   const std::string env_sock = env("CILIUM_SOCK");
-  conf_.socket = conf_.raw.value("socket", env_sock.empty() ? "/var/run/cilium/cilium.sock" : env_sock);
-  if (conf_.raw.contains("ipam")) conf_.ipam = conf_.raw["ipam"];
-  else if (conf_.raw.contains("delegate-ipam")) conf_.ipam = conf_.raw["delegate-ipam"];
+  conf_.socket =
+      conf_.raw.value("socket", env_sock.empty() ? "/var/run/cilium/cilium.sock" : env_sock);
+  if (conf_.raw.contains("ipam"))
+    conf_.ipam = conf_.raw["ipam"];
+  else if (conf_.raw.contains("delegate-ipam"))
+    conf_.ipam = conf_.raw["delegate-ipam"];
   conf_.timeout = std::chrono::milliseconds(conf_.raw.value("agent-timeout-ms", 10000));
   if (std::find(kSupported.begin(), kSupported.end(), conf_.cni_version) == kSupported.end()) {
     std::string list;
@@ -129,7 +136,8 @@ Result<json> Plugin::ensure_ipam() {
   if (!cfg || cfg->status != 200) return fail("cannot derive ipam: agent config unavailable");
   const json c = json::parse(cfg->body, nullptr, false);
   const json v4 = c.is_object() ? c["status"]["addressing"]["ipv4"] : json();
-  if (!v4.is_object() || !v4.contains("alloc-range")) return fail("agent config has no ipv4 alloc-range");
+  if (!v4.is_object() || !v4.contains("alloc-range"))
+    return fail("agent config has no ipv4 alloc-range");
   json ipam{{"type", "host-local"}, {"subnet", v4["alloc-range"]}};
   if (v4.contains("ip")) ipam["gateway"] = v4["ip"];
   return ipam;
@@ -142,7 +150,8 @@ Result<ProcessResult> Plugin::ptp(const std::string& command) {
   std::size_t start = 0;
   while (start <= cni_path.size()) {
     const std::size_t colon = cni_path.find(':', start);
-    const std::string dir = cni_path.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    const std::string dir =
+        cni_path.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
     const std::string candidate = dir + "/ptp";
     if (!dir.empty() && ::access(candidate.c_str(), X_OK) == 0) {
       exe = candidate;
@@ -154,7 +163,8 @@ Result<ProcessResult> Plugin::ptp(const std::string& command) {
   if (exe.empty()) return fail("ptp plugin not found in CNI_PATH " + cni_path);
   auto ipam = ensure_ipam();
   if (!ipam) return std::unexpected(ipam.error());
-  json netconf{{"cniVersion", conf_.cni_version}, {"name", conf_.name}, {"type", "ptp"}, {"ipam", *ipam}};
+  json netconf{
+      {"cniVersion", conf_.cni_version}, {"name", conf_.name}, {"type", "ptp"}, {"ipam", *ipam}};
   if (conf_.raw.contains("mtu")) netconf["mtu"] = conf_.raw["mtu"];
   cn::testing::Environment child_env = env_;
   child_env["CNI_COMMAND"] = command;
@@ -162,7 +172,8 @@ Result<ProcessResult> Plugin::ptp(const std::string& command) {
   constexpr auto kDeadline = std::chrono::seconds(60);
   auto r = cn::testing::run_process({exe}, child_env, netconf.dump(), kDeadline);
   if (!r.started) return fail(r.err);
-  if (r.timed_out) return fail(exe + " did not finish within " + std::to_string(kDeadline.count()) + " s");
+  if (r.timed_out)
+    return fail(exe + " did not finish within " + std::to_string(kDeadline.count()) + " s");
   return r;
 }
 
@@ -180,7 +191,8 @@ json Plugin::format_result(const PtpResult& r) const {
   json routes = json::array();
   std::vector<Ip> ordered = r.ips;
   // cilium-cni lists IPv6 before IPv4 in dual stack.
-  std::stable_sort(ordered.begin(), ordered.end(), [](const Ip& a, const Ip& b) { return a.v6 && !b.v6; });
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const Ip& a, const Ip& b) { return a.v6 && !b.v6; });
   for (const auto& ip : ordered) {
     json e{{"interface", 1}, {"address", ip.address + (ip.v6 ? "/128" : "/32")}};
     if (!ip.gateway.empty()) e["gateway"] = ip.gateway;
@@ -207,7 +219,8 @@ std::optional<CniError> Plugin::cmd_add() {
   auto cfg = agent("GET", "/v1/config");
   if (!cfg) return CniError{11, "unable to connect to Cilium agent", cfg.error().message};
   if (cfg->status != 200) {
-    return CniError{11, "Cilium agent not ready", "GET /v1/config: HTTP " + std::to_string(cfg->status)};
+    return CniError{11, "Cilium agent not ready",
+                    "GET /v1/config: HTTP " + std::to_string(cfg->status)};
   }
 
   auto added = ptp("ADD");
@@ -230,7 +243,8 @@ std::optional<CniError> Plugin::cmd_add() {
     if (auto del = ptp("DEL"); !del || del->exit_code != 0) log("undo: ptp DEL failed");
     return e;
   };
-  if (pr.host_ifname.empty() || pr.ips.empty()) return undo(CniError{999, "unexpected ptp result", added->out});
+  if (pr.host_ifname.empty() || pr.ips.empty())
+    return undo(CniError{999, "unexpected ptp result", added->out});
 
   json addressing = json::object();
   for (const auto& ip : pr.ips) {
@@ -243,14 +257,17 @@ std::optional<CniError> Plugin::cmd_add() {
            {"datapath-configuration", json::object()},
            {"state", "waiting-for-identity"},
            {"sync-build-endpoint", true}};
-  if (const unsigned idx = ::if_nametoindex(pr.host_ifname.c_str()); idx != 0) put["interface-index"] = idx;
+  if (const unsigned idx = ::if_nametoindex(pr.host_ifname.c_str()); idx != 0)
+    put["interface-index"] = idx;
   if (!pr.host_mac.empty()) put["host-mac"] = pr.host_mac;
   if (!pr.container_mac.empty()) put["mac"] = pr.container_mac;
   auto created = agent("PUT", "/v1/endpoint/cilium-local:0", put.dump());
-  if (!created) return undo(CniError{11, "unable to connect to Cilium agent", created.error().message});
+  if (!created)
+    return undo(CniError{11, "unable to connect to Cilium agent", created.error().message});
   if (created->status != 201) {
     return undo(CniError{999, "unable to create endpoint",
-                         "PUT /v1/endpoint/cilium-local:0: HTTP " + std::to_string(created->status) + " " + created->body});
+                         "PUT /v1/endpoint/cilium-local:0: HTTP " +
+                             std::to_string(created->status) + " " + created->body});
   }
   log("ADD " + env("CNI_CONTAINERID") + ":" + env("CNI_IFNAME") + " ip " + pr.ips.front().address +
       " host " + pr.host_ifname);
@@ -261,7 +278,8 @@ std::optional<CniError> Plugin::cmd_add() {
 std::optional<CniError> Plugin::cmd_del() {
   if (auto e = require_env({"CNI_CONTAINERID", "CNI_IFNAME"})) return e;
   // Best effort, like cilium-cni: 404 and an absent agent are fine.
-  auto deleted = agent("DELETE", "/v1/endpoint", json{{"container-id", env("CNI_CONTAINERID")}}.dump());
+  auto deleted =
+      agent("DELETE", "/v1/endpoint", json{{"container-id", env("CNI_CONTAINERID")}}.dump());
   if (!deleted) {
     log("agent unreachable on DEL (" + deleted.error().message + "); endpoint left to the agent");
   } else if (deleted->status != 200 && deleted->status != 404) {
@@ -310,10 +328,14 @@ PluginOutput Plugin::run() {
   }
   std::optional<CniError> err = load_conf();
   if (!err) {
-    if (command == "ADD") err = cmd_add();
-    else if (command == "DEL") err = cmd_del();
-    else if (command == "CHECK") err = cmd_check();
-    else err = CniError{4, "unknown CNI_COMMAND: " + command, ""};
+    if (command == "ADD")
+      err = cmd_add();
+    else if (command == "DEL")
+      err = cmd_del();
+    else if (command == "CHECK")
+      err = cmd_check();
+    else
+      err = CniError{4, "unknown CNI_COMMAND: " + command, ""};
   }
   if (err) {
     out_.out = error_json(conf_.cni_version, *err);

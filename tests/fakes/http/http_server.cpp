@@ -23,7 +23,8 @@ namespace cn::fakes {
 
 bool CaseInsensitiveLess::operator()(const std::string& a, const std::string& b) const {
   return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-    return std::tolower(static_cast<unsigned char>(x)) < std::tolower(static_cast<unsigned char>(y));
+    return std::tolower(static_cast<unsigned char>(x)) <
+           std::tolower(static_cast<unsigned char>(y));
   });
 }
 
@@ -45,8 +46,8 @@ bool StreamWriter::wait_stopping(std::chrono::milliseconds d) {
   while (!stopping()) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return false;
-    std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(deadline - now,
-                                                                   std::chrono::milliseconds(10)));
+    std::this_thread::sleep_for(
+        std::min<std::chrono::nanoseconds>(deadline - now, std::chrono::milliseconds(10)));
   }
   return true;
 }
@@ -284,7 +285,8 @@ class ServerImpl final : public HttpServer {
              req.target, 400, req.path});
         return;
       }
-      if (const auto expect = req.header("Expect"); expect && wire::iequals(*expect, "100-continue")) {
+      if (const auto expect = req.header("Expect");
+          expect && wire::iequals(*expect, "100-continue")) {
         // libcurl waits up to a second for this before sending a large body.
         if (!wire::send_all(fd, "HTTP/1.1 100 Continue\r\n\r\n", stop_fd_)) return;
       }
@@ -326,7 +328,8 @@ class ServerImpl final : public HttpServer {
       if (conn_header && wire::iequals(wire::trim(*conn_header), "close")) keep_alive = false;
       if (conn_header && wire::iequals(wire::trim(*conn_header), "keep-alive")) keep_alive = true;
 
-      LoggedRequest entry{std::chrono::steady_clock::now(), {}, req.method, req.target, 0, req.path};
+      LoggedRequest entry{
+          std::chrono::steady_clock::now(), {}, req.method, req.target, 0, req.path};
       HttpResponse resp;
       try {
         resp = handler_(req);
@@ -405,7 +408,7 @@ std::unique_ptr<HttpServer> HttpServer::unix_socket(const std::string& path, Han
     throw std::system_error(ENAMETOOLONG, std::generic_category(), "unix socket path: " + path);
   }
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  struct stat st{};
+  struct stat st {};
   if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) ::unlink(path.c_str());
 
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -24,9 +24,9 @@ struct CaseInsensitiveLess {
 
 struct HttpRequest {
   std::string method;
-  std::string target;  // as sent: path plus ?query
-  std::string path;    // percent-decoded path without the query
-  std::string raw_path;  // path as sent, still percent-encoded
+  std::string target;                             // as sent: path plus ?query
+  std::string path;                               // percent-decoded path without the query
+  std::string raw_path;                           // path as sent, still percent-encoded
   std::multimap<std::string, std::string> query;  // percent-decoded
   std::map<std::string, std::string, CaseInsensitiveLess> headers;
   std::string body;
@@ -69,7 +69,7 @@ struct LoggedRequest {
   std::chrono::steady_clock::time_point answered;
   std::string method;
   std::string target;
-  int status = 0;  // 0: no response was written (dropped, stalled, peer gone)
+  int status = 0;    // 0: no response was written (dropped, stalled, peer gone)
   std::string path;  // percent-decoded, without the query
 };
 

@@ -20,13 +20,20 @@ constexpr std::size_t kMaxResponse = 64 * 1024 * 1024;
 
 std::string describe(wire::ReadStatus st) {
   switch (st) {
-    case wire::ReadStatus::ok: return "ok";
-    case wire::ReadStatus::eof: return "connection closed before a complete response";
-    case wire::ReadStatus::too_large: return "response too large";
-    case wire::ReadStatus::malformed: return "malformed response";
-    case wire::ReadStatus::cancelled: return "cancelled";
-    case wire::ReadStatus::timeout: return "timed out waiting for the response";
-    case wire::ReadStatus::error: return std::string("read error: ") + std::strerror(errno);
+    case wire::ReadStatus::ok:
+      return "ok";
+    case wire::ReadStatus::eof:
+      return "connection closed before a complete response";
+    case wire::ReadStatus::too_large:
+      return "response too large";
+    case wire::ReadStatus::malformed:
+      return "malformed response";
+    case wire::ReadStatus::cancelled:
+      return "cancelled";
+    case wire::ReadStatus::timeout:
+      return "timed out waiting for the response";
+    case wire::ReadStatus::error:
+      return std::string("read error: ") + std::strerror(errno);
   }
   return "unknown";
 }
@@ -68,7 +75,8 @@ Result<RawConnection> RawConnection::open(const HttpTarget& target,
     if (target.unix_path.size() >= sizeof addr.sun_path) return fail("socket path too long");
     std::memcpy(addr.sun_path, target.unix_path.c_str(), target.unix_path.size() + 1);
     fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd >= 0) ok = connect_with_timeout(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr, timeout);
+    if (fd >= 0)
+      ok = connect_with_timeout(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr, timeout);
   } else {
     where = target.host + ":" + std::to_string(target.port);
     sockaddr_in addr{};
@@ -78,7 +86,8 @@ Result<RawConnection> RawConnection::open(const HttpTarget& target,
       return fail("bad IPv4 address " + target.host);
     }
     fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd >= 0) ok = connect_with_timeout(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr, timeout);
+    if (fd >= 0)
+      ok = connect_with_timeout(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr, timeout);
   }
   if (!ok) {
     const int err = errno;
@@ -107,9 +116,13 @@ RawConnection::~RawConnection() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-bool RawConnection::send(std::string_view bytes) { return wire::send_all(fd_, bytes, -1); }
+bool RawConnection::send(std::string_view bytes) {
+  return wire::send_all(fd_, bytes, -1);
+}
 
-void RawConnection::shutdown_write() { ::shutdown(fd_, SHUT_WR); }
+void RawConnection::shutdown_write() {
+  ::shutdown(fd_, SHUT_WR);
+}
 
 bool RawConnection::peer_closed(std::chrono::milliseconds wait) {
   pollfd p{fd_, POLLIN, 0};
@@ -126,7 +139,8 @@ Result<RawHttpResponse> RawConnection::read_response() {
   RawHttpResponse resp;
   for (;;) {  // skip interim 1xx responses
     std::string head;
-    if (const auto st = reader.read_until("\r\n\r\n", 64 * 1024, head); st != wire::ReadStatus::ok) {
+    if (const auto st = reader.read_until("\r\n\r\n", 64 * 1024, head);
+        st != wire::ReadStatus::ok) {
       return fail(describe(st));
     }
     wire::ResponseHead parsed;
@@ -187,10 +201,10 @@ std::string format_request(std::string_view method, std::string_view target, std
   return out;
 }
 
-Result<RawHttpResponse> http_request(const HttpTarget& target, std::string_view method,
-                                     std::string_view path, std::string_view body,
-                                     const std::vector<std::pair<std::string, std::string>>& headers,
-                                     std::chrono::milliseconds timeout) {
+Result<RawHttpResponse> http_request(
+    const HttpTarget& target, std::string_view method, std::string_view path, std::string_view body,
+    const std::vector<std::pair<std::string, std::string>>& headers,
+    std::chrono::milliseconds timeout) {
   auto conn = RawConnection::open(target, timeout);
   if (!conn) return std::unexpected(conn.error());
   return conn->request(method, path, body, headers);

@@ -43,9 +43,9 @@ class RawConnection {
   bool send(std::string_view bytes);
   // Reads one response: Content-Length, chunked, or until close.
   Result<RawHttpResponse> read_response();
-  Result<RawHttpResponse> request(std::string_view method, std::string_view target,
-                                  std::string_view body = {},
-                                  const std::vector<std::pair<std::string, std::string>>& headers = {});
+  Result<RawHttpResponse> request(
+      std::string_view method, std::string_view target, std::string_view body = {},
+      const std::vector<std::pair<std::string, std::string>>& headers = {});
   // True when the server closed the connection (read returns EOF without data).
   bool peer_closed(std::chrono::milliseconds wait);
   void shutdown_write();
@@ -62,9 +62,10 @@ std::string format_request(std::string_view method, std::string_view target, std
                            const std::vector<std::pair<std::string, std::string>>& headers = {});
 
 // One request on a fresh connection.
-Result<RawHttpResponse> http_request(const HttpTarget& target, std::string_view method,
-                                     std::string_view path, std::string_view body = {},
-                                     const std::vector<std::pair<std::string, std::string>>& headers = {},
-                                     std::chrono::milliseconds timeout = std::chrono::seconds(10));
+Result<RawHttpResponse> http_request(
+    const HttpTarget& target, std::string_view method, std::string_view path,
+    std::string_view body = {},
+    const std::vector<std::pair<std::string, std::string>>& headers = {},
+    std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
 }  // namespace cn::fakes

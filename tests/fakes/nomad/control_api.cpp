@@ -1,7 +1,7 @@
 // /_fake/ control API: the scenario and fault methods over HTTP, for the demo and benchmarks
 // that run fake-nomad as a separate process. Not subject to ACL, faults, latency or the log.
-#include "tests/fakes/nomad/fake_nomad.h"
 #include "tests/fakes/http/status_error.h"
+#include "tests/fakes/nomad/fake_nomad.h"
 #include "tests/fakes/nomad/http_util.h"
 #include "tests/fakes/nomad/spec_json.h"
 
@@ -15,7 +15,9 @@ HttpResponse error_reply(const Error& e) {
   return text_error(e.status >= 400 ? e.status : 400, e.message);
 }
 
-HttpResponse ok() { return control_reply(json{{"ok", true}}); }
+HttpResponse ok() {
+  return control_reply(json{{"ok", true}});
+}
 
 }  // namespace
 
@@ -45,8 +47,10 @@ HttpResponse FakeNomad::route_control(const HttpRequest& request,
       }
       json jobs = json::array();
       for (const auto& [key, j] : jobs_) {
-        jobs.push_back({{"id", j->spec.id}, {"namespace", j->spec.namespace_},
-                        {"parent_id", j->parent_id}, {"status", j->status},
+        jobs.push_back({{"id", j->spec.id},
+                        {"namespace", j->spec.namespace_},
+                        {"parent_id", j->parent_id},
+                        {"status", j->status},
                         {"modify_index", j->modify_index}});
       }
       return control_reply({{"index", index_},
@@ -80,8 +84,8 @@ HttpResponse FakeNomad::route_control(const HttpRequest& request,
         for (const auto& [k, v] : meta_json.items()) {
           meta[k] = v.get<std::string>();
         }
-        id = dispatch_job(ns, body.at("parent").get<std::string>(), meta,
-                          body.value("payload", ""));
+        id =
+            dispatch_job(ns, body.at("parent").get<std::string>(), meta, body.value("payload", ""));
       }
       if (!id) return error_reply(id.error());
       return control_reply({{"id", *id}});
@@ -179,8 +183,8 @@ HttpResponse FakeNomad::route_control(const HttpRequest& request,
     if (what == "requests" && m == "GET") {
       json list = json::array();
       for (const auto& r : requests()) {
-        list.push_back({{"route", r.route}, {"method", r.method}, {"target", r.target},
-                        {"status", r.status}});
+        list.push_back(
+            {{"route", r.route}, {"method", r.method}, {"target", r.target}, {"status", r.status}});
       }
       return control_reply({{"counts", request_counts()}, {"requests", list}});
     }

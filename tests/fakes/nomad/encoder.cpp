@@ -25,10 +25,16 @@ json time_json(std::int64_t unix_nanos) {
   return rfc3339_nano(unix_nanos);
 }
 
-json opt_bool(const std::optional<bool>& b) { return b ? json(*b) : json(nullptr); }
+json opt_bool(const std::optional<bool>& b) {
+  return b ? json(*b) : json(nullptr);
+}
 
-bool is_service(const Job& job) { return job.spec.type == "service"; }
-bool is_batch(const Job& job) { return job.spec.type == "batch" || job.spec.type == "sysbatch"; }
+bool is_service(const Job& job) {
+  return job.spec.type == "service";
+}
+bool is_batch(const Job& job) {
+  return job.spec.type == "batch" || job.spec.type == "sysbatch";
+}
 
 json update_strategy(bool group_level) {
   return {{"AutoPromote", false},
@@ -43,8 +49,8 @@ json update_strategy(bool group_level) {
 }
 
 json zero_update_strategy() {
-  return {{"AutoPromote", false}, {"AutoRevert", false}, {"Canary", 0},
-          {"HealthCheck", ""},    {"HealthyDeadline", 0}, {"MaxParallel", 0},
+  return {{"AutoPromote", false}, {"AutoRevert", false},   {"Canary", 0},
+          {"HealthCheck", ""},    {"HealthyDeadline", 0},  {"MaxParallel", 0},
           {"MinHealthyTime", 0},  {"ProgressDeadline", 0}, {"Stagger", 0}};
 }
 
@@ -59,12 +65,16 @@ json restart_policy(const Job& job) {
 
 json reschedule_policy(const Job& job) {
   if (is_service(job)) {
-    return {{"Attempts", 0},         {"Delay", 30 * kSecond}, {"DelayFunction", "exponential"},
-            {"Interval", 0},         {"MaxDelay", 3600 * kSecond}, {"Unlimited", true}};
+    return {{"Attempts", 0}, {"Delay", 30 * kSecond},      {"DelayFunction", "exponential"},
+            {"Interval", 0}, {"MaxDelay", 3600 * kSecond}, {"Unlimited", true}};
   }
   if (is_batch(job)) {
-    return {{"Attempts", 1},         {"Delay", 5 * kSecond}, {"DelayFunction", "constant"},
-            {"Interval", 86400 * kSecond}, {"MaxDelay", 0}, {"Unlimited", false}};
+    return {{"Attempts", 1},
+            {"Delay", 5 * kSecond},
+            {"DelayFunction", "constant"},
+            {"Interval", 86400 * kSecond},
+            {"MaxDelay", 0},
+            {"Unlimited", false}};
   }
   return nullptr;  // system jobs are never rescheduled
 }
@@ -120,14 +130,15 @@ json service_json(const ServiceSpec& s, const Job& job) {
 }
 
 json task_resources_json(int cpu, int memory_mb) {
-  return {{"CPU", cpu},         {"Cores", 0},      {"Devices", nullptr}, {"DiskMB", 0},
-          {"IOPS", 0},          {"MemoryMB", memory_mb}, {"MemoryMaxMB", 0},
-          {"NUMA", nullptr},    {"Networks", nullptr},   {"SecretsMB", 0}};
+  return {{"CPU", cpu},       {"Cores", 0},      {"Devices", nullptr},
+          {"DiskMB", 0},      {"IOPS", 0},       {"MemoryMB", memory_mb},
+          {"MemoryMaxMB", 0}, {"NUMA", nullptr}, {"Networks", nullptr},
+          {"SecretsMB", 0}};
 }
 
 json task_json(const TaskSpec& t, const Job& job) {
-  json config = t.config.is_object() && !t.config.empty() ? t.config
-                                                           : json{{"image", "busybox:1.36"}};
+  json config =
+      t.config.is_object() && !t.config.empty() ? t.config : json{{"image", "busybox:1.36"}};
   json identity = {{"Audience", json::array({"nomadproject.io"})},
                    {"ChangeMode", ""},
                    {"ChangeSignal", ""},
@@ -209,8 +220,8 @@ json group_json(const GroupSpec& g, const Job& job) {
           {"Spreads", nullptr},
           {"StopAfterClientDisconnect", nullptr},
           {"Tasks", tasks},
-          {"Update", is_service(job) || job.spec.type == "system" ? update_strategy(true)
-                                                                  : json(nullptr)},
+          {"Update",
+           is_service(job) || job.spec.type == "system" ? update_strategy(true) : json(nullptr)},
           {"Volumes", nullptr}};
 }
 
@@ -245,9 +256,15 @@ json allocated_ports(const Alloc& a, const GroupSpec& g) {
 }
 
 json resources_json(int cpu, int disk, int memory, int memory_max, json networks) {
-  return {{"CPU", cpu},       {"Cores", 0},        {"Devices", nullptr},
-          {"DiskMB", disk},   {"IOPS", 0},         {"MemoryMB", memory},
-          {"MemoryMaxMB", memory_max}, {"NUMA", nullptr}, {"Networks", std::move(networks)},
+  return {{"CPU", cpu},
+          {"Cores", 0},
+          {"Devices", nullptr},
+          {"DiskMB", disk},
+          {"IOPS", 0},
+          {"MemoryMB", memory},
+          {"MemoryMaxMB", memory_max},
+          {"NUMA", nullptr},
+          {"Networks", std::move(networks)},
           {"SecretsMB", 0}};
 }
 
@@ -318,8 +335,8 @@ json desired_transition_json(const DesiredTransitionRecord& t) {
 json metrics_json(const Alloc& a) {
   const auto& m = a.metrics;
   std::string pool = a.job ? a.job->spec.node_pool : "default";
-  std::string dc = a.job && !a.job->spec.datacenters.empty() ? a.job->spec.datacenters.front()
-                                                              : "dc1";
+  std::string dc =
+      a.job && !a.job->spec.datacenters.empty() ? a.job->spec.datacenters.front() : "dc1";
   json scores = {{"binpack", m.norm_score},
                  {"job-anti-affinity", 0},
                  {"node-affinity", 0},
@@ -404,8 +421,8 @@ json encode_job(const Job& job) {
   for (const auto& g : s.groups) groups.push_back(group_json(g, job));
   json periodic = nullptr;
   if (!s.periodic_spec.empty() && job.parent_id.empty()) {
-    periodic = {{"Enabled", true},        {"ProhibitOverlap", false}, {"Spec", s.periodic_spec},
-                {"SpecType", "cron"},     {"Specs", nullptr},         {"TimeZone", "UTC"}};
+    periodic = {{"Enabled", true},    {"ProhibitOverlap", false}, {"Spec", s.periodic_spec},
+                {"SpecType", "cron"}, {"Specs", nullptr},         {"TimeZone", "UTC"}};
   }
   json parameterized = nullptr;
   if (s.parameterized) {
@@ -534,12 +551,9 @@ json encode_alloc_stub(const Alloc& a, bool resources, bool task_states) {
 }
 
 json encode_node(const NodeRecord& n) {
-  json attributes = {{"driver.docker", "1"},
-                     {"kernel.name", "linux"},
-                     {"nomad.version", "1.9.7"},
-                     {"plugins.cni.version.cilium-cni", "1.16.5"},
-                     {"unique.hostname", n.name},
-                     {"unique.network.ip-address", n.ip}};
+  json attributes = {{"driver.docker", "1"},      {"kernel.name", "linux"},
+                     {"nomad.version", "1.9.7"},  {"plugins.cni.version.cilium-cni", "1.16.5"},
+                     {"unique.hostname", n.name}, {"unique.network.ip-address", n.ip}};
   return {{"Attributes", attributes},
           {"CSIControllerPlugins", nullptr},
           {"CSINodePlugins", nullptr},

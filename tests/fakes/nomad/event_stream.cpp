@@ -24,8 +24,8 @@ HttpResponse FakeNomad::event_stream(const HttpRequest& request) {
       index = std::stoull(*v, &used);
       if (used != v->size() || v->front() == '-') throw std::invalid_argument(*v);
     } catch (const std::exception&) {
-      return text_error(400, "Unable to parse index: strconv.ParseUint: parsing \"" + *v +
-                                 "\": invalid syntax");
+      return text_error(
+          400, "Unable to parse index: strconv.ParseUint: parsing \"" + *v + "\": invalid syntax");
     }
   }
 
@@ -70,7 +70,7 @@ void FakeNomad::run_stream(StreamWriter& writer, SubscriptionFilter filter, std:
   int sent_events = 0;
   bool first = true;
   MonoTime next_heartbeat = clock_.now();  // "{}" goes out immediately after subscribing
-  std::string tail;  // chunked mode: Nomad's termination text
+  std::string tail;                        // chunked mode: Nomad's termination text
 
   while (true) {
     if (stopping_ || writer.stopping()) break;

@@ -26,12 +26,14 @@ FakeNomad::FakeNomad(FakeNomadConfig config)
   delay_thread_ = std::jthread([this](std::stop_token stop) { delay_loop(stop); });
 }
 
-FakeNomad::~FakeNomad() { stop(); }
+FakeNomad::~FakeNomad() {
+  stop();
+}
 
 Status FakeNomad::start() {
   try {
-    server_ = HttpServer::tcp(cfg_.host, cfg_.port,
-                              [this](const HttpRequest& r) { return handle(r); });
+    server_ =
+        HttpServer::tcp(cfg_.host, cfg_.port, [this](const HttpRequest& r) { return handle(r); });
   } catch (const std::exception& e) {
     return fail(std::string("fake-nomad: cannot listen: ") + e.what());
   }
@@ -57,9 +59,13 @@ void FakeNomad::stop() {
   if (delay_thread_.joinable()) delay_thread_.join();
 }
 
-int FakeNomad::port() const { return server_ ? server_->port() : 0; }
+int FakeNomad::port() const {
+  return server_ ? server_->port() : 0;
+}
 
-std::string FakeNomad::address() const { return "http://127.0.0.1:" + std::to_string(port()); }
+std::string FakeNomad::address() const {
+  return "http://127.0.0.1:" + std::to_string(port());
+}
 
 // Every waiter (blocking query, stream, delay thread) re-checks its condition on any change;
 // the registry makes a change between "check" and "sleep" impossible to miss because the stop
@@ -78,7 +84,9 @@ void FakeNomad::wake_locked() {
   for (auto* s : waiters_) s->request_stop();
 }
 
-void FakeNomad::note_observed() { observed_cv_.notify_all(); }
+void FakeNomad::note_observed() {
+  observed_cv_.notify_all();
+}
 
 void FakeNomad::delay_loop(std::stop_token stop) {
   Lock lock(mu_);
@@ -87,9 +95,10 @@ void FakeNomad::delay_loop(std::stop_token stop) {
       wait_change(lock, clock_.now() + std::chrono::hours{24});
       continue;
     }
-    auto next = std::min_element(delayed_.begin(), delayed_.end(), [](const auto& a, const auto& b) {
-      return a.due != b.due ? a.due < b.due : a.order < b.order;
-    });
+    auto next =
+        std::min_element(delayed_.begin(), delayed_.end(), [](const auto& a, const auto& b) {
+          return a.due != b.due ? a.due < b.due : a.order < b.order;
+        });
     if (clock_.now() >= next->due) {
       auto apply = std::move(next->apply);
       delayed_.erase(next);
@@ -105,7 +114,8 @@ void FakeNomad::run_client_update(std::function<void()> apply) {
     apply();
     return;
   }
-  delayed_.push_back(Delayed{clock_.now() + cfg_.publish_delay, delayed_order_++, std::move(apply)});
+  delayed_.push_back(
+      Delayed{clock_.now() + cfg_.publish_delay, delayed_order_++, std::move(apply)});
   wake_locked();
 }
 
@@ -155,12 +165,18 @@ std::optional<HttpResponse> FakeNomad::injected_fault(const HttpRequest& request
     std::string body = rule.body;
     if (body.empty()) {
       switch (rule.status) {
-        case 403: body = "Permission denied"; break;
+        case 403:
+          body = "Permission denied";
+          break;
         case 429:
           body = "Your IP is issuing too many concurrent connections, please rate limit your calls";
           break;
-        case 500: body = "No cluster leader"; break;
-        default: body = "fake-nomad: injected fault"; break;
+        case 500:
+          body = "No cluster leader";
+          break;
+        default:
+          body = "fake-nomad: injected fault";
+          break;
       }
     }
     return text_error(rule.status, body);

@@ -7,11 +7,11 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <random>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <set>
 #include <stop_token>
 #include <string>
@@ -70,9 +70,9 @@ struct FakeNomadConfig {
 struct PlaceRequest {
   std::string namespace_ = "default";
   std::string job_id;
-  std::string group;     // empty: the job's first group
-  std::string node_id;   // empty: the local node
-  std::string alloc_id;  // empty: generated
+  std::string group;              // empty: the job's first group
+  std::string node_id;            // empty: the local node
+  std::string alloc_id;           // empty: generated
   std::optional<int> name_index;  // empty: lowest index not used by a live alloc of the group
   std::string eval_id;            // empty: generated
   std::string deployment_id;      // empty: generated for service jobs, "" otherwise
@@ -252,8 +252,7 @@ class FakeNomad {
     std::optional<HttpResponse> error;    // answered at once (ACL, bad input)
     std::optional<HttpResponse> missing;  // answered when the wait ends (object not found)
   };
-  HttpResponse blocking_query(const HttpRequest& request,
-                              const std::function<QueryOut()>& query);
+  HttpResponse blocking_query(const HttpRequest& request, const std::function<QueryOut()>& query);
   HttpResponse agent_self(const HttpRequest& request);
   HttpResponse node_get(const HttpRequest& request, const std::string& id);
   HttpResponse node_allocations(const HttpRequest& request, const std::string& id);
@@ -278,7 +277,7 @@ class FakeNomad {
   std::uint64_t index_;
   std::uint64_t allocs_index_ = 1;  // the allocs table index (/v1/allocations)
   std::map<std::string, std::shared_ptr<const Job>> jobs_;  // job_key -> latest version
-  std::map<std::string, Alloc> allocs_;                      // by ID, so prefixes are ranges
+  std::map<std::string, Alloc> allocs_;                     // by ID, so prefixes are ranges
   std::map<std::string, NodeRecord> nodes_;
   EventBuffer events_;
   IdGenerator ids_;

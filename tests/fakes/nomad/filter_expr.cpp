@@ -62,8 +62,8 @@ const json* lookup(const json& doc, const std::string& selector) {
   std::size_t start = 0;
   while (start <= selector.size()) {
     std::size_t dot = selector.find('.', start);
-    std::string part = selector.substr(start, dot == std::string::npos ? std::string::npos
-                                                                       : dot - start);
+    std::string part =
+        selector.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     if (!cur->is_object()) return nullptr;
     auto it = cur->find(part);
     if (it == cur->end()) return nullptr;

@@ -15,8 +15,8 @@ struct Unit {
 };
 
 // Longest names first so "ms" is not read as "m" followed by garbage.
-constexpr Unit kUnits[] = {{"ns", 1.0},  {"us", 1e3},   {"\xC2\xB5s", 1e3}, {"ms", 1e6},
-                           {"s", 1e9},   {"m", 60e9},   {"h", 3600e9}};
+constexpr Unit kUnits[] = {{"ns", 1.0}, {"us", 1e3}, {"\xC2\xB5s", 1e3}, {"ms", 1e6},
+                           {"s", 1e9},  {"m", 60e9}, {"h", 3600e9}};
 
 }  // namespace
 

@@ -55,8 +55,8 @@ std::vector<std::string> path_segments(const std::string& raw_path) {
   std::size_t start = 0;
   while (start <= raw_path.size()) {
     std::size_t slash = raw_path.find('/', start);
-    std::string seg = raw_path.substr(start, slash == std::string::npos ? std::string::npos
-                                                                        : slash - start);
+    std::string seg =
+        raw_path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
     if (!seg.empty()) out.push_back(percent_decode(seg));
     if (slash == std::string::npos) break;
     start = slash + 1;

@@ -52,7 +52,7 @@ struct GroupSpec {
 struct JobSpec {
   std::string namespace_ = "default";
   std::string id;
-  std::string name;      // empty: same as id
+  std::string name;              // empty: same as id
   std::string type = "service";  // service | batch | system | sysbatch
   std::string region = "global";
   std::vector<std::string> datacenters = {"dc1"};
@@ -92,7 +92,7 @@ struct TaskEventRecord {
 struct TaskStateRecord {
   std::string state = "pending";
   bool failed = false;
-  std::int64_t started_at = 0;   // 0: null on the wire
+  std::int64_t started_at = 0;  // 0: null on the wire
   std::int64_t finished_at = 0;
   std::vector<TaskEventRecord> events;
 };

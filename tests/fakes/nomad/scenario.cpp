@@ -3,8 +3,8 @@
 // transaction as one frame and wakes blocking queries and streams.
 #include <algorithm>
 
-#include "tests/fakes/nomad/encoder.h"
 #include "tests/fakes/http/status_error.h"
+#include "tests/fakes/nomad/encoder.h"
 #include "tests/fakes/nomad/fake_nomad.h"
 
 namespace cn::fakes {
@@ -17,8 +17,8 @@ std::string base64(const std::string& in) {
   std::string out;
   std::size_t i = 0;
   while (i + 2 < in.size()) {
-    auto n = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8) |
-             static_cast<unsigned char>(in[i + 2]);
+    auto n = (static_cast<unsigned char>(in[i]) << 16) |
+             (static_cast<unsigned char>(in[i + 1]) << 8) | static_cast<unsigned char>(in[i + 2]);
     out += kAlphabet[(n >> 18) & 63];
     out += kAlphabet[(n >> 12) & 63];
     out += kAlphabet[(n >> 6) & 63];
@@ -31,7 +31,8 @@ std::string base64(const std::string& in) {
     out += kAlphabet[(n >> 12) & 63];
     out += "==";
   } else if (i + 2 == in.size()) {
-    auto n = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8);
+    auto n =
+        (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8);
     out += kAlphabet[(n >> 18) & 63];
     out += kAlphabet[(n >> 12) & 63];
     out += kAlphabet[(n >> 6) & 63];
@@ -57,7 +58,9 @@ const std::set<std::string> kClientStatuses = {"pending", "running", "complete",
 
 }  // namespace
 
-std::uint64_t FakeNomad::bump_locked() { return ++index_; }
+std::uint64_t FakeNomad::bump_locked() {
+  return ++index_;
+}
 
 void FakeNomad::commit_locked(std::uint64_t index, std::vector<Event> events) {
   if (!events.empty()) events_.publish(index, std::move(events));
@@ -155,7 +158,8 @@ Result<std::string> FakeNomad::dispatch_job(const std::string& ns, const std::st
   Lock lock(mu_);
   auto it = jobs_.find(job_key(ns, parent));
   if (it == jobs_.end()) return http_fail("job not found", 404);
-  if (!it->second->spec.parameterized) return http_fail("Specified job is not a parameterized job", 400);
+  if (!it->second->spec.parameterized)
+    return http_fail("Specified job is not a parameterized job", 400);
   std::int64_t unix = unix_nanos(clock_.wall_now()) / 1'000'000'000;
   JobSpec child = it->second->spec;
   child.id = parent + "/dispatch-" + std::to_string(unix) + "-" + ids_.hex(8);
@@ -265,7 +269,8 @@ Result<Alloc> FakeNomad::build_alloc_locked(PlaceRequest& req, std::set<int>& us
   auto nit = nodes_.find(req.node_id);
   if (nit == nodes_.end()) return http_fail("node not found", 404);
   if (req.alloc_id.empty()) req.alloc_id = ids_.uuid();
-  if (allocs_.contains(req.alloc_id)) return http_fail("alloc already exists: " + req.alloc_id, 409);
+  if (allocs_.contains(req.alloc_id))
+    return http_fail("alloc already exists: " + req.alloc_id, 409);
 
   int name_index = 0;
   if (req.name_index) {
@@ -409,10 +414,10 @@ void FakeNomad::apply_client_status_locked(Alloc& a, const std::string& status,
                                     "", {{"kill_timeout", "5s"}}, now));
     }
     std::string code = failed ? "1" : "0";
-    s.events.push_back(task_event("Terminated", "Exit Code: " + code, "",
-                                  {{"exit_code", code}, {"exit_message", ""},
-                                   {"oom_killed", "false"}, {"signal", "0"}},
-                                  now, failed ? 1 : 0));
+    s.events.push_back(task_event(
+        "Terminated", "Exit Code: " + code, "",
+        {{"exit_code", code}, {"exit_message", ""}, {"oom_killed", "false"}, {"signal", "0"}}, now,
+        failed ? 1 : 0));
     if (failed) {
       s.events.push_back(task_event("Not Restarting", "Error was unrecoverable", "",
                                     {{"fails_task", "true"}}, now));
@@ -433,12 +438,13 @@ Status FakeNomad::set_network_status(const std::string& alloc_id, NetworkStatusS
     if (it == allocs_.end()) return;
     Alloc& a = it->second;
     std::uint64_t idx = bump_locked();
-    a.network_status = NetworkStatusRecord{status.interface_name, status.address,
-                                           status.address_ipv6};
+    a.network_status =
+        NetworkStatusRecord{status.interface_name, status.address, status.address_ipv6};
     if (a.desired_status == "run" && !a.terminal()) {
       apply_client_status_locked(a, "running", "");
       if (a.job && a.job->spec.type == "service") {
-        a.deployment_status = DeploymentStatusRecord{true, false, unix_nanos(clock_.wall_now()), idx};
+        a.deployment_status =
+            DeploymentStatusRecord{true, false, unix_nanos(clock_.wall_now()), idx};
       }
     }
     a.modify_index = idx;  // client updates leave AllocModifyIndex alone
@@ -470,7 +476,8 @@ Status FakeNomad::set_client_status(const std::string& alloc_id, const std::stri
   return {};
 }
 
-void FakeNomad::stop_allocs_locked(const std::vector<std::string>& ids, const StopOptions& options) {
+void FakeNomad::stop_allocs_locked(const std::vector<std::string>& ids,
+                                   const StopOptions& options) {
   std::uint64_t idx = bump_locked();
   std::int64_t now = unix_nanos(clock_.wall_now());
   std::vector<Event> events;
@@ -589,8 +596,8 @@ void FakeNomad::reset_index(std::uint64_t index) {
     clamp(n.modify_index);
   }
   clamp(allocs_index_);
-  events_.clear();        // the broker buffer is empty after a restore
-  ++stream_generation_;   // and every subscription is closed
+  events_.clear();       // the broker buffer is empty after a restore
+  ++stream_generation_;  // and every subscription is closed
   wake_locked();
 }
 

@@ -10,7 +10,8 @@ namespace {
 StringMap string_map(const json& j, const char* key) {
   StringMap out;
   if (!j.contains(key) || j.at(key).is_null()) return out;
-  for (const auto& [k, v] : j.at(key).items()) out[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  for (const auto& [k, v] : j.at(key).items())
+    out[k] = v.is_string() ? v.get<std::string>() : v.dump();
   return out;
 }
 

@@ -12,7 +12,9 @@ using nlohmann::json;
 
 namespace {
 
-HttpResponse permission_denied() { return text_error(403, "Permission denied"); }
+HttpResponse permission_denied() {
+  return text_error(403, "Permission denied");
+}
 
 std::string join_from(const std::vector<std::string>& s, std::size_t first) {
   std::string out;
@@ -45,8 +47,7 @@ bool FakeNomad::can_read_ns_locked(const TokenSpec* token, const std::string& ns
                      [&](const std::string& n) { return n == "*" || n == ns; });
 }
 
-HttpResponse FakeNomad::route_v1(const HttpRequest& request,
-                                 const std::vector<std::string>& s) {
+HttpResponse FakeNomad::route_v1(const HttpRequest& request, const std::vector<std::string>& s) {
   std::string route = route_of(s);
   if (route == "unknown") return text_error(404, "404 page not found\n");
   if (request.method != "GET" && request.method != "HEAD") {
@@ -108,33 +109,43 @@ HttpResponse FakeNomad::agent_self(const HttpRequest& request) {
   bool denied = false;
   const TokenSpec* token = token_locked(request, denied);
   if (denied || (token && !token->management && !token->agent_read)) return permission_denied();
-  int allocs_here = static_cast<int>(std::count_if(allocs_.begin(), allocs_.end(), [&](const auto& kv) {
-    return kv.second.node_id == cfg_.node_id && !kv.second.terminal();
-  }));
-  json body = {
-      {"config",
-       {{"ACL", {{"Enabled", acl_enabled_}}},
-        {"Client", {{"Enabled", true}, {"NodeClass", ""}, {"NodePool", "default"}}},
-        {"Datacenter", cfg_.datacenter},
-        {"NodeName", cfg_.node_name},
-        {"Region", cfg_.region},
-        {"Server", {{"Enabled", false}}},
-        {"Version",
-         {{"Revision", ""}, {"Version", cfg_.version}, {"VersionMetadata", ""},
-          {"VersionPrerelease", ""}}}}},
-      // A client-only agent has no serf member: every field is its zero value.
-      {"member",
-       {{"Addr", ""}, {"DelegateCur", 0}, {"DelegateMax", 0}, {"DelegateMin", 0}, {"Name", ""},
-        {"Port", 0}, {"ProtocolCur", 0}, {"ProtocolMax", 0}, {"ProtocolMin", 0}, {"Status", ""},
-        {"Tags", nullptr}}},
-      {"stats",
-       {{"client",
-         {{"heartbeat_ttl", "17.5s"},
-          {"known_servers", "127.0.0.1:4647"},
-          {"last_heartbeat", "3.2s"},
-          {"node_id", cfg_.node_id},
-          {"num_allocations", std::to_string(allocs_here)}}},
-        {"runtime", {{"arch", "amd64"}, {"version", "go1.22.7"}}}}}};
+  int allocs_here =
+      static_cast<int>(std::count_if(allocs_.begin(), allocs_.end(), [&](const auto& kv) {
+        return kv.second.node_id == cfg_.node_id && !kv.second.terminal();
+      }));
+  json body = {{"config",
+                {{"ACL", {{"Enabled", acl_enabled_}}},
+                 {"Client", {{"Enabled", true}, {"NodeClass", ""}, {"NodePool", "default"}}},
+                 {"Datacenter", cfg_.datacenter},
+                 {"NodeName", cfg_.node_name},
+                 {"Region", cfg_.region},
+                 {"Server", {{"Enabled", false}}},
+                 {"Version",
+                  {{"Revision", ""},
+                   {"Version", cfg_.version},
+                   {"VersionMetadata", ""},
+                   {"VersionPrerelease", ""}}}}},
+               // A client-only agent has no serf member: every field is its zero value.
+               {"member",
+                {{"Addr", ""},
+                 {"DelegateCur", 0},
+                 {"DelegateMax", 0},
+                 {"DelegateMin", 0},
+                 {"Name", ""},
+                 {"Port", 0},
+                 {"ProtocolCur", 0},
+                 {"ProtocolMax", 0},
+                 {"ProtocolMin", 0},
+                 {"Status", ""},
+                 {"Tags", nullptr}}},
+               {"stats",
+                {{"client",
+                  {{"heartbeat_ttl", "17.5s"},
+                   {"known_servers", "127.0.0.1:4647"},
+                   {"last_heartbeat", "3.2s"},
+                   {"node_id", cfg_.node_id},
+                   {"num_allocations", std::to_string(allocs_here)}}},
+                 {"runtime", {{"arch", "amd64"}, {"version", "go1.22.7"}}}}}};
   lock.unlock();
   return json_reply(request, body, std::nullopt);
 }

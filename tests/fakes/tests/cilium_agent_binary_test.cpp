@@ -6,19 +6,19 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "tests/support/child_process.h"
 #include "tests/fakes/http/raw_http_client.h"
 #include "tests/fakes/tests/http_test_util.h"
+#include "tests/support/child_process.h"
 
 namespace cn::fakes {
 namespace {
 
 using namespace std::chrono_literals;
+using cn::testing::current_environment;
+using cn::testing::run_process;
 using nlohmann::json;
 using testing::eventually;
 using testing::TempDir;
-using cn::testing::current_environment;
-using cn::testing::run_process;
 
 std::string agent_binary() {
   const char* d = std::getenv("CN_BIN_DIR");
@@ -52,8 +52,9 @@ TEST(FakeCiliumAgentBinary, ServesUntilSigtermThenRemovesItsSocket) {
   ASSERT_TRUE(eventually([&] { return std::filesystem::exists(ready); }, 10s));
   const auto target = HttpTarget::unix_socket(sock);
 
-  auto put = http_request(target, "PUT", "/v1/endpoint/cilium-local:0",
-                          R"({"container-id":"a1","container-interface-name":"eth0","state":"ready","sync-build-endpoint":true})");
+  auto put = http_request(
+      target, "PUT", "/v1/endpoint/cilium-local:0",
+      R"({"container-id":"a1","container-interface-name":"eth0","state":"ready","sync-build-endpoint":true})");
   ASSERT_TRUE(put);
   EXPECT_EQ(put->status, 201);
   EXPECT_TRUE(put->body.empty()) << "--version 1.15";
@@ -71,9 +72,9 @@ TEST(FakeCiliumAgentBinary, ServesUntilSigtermThenRemovesItsSocket) {
 
 TEST(FakeCiliumAgentBinary, RejectsBadFlags) {
   ASSERT_EQ(::access(agent_binary().c_str(), X_OK), 0);
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"--version", "1.9"}, {"--rate-limits", "sometimes"},
-        {"--api-rate-limit", "endpoint-patch=bogus:1"}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"--version", "1.9"},
+                                               {"--rate-limits", "sometimes"},
+                                               {"--api-rate-limit", "endpoint-patch=bogus:1"}}) {
     std::vector<std::string> argv = {agent_binary()};
     argv.insert(argv.end(), args.begin(), args.end());
     auto r = run_process(argv, current_environment(), "", 10s);

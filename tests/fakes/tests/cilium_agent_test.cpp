@@ -20,7 +20,9 @@ using testing::TempDir;
 constexpr const char* kAlloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
 constexpr const char* kAlloc2 = "0d9e2c41-7b5a-4f3e-8c1d-2a6b9e0f4c55";
 
-std::string attach(const std::string& alloc) { return "cni-attachment-id:" + alloc + ":eth0"; }
+std::string attach(const std::string& alloc) {
+  return "cni-attachment-id:" + alloc + ":eth0";
+}
 
 json cni_put_body(const std::string& alloc, const std::string& ip) {
   // What cilium-cni sends (cni.md section 5): no labels, sync build.
@@ -44,9 +46,11 @@ class CiliumAgentTest : public ::testing::Test {
     agent_ = std::make_unique<FakeCiliumAgent>(cfg);
     agent_->start();
   }
-  RawHttpResponse call(const std::string& method, const std::string& path, const std::string& body = "",
+  RawHttpResponse call(const std::string& method, const std::string& path,
+                       const std::string& body = "",
                        std::vector<std::pair<std::string, std::string>> headers = {}) {
-    auto r = http_request(HttpTarget::unix_socket(agent_->socket_path()), method, path, body, headers, 10s);
+    auto r = http_request(HttpTarget::unix_socket(agent_->socket_path()), method, path, body,
+                          headers, 10s);
     EXPECT_TRUE(r) << method << " " << path << ": " << (r ? "" : r.error().message);
     return r ? *r : RawHttpResponse{};
   }
@@ -119,15 +123,17 @@ TEST_F(CiliumAgentTest, CniPutCreatesReadyInitEndpointWithIdentity5) {
   EXPECT_LE(created["id"].get<int>(), 4095);
   EXPECT_EQ(ep(kAlloc)["id"], created["id"]);
   const auto labels = call("GET", "/v1/endpoint/" + attach(kAlloc) + "/labels");
-  EXPECT_EQ(json::parse(labels.body),
-            json::parse(R"({"spec":{},"status":{"realized":{},"security-relevant":["reserved:init"]}})"));
+  EXPECT_EQ(
+      json::parse(labels.body),
+      json::parse(R"({"spec":{},"status":{"realized":{},"security-relevant":["reserved:init"]}})"));
 }
 
 TEST_F(CiliumAgentTest, PutBodyDependsOnVersion) {
   FakeCiliumAgentConfig cfg;
   cfg.version = CiliumVersion::v1_15;
   start(cfg);
-  const auto r = call("PUT", "/v1/endpoint/cilium-local:0", cni_put_body(kAlloc, "10.200.3.17").dump());
+  const auto r =
+      call("PUT", "/v1/endpoint/cilium-local:0", cni_put_body(kAlloc, "10.200.3.17").dump());
   EXPECT_EQ(r.status, 201);
   EXPECT_TRUE(r.body.empty()) << "1.15 answers 201 without a body";
   EXPECT_EQ(ep(kAlloc)["status"]["identity"]["id"], 5);
@@ -138,7 +144,8 @@ TEST_F(CiliumAgentTest, DuplicatePutsAre400WithJsonStrings) {
   put_alloc(kAlloc, "10.200.3.17");
   auto r = call("PUT", "/v1/endpoint/cilium-local:0", cni_put_body(kAlloc, "10.200.3.18").dump());
   EXPECT_EQ(r.status, 400);
-  EXPECT_EQ(json::parse(r.body), "endpoint for CNI attachment ID " + std::string(kAlloc) + ":eth0 already exists");
+  EXPECT_EQ(json::parse(r.body),
+            "endpoint for CNI attachment ID " + std::string(kAlloc) + ":eth0 already exists");
   r = call("PUT", "/v1/endpoint/cilium-local:0", cni_put_body(kAlloc2, "10.200.3.17").dump());
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(json::parse(r.body), "IP 10.200.3.17 is already in use");
@@ -150,7 +157,8 @@ TEST_F(CiliumAgentTest, PutValidationFollowsGoOpenapi) {
   body.erase("state");
   auto r = call("PUT", "/v1/endpoint/cilium-local:0", body.dump());
   EXPECT_EQ(r.status, 422);
-  EXPECT_EQ(json::parse(r.body), json::parse(R"({"code":602,"message":"state in body is required"})"));
+  EXPECT_EQ(json::parse(r.body),
+            json::parse(R"({"code":602,"message":"state in body is required"})"));
   body["state"] = "sleeping";
   r = call("PUT", "/v1/endpoint/cilium-local:0", body.dump());
   EXPECT_EQ(r.status, 422);
@@ -180,8 +188,8 @@ TEST_F(CiliumAgentTest, EndpointIdForms) {
   std::snprintf(hex, sizeof hex, "0x%x", id);
   for (const std::string& form :
        {std::to_string(id), "cilium-local:" + std::to_string(id), std::string(hex), attach(kAlloc),
-        "cni-attachment-id%3A" + std::string(kAlloc) + "%3Aeth0", "container-id:" + std::string(kAlloc),
-        std::string("ipv4:10.200.3.17")}) {
+        "cni-attachment-id%3A" + std::string(kAlloc) + "%3Aeth0",
+        "container-id:" + std::string(kAlloc), std::string("ipv4:10.200.3.17")}) {
     const auto r = call("GET", "/v1/endpoint/" + form);
     EXPECT_EQ(r.status, 200) << form;
     if (r.status == 200) {
@@ -229,7 +237,8 @@ TEST_F(CiliumAgentTest, LabelsPatchTwiceWalksInitMixedFinalWithGracePeriod) {
   cfg.identity_grace_period = 5s;
   start(cfg);
   put_alloc(kAlloc, "10.200.3.17");
-  const std::vector<std::string> want = {"nomad:group=app", "nomad:job=web", "nomad:namespace=default"};
+  const std::vector<std::string> want = {"nomad:group=app", "nomad:job=web",
+                                         "nomad:namespace=default"};
 
   auto r = patch_labels(attach(kAlloc), want);
   EXPECT_EQ(r.status, 200);
@@ -360,7 +369,8 @@ TEST_F(CiliumAgentTest, DeprecatedPatchReplacesOrchestrationLabelsInOneStep) {
 
   r = call("PATCH", "/v1/endpoint/" + attach(kAlloc), json{{"labels", {"nomad:job=x"}}}.dump());
   EXPECT_EQ(r.status, 422);
-  EXPECT_EQ(json::parse(r.body), json::parse(R"({"code":602,"message":"state in body is required"})"));
+  EXPECT_EQ(json::parse(r.body),
+            json::parse(R"({"code":602,"message":"state in body is required"})"));
 }
 
 TEST_F(CiliumAgentTest, DeleteForms) {
@@ -398,7 +408,8 @@ TEST_F(CiliumAgentTest, RateLimitRefusesWithCiliumMessageAndWaitsOnClock) {
   put_alloc(kAlloc, "10.200.3.17");
   EXPECT_EQ(patch_labels(attach(kAlloc), {"nomad:job=a"}).status, 200);
   // Next one must wait 2 s (within 3 s): it blocks until the agent clock moves.
-  auto waiting = std::async(std::launch::async, [&] { return patch_labels(attach(kAlloc), {"nomad:job=a"}); });
+  auto waiting =
+      std::async(std::launch::async, [&] { return patch_labels(attach(kAlloc), {"nomad:job=a"}); });
   ASSERT_TRUE(clock_.wait_for_sleepers(1, 5s));
   auto refused = patch_labels(attach(kAlloc), {"nomad:x=1"});
   EXPECT_EQ(refused.status, 429);
@@ -411,7 +422,8 @@ TEST_F(CiliumAgentTest, RateLimitRefusesWithCiliumMessageAndWaitsOnClock) {
   // Cilium's defaults for the other groups are in force too: endpoint-get has a burst of 4
   // (one used by ep() above), then 4/s.
   for (int i = 0; i < 3; ++i) EXPECT_EQ(call("GET", "/v1/endpoint/" + attach(kAlloc)).status, 200);
-  auto fifth = std::async(std::launch::async, [&] { return call("GET", "/v1/endpoint/" + attach(kAlloc)); });
+  auto fifth =
+      std::async(std::launch::async, [&] { return call("GET", "/v1/endpoint/" + attach(kAlloc)); });
   ASSERT_TRUE(clock_.wait_for_sleepers(1, 5s));
   EXPECT_EQ(fifth.wait_for(20ms), std::future_status::timeout);
   clock_.advance(250ms);
@@ -439,7 +451,8 @@ TEST_F(CiliumAgentTest, FaultInjectionStatusDropStallNotReadyAndDisabled) {
   EXPECT_EQ(patch_labels(attach(kAlloc), {"nomad:a=1"}).status, 200);
 
   agent_->inject_fault(FaultRule::drop("", "/endpoint/{id}"));
-  EXPECT_FALSE(http_request(HttpTarget::unix_socket(agent_->socket_path()), "GET", "/v1/endpoint/" + attach(kAlloc)));
+  EXPECT_FALSE(http_request(HttpTarget::unix_socket(agent_->socket_path()), "GET",
+                            "/v1/endpoint/" + attach(kAlloc)));
 
   agent_->set_api_ready(false);
   auto r = call("PUT", "/v1/endpoint/cilium-local:0", cni_put_body(kAlloc2, "10.200.3.18").dump());
@@ -452,11 +465,13 @@ TEST_F(CiliumAgentTest, FaultInjectionStatusDropStallNotReadyAndDisabled) {
   r = call("DELETE", "/v1/endpoint", json{{"container-id", kAlloc}}.dump());
   EXPECT_EQ(r.status, 403);
   EXPECT_EQ(r.header("Content-Type"), "text/plain");
-  EXPECT_EQ(r.body, "This API is administratively disabled. Contact your administrator for more details.");
+  EXPECT_EQ(r.body,
+            "This API is administratively disabled. Contact your administrator for more details.");
   agent_->clear_faults();
 
   agent_->set_stall(true);
-  auto stalled = http_request(HttpTarget::unix_socket(agent_->socket_path()), "GET", "/v1/healthz", "", {}, 300ms);
+  auto stalled = http_request(HttpTarget::unix_socket(agent_->socket_path()), "GET", "/v1/healthz",
+                              "", {}, 300ms);
   ASSERT_FALSE(stalled);
   EXPECT_NE(stalled.error().message.find("timed out"), std::string::npos);
   EXPECT_EQ(call("GET", "/_fake/state").status, 200) << "control API is never stalled";
@@ -474,7 +489,8 @@ TEST_F(CiliumAgentTest, LatencyIsAddedOnTheAgentClock) {
   clock_.advance(1500ms);
   EXPECT_EQ(slow.get().status, 200);
   const auto log = agent_->requests();
-  const auto it = std::find_if(log.begin(), log.end(), [](const AgentRequest& r) { return r.route == "/healthz"; });
+  const auto it = std::find_if(log.begin(), log.end(),
+                               [](const AgentRequest& r) { return r.route == "/healthz"; });
   ASSERT_NE(it, log.end());
   EXPECT_EQ(it->answered - it->received, 1500ms);
 }
@@ -520,7 +536,8 @@ TEST_F(CiliumAgentTest, RestartRenumbersButKeepsEndpointsAndIdentities) {
   EXPECT_EQ(after["status"]["identity"], before);
   EXPECT_EQ(after["status"]["state"], "ready");
   const auto old = call("GET", "/v1/endpoint/" + std::to_string(old_id));
-  EXPECT_TRUE(old.status == 404 || json::parse(old.body)["status"]["identity"]["id"].get<int>() < 256)
+  EXPECT_TRUE(old.status == 404 ||
+              json::parse(old.body)["status"]["identity"]["id"].get<int>() < 256)
       << "the old number is gone, or reused by a reserved endpoint";
 }
 
@@ -533,7 +550,9 @@ TEST_F(CiliumAgentTest, RestartCanComeBackNotReady) {
   EXPECT_EQ(r.status, 503);
   clock_.advance(2s);
   ASSERT_TRUE(settle());
-  EXPECT_EQ(call("PUT", "/v1/endpoint/cilium-local:0", cni_put_body(kAlloc, "10.200.3.17").dump()).status, 201);
+  EXPECT_EQ(
+      call("PUT", "/v1/endpoint/cilium-local:0", cni_put_body(kAlloc, "10.200.3.17").dump()).status,
+      201);
 }
 
 TEST_F(CiliumAgentTest, ControlApiOverHttp) {
@@ -543,21 +562,31 @@ TEST_F(CiliumAgentTest, ControlApiOverHttp) {
   auto r = call("POST", "/_fake/endpoints", cni_put_body(kAlloc, "10.200.3.17").dump());
   ASSERT_EQ(r.status, 201) << r.body;
   const int old_id = json::parse(r.body)["id"];
-  r = call("POST", "/_fake/faults", R"({"method":"GET","route":"/endpoint/{id}","count":1,"status":429,"body":"\"slow\""})");
+  r = call("POST", "/_fake/faults",
+           R"({"method":"GET","route":"/endpoint/{id}","count":1,"status":429,"body":"\"slow\""})");
   EXPECT_EQ(r.status, 200);
   r = call("GET", "/v1/endpoint/" + attach(kAlloc));
   EXPECT_EQ(r.status, 429);
   EXPECT_EQ(json::parse(r.body), "slow");
-  EXPECT_EQ(json::parse(call("GET", "/_fake/requests/count?method=GET&route=/endpoint/%7Bid%7D").body)["count"], 1);
+  EXPECT_EQ(
+      json::parse(
+          call("GET", "/_fake/requests/count?method=GET&route=/endpoint/%7Bid%7D").body)["count"],
+      1);
   EXPECT_EQ(json::parse(call("GET", "/_fake/requests?method=GET").body).size(), 1u);
-  EXPECT_EQ(call("POST", "/_fake/settings", R"({"identity_delay_ms":0,"grace_period_ms":0})").status, 200);
-  EXPECT_EQ(call("POST", "/_fake/endpoint-health", json{{"id", attach(kAlloc)}, {"health", "Failure"}}.dump()).status, 200);
+  EXPECT_EQ(
+      call("POST", "/_fake/settings", R"({"identity_delay_ms":0,"grace_period_ms":0})").status,
+      200);
+  EXPECT_EQ(call("POST", "/_fake/endpoint-health",
+                 json{{"id", attach(kAlloc)}, {"health", "Failure"}}.dump())
+                .status,
+            200);
   EXPECT_EQ(get_json("/v1/endpoint/" + attach(kAlloc) + "/healthz")["overallHealth"], "Failure");
 
   r = call("POST", "/_fake/restart", R"({"renumber":true})");
   EXPECT_EQ(r.status, 202);
   ASSERT_TRUE(eventually([&] {
-    auto g = http_request(HttpTarget::unix_socket(agent_->socket_path()), "GET", "/v1/endpoint/" + attach(kAlloc), "", {}, 1s);
+    auto g = http_request(HttpTarget::unix_socket(agent_->socket_path()), "GET",
+                          "/v1/endpoint/" + attach(kAlloc), "", {}, 1s);
     return g && g->status == 200 && json::parse(g->body)["id"] != old_id;
   }));
   const json state = get_json("/_fake/state");

@@ -8,16 +8,16 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/fakes/cilium/fake_cilium_agent.h"
-#include "tests/support/child_process.h"
 #include "tests/fakes/tests/http_test_util.h"
+#include "tests/support/child_process.h"
 
 namespace cn::fakes {
 namespace {
 
 using namespace std::chrono_literals;
-using nlohmann::json;
 using cn::testing::current_environment;
 using cn::testing::run_process;
+using nlohmann::json;
 using testing::TempDir;
 
 std::string bin_dir() {
@@ -25,7 +25,9 @@ std::string bin_dir() {
   return d ? d : "";
 }
 
-std::string plugin_path() { return bin_dir() + "/fake-cilium-cni"; }
+std::string plugin_path() {
+  return bin_dir() + "/fake-cilium-cni";
+}
 
 std::string ip_tool() {
   for (const char* p : {"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"}) {
@@ -55,8 +57,8 @@ class Netns {
   std::string path() const { return "/var/run/netns/" + name_; }
   // "10.x.y.z" of `dev` inside the netns, or "" when the device or address is absent.
   std::string ipv4_of(const std::string& dev) const {
-    auto r = run_process({ip_tool(), "-n", name_, "-4", "-o", "addr", "show", "dev", dev}, current_environment(), "",
-                         10s);
+    auto r = run_process({ip_tool(), "-n", name_, "-4", "-o", "addr", "show", "dev", dev},
+                         current_environment(), "", 10s);
     if (r.exit_code != 0) return "";
     const std::size_t inet = r.out.find("inet ");
     if (inet == std::string::npos) return "";
@@ -91,7 +93,9 @@ class CniChainTest : public ::testing::Test {
                      std::to_string((pid / 15 + unique_counter() * 37) % 256) + ".";
   }
 
-  bool can_plumb() const { return ::geteuid() == 0 && ::access("/usr/lib/cni/ptp", X_OK) == 0 && !ip_tool().empty(); }
+  bool can_plumb() const {
+    return ::geteuid() == 0 && ::access("/usr/lib/cni/ptp", X_OK) == 0 && !ip_tool().empty();
+  }
 
   json netconf(const std::string& version = "1.0.0") const {
     return json{{"cniVersion", version},
@@ -99,13 +103,18 @@ class CniChainTest : public ::testing::Test {
                 {"type", "fake-cilium-cni"},
                 {"socket", agent_->socket_path()},
                 {"agent-timeout-ms", 3000},
-                {"ipam", {{"type", "host-local"}, {"subnet", subnet_prefix_ + "0/24"}, {"dataDir", dir_.file("ipam")}}}};
+                {"ipam",
+                 {{"type", "host-local"},
+                  {"subnet", subnet_prefix_ + "0/24"},
+                  {"dataDir", dir_.file("ipam")}}}};
   }
 
   Invocation invoke(const std::string& command, const std::string& netns_path, const json& conf,
                     const std::string& alloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11") {
-    cn::testing::Environment env = {{"PATH", "/usr/sbin:/usr/bin:/sbin:/bin"}, {"CNI_CONTAINERID", alloc},
-                                {"CNI_IFNAME", "eth0"}, {"CNI_PATH", "/usr/lib/cni"}};
+    cn::testing::Environment env = {{"PATH", "/usr/sbin:/usr/bin:/sbin:/bin"},
+                                    {"CNI_CONTAINERID", alloc},
+                                    {"CNI_IFNAME", "eth0"},
+                                    {"CNI_PATH", "/usr/lib/cni"}};
     if (!command.empty()) env["CNI_COMMAND"] = command;
     if (!netns_path.empty()) env["CNI_NETNS"] = netns_path;
     auto r = run_process({plugin_path()}, env, conf.dump(), 60s);
@@ -134,7 +143,8 @@ TEST_F(CniChainTest, VersionAndFingerprintOutput) {
   auto about = invoke("", "", json::object());
   EXPECT_EQ(about.exit_code, 0);
   EXPECT_NE(about.err.find("CNI fake-cilium-cni plugin v1.17.0"), std::string::npos) << about.err;
-  EXPECT_NE(about.err.find("CNI protocol versions supported: 0.3.0, 0.3.1, 0.4.0, 1.0.0"), std::string::npos);
+  EXPECT_NE(about.err.find("CNI protocol versions supported: 0.3.0, 0.3.1, 0.4.0, 1.0.0"),
+            std::string::npos);
 }
 
 TEST_F(CniChainTest, ConfigAndEnvironmentErrors) {
@@ -179,7 +189,8 @@ TEST_F(CniChainTest, AddCreatesInitEndpointMatchingTheNetnsAddress) {
   ASSERT_TRUE(cidr.ends_with("/32")) << cidr;
   const std::string ip = cidr.substr(0, cidr.size() - 3);
   const std::string gw = res["ips"][0]["gateway"];
-  EXPECT_EQ(res["routes"], json::parse("[{\"dst\":\"" + gw + "/32\"},{\"dst\":\"0.0.0.0/0\",\"gw\":\"" + gw + "\"}]"));
+  EXPECT_EQ(res["routes"], json::parse("[{\"dst\":\"" + gw +
+                                       "/32\"},{\"dst\":\"0.0.0.0/0\",\"gw\":\"" + gw + "\"}]"));
   EXPECT_FALSE(res.contains("dns"));
 
   EXPECT_EQ(ns.ipv4_of("eth0"), ip) << "result IP is the address configured in the netns";
@@ -195,7 +206,8 @@ TEST_F(CniChainTest, AddCreatesInitEndpointMatchingTheNetnsAddress) {
   EXPECT_EQ(agent_->requests().back().path, "/v1/endpoint/cilium-local:0");
 
   EXPECT_EQ(invoke("CHECK", ns.path(), netconf()).exit_code, 0);
-  ASSERT_TRUE(agent_->set_endpoint_health("cni-attachment-id:4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11:eth0", "Failure"));
+  ASSERT_TRUE(agent_->set_endpoint_health(
+      "cni-attachment-id:4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11:eth0", "Failure"));
   EXPECT_EQ(invoke("CHECK", ns.path(), netconf()).out["code"], 101);
 
   auto del = invoke("DEL", ns.path(), netconf());
@@ -215,18 +227,22 @@ TEST_F(CniChainTest, LegacyResultVersionCarriesIpVersion) {
   ASSERT_EQ(add.exit_code, 0) << add.raw_out << add.err;
   EXPECT_EQ(add.out["cniVersion"], "0.4.0");
   EXPECT_EQ(add.out["ips"][0]["version"], "4");
-  EXPECT_EQ(invoke("DEL", ns.path(), netconf("0.4.0"), "0d9e2c41-7b5a-4f3e-8c1d-2a6b9e0f4c55").exit_code, 0);
+  EXPECT_EQ(
+      invoke("DEL", ns.path(), netconf("0.4.0"), "0d9e2c41-7b5a-4f3e-8c1d-2a6b9e0f4c55").exit_code,
+      0);
 }
 
 TEST_F(CniChainTest, RejectedPutUndoesThePlumbing) {
   if (!can_plumb()) GTEST_SKIP() << "needs root, ip(8) and /usr/lib/cni/ptp";
   Netns ns;
   ASSERT_TRUE(ns.ok());
-  agent_->inject_fault(FaultRule::fail("PUT", "/endpoint/{id}", 500, 1, "\"endpoint creation failed\""));
+  agent_->inject_fault(
+      FaultRule::fail("PUT", "/endpoint/{id}", 500, 1, "\"endpoint creation failed\""));
   auto add = invoke("ADD", ns.path(), netconf());
   EXPECT_EQ(add.exit_code, 1);
   EXPECT_EQ(add.out["code"], 999);
-  EXPECT_NE(add.out["details"].get<std::string>().find("endpoint creation failed"), std::string::npos);
+  EXPECT_NE(add.out["details"].get<std::string>().find("endpoint creation failed"),
+            std::string::npos);
   EXPECT_EQ(ns.ipv4_of("eth0"), "") << "ptp DEL ran: no interface left in the netns";
   // host-local keeps one file per leased IP; only its bookkeeping files may remain.
   for (const auto& f : std::filesystem::directory_iterator(dir_.file("ipam") + "/cilium")) {

@@ -10,9 +10,9 @@
 
 #include "tests/fakes/cilium/fake_cilium_agent.h"
 #include "tests/fakes/cilium/openapi_validator.h"
-#include "tests/support/child_process.h"
 #include "tests/fakes/http/raw_http_client.h"
 #include "tests/fakes/tests/http_test_util.h"
+#include "tests/support/child_process.h"
 
 #ifndef CN_FAKES_OPENAPI_JSON
 #define CN_FAKES_OPENAPI_JSON ""
@@ -22,10 +22,10 @@ namespace cn::fakes::cilium {
 namespace {
 
 using namespace std::chrono_literals;
-using nlohmann::json;
 using cn::fakes::testing::TempDir;
 using cn::testing::current_environment;
 using cn::testing::run_process;
+using nlohmann::json;
 
 std::string spec_path() {
   if (const char* src = std::getenv("CN_SOURCE_DIR")) {
@@ -62,8 +62,10 @@ const Deviation kSheetDeviations[] = {
     {"", "", 503, Shape::json_string, "s2: newest handlers answer \"api not ready\""},
     {"DELETE", "/endpoint", 400, Shape::json_string, "s2: \"invalid container id\""},
     {"DELETE", "/endpoint", 404, Shape::json_string, "s2: \"endpoints not found\""},
-    {"PATCH", "/endpoint/{id}/labels", 400, Shape::json_string, "s4.2: APICanModify / lookup errors"},
-    {"PATCH", "/endpoint/{id}/labels", 404, Shape::json_string, "s4.2: \"label X not found\" (empty when no endpoint)"},
+    {"PATCH", "/endpoint/{id}/labels", 400, Shape::json_string,
+     "s4.2: APICanModify / lookup errors"},
+    {"PATCH", "/endpoint/{id}/labels", 404, Shape::json_string,
+     "s4.2: \"label X not found\" (empty when no endpoint)"},
     {"GET", "/endpoint/{id}/labels", 400, Shape::json_string, "s3: bad ID -> 400 JSON string"},
     {"GET", "/endpoint/{id}/healthz", 400, Shape::json_string, "s3: bad ID -> 400 JSON string"},
     {"DELETE", "/endpoint/{id}", 400, Shape::json_string, "s3: bad ID -> 400 JSON string"},
@@ -90,7 +92,8 @@ bool empty_allowed(const std::string& method, const std::string& route, int stat
 
 const Deviation* deviation_for(const std::string& method, const std::string& route, int status) {
   for (const auto& d : kSheetDeviations) {
-    if ((*d.method == '\0' || method == d.method) && (*d.route == '\0' || route == d.route) && status == d.status) {
+    if ((*d.method == '\0' || method == d.method) && (*d.route == '\0' || route == d.route) &&
+        status == d.status) {
       return &d;
     }
   }
@@ -108,8 +111,10 @@ class CiliumConformance : public ::testing::Test {
 
   // Calls the agent and checks the answer against the spec (or a documented deviation).
   json call(const std::string& method, const std::string& route, const std::string& path,
-            const std::string& body = "", std::vector<std::pair<std::string, std::string>> headers = {}) {
-    auto r = http_request(HttpTarget::unix_socket(agent_->socket_path()), method, path, body, headers, 10s);
+            const std::string& body = "",
+            std::vector<std::pair<std::string, std::string>> headers = {}) {
+    auto r = http_request(HttpTarget::unix_socket(agent_->socket_path()), method, path, body,
+                          headers, 10s);
     if (!r) {
       ADD_FAILURE() << method << " " << path << ": " << r.error().message;
       return json();
@@ -166,10 +171,10 @@ constexpr const char* kAlloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
 const std::string kAtt = std::string("cni-attachment-id:") + kAlloc + ":eth0";
 
 json cni_put(const std::string& alloc, const std::string& ip) {
-  return json{{"container-id", alloc},          {"container-interface-name", "eth0"},
+  return json{{"container-id", alloc},           {"container-interface-name", "eth0"},
               {"interface-name", "lxc0a1b2c3d"}, {"interface-index", 27},
-              {"mac", "f2:11:6b:3a:09:c4"},     {"host-mac", "4e:8a:51:0c:2f:9d"},
-              {"addressing", {{"ipv4", ip}}},   {"datapath-configuration", json::object()},
+              {"mac", "f2:11:6b:3a:09:c4"},      {"host-mac", "4e:8a:51:0c:2f:9d"},
+              {"addressing", {{"ipv4", ip}}},    {"datapath-configuration", json::object()},
               {"state", "waiting-for-identity"}, {"sync-build-endpoint", true}};
 }
 
@@ -179,10 +184,12 @@ TEST_F(CiliumConformance, RealisticSessionConformsToTheSpec) {
   call("GET", "/healthz", "/v1/healthz", "", {{"brief", "true"}});
   call("GET", "/endpoint", "/v1/endpoint");
 
-  const json created = call("PUT", "/endpoint/{id}", "/v1/endpoint/cilium-local:0", cni_put(kAlloc, "10.200.3.17").dump());
+  const json created = call("PUT", "/endpoint/{id}", "/v1/endpoint/cilium-local:0",
+                            cni_put(kAlloc, "10.200.3.17").dump());
   EXPECT_EQ(last_status_, 201);
   const std::string id = std::to_string(created.value("id", 0));
-  call("PUT", "/endpoint/{id}", "/v1/endpoint/cilium-local:0", cni_put(kAlloc, "10.200.3.18").dump());
+  call("PUT", "/endpoint/{id}", "/v1/endpoint/cilium-local:0",
+       cni_put(kAlloc, "10.200.3.18").dump());
   EXPECT_EQ(last_status_, 400);
   call("PUT", "/endpoint/{id}", "/v1/endpoint/cilium-local:0", R"({"container-id":"x"})");
   EXPECT_EQ(last_status_, 422);
@@ -193,7 +200,8 @@ TEST_F(CiliumConformance, RealisticSessionConformsToTheSpec) {
   call("GET", "/endpoint/{id}/config", "/v1/endpoint/" + kAtt + "/config");
   call("GET", "/endpoint/{id}/log", "/v1/endpoint/" + kAtt + "/log");
 
-  const std::string labels = R"({"user":["nomad:group=app","nomad:job=web","nomad:namespace=default"]})";
+  const std::string labels =
+      R"({"user":["nomad:group=app","nomad:job=web","nomad:namespace=default"]})";
   call("PATCH", "/endpoint/{id}/labels", "/v1/endpoint/" + kAtt + "/labels", labels);
   EXPECT_EQ(last_status_, 200);
   ASSERT_TRUE(agent_->wait_settled());
@@ -208,7 +216,8 @@ TEST_F(CiliumConformance, RealisticSessionConformsToTheSpec) {
   EXPECT_EQ(last_status_, 404);
 
   // Deprecated PATCH on a second endpoint.
-  call("PUT", "/endpoint/{id}", "/v1/endpoint/cilium-local:0", cni_put("0d9e2c41-7b5a-4f3e-8c1d-2a6b9e0f4c55", "10.200.3.19").dump());
+  call("PUT", "/endpoint/{id}", "/v1/endpoint/cilium-local:0",
+       cni_put("0d9e2c41-7b5a-4f3e-8c1d-2a6b9e0f4c55", "10.200.3.19").dump());
   call("PATCH", "/endpoint/{id}", "/v1/endpoint/ipv4:10.200.3.19",
        R"({"state":"waiting-for-identity","labels":["nomad:job=db"]})");
   EXPECT_EQ(last_status_, 200);
@@ -224,15 +233,18 @@ TEST_F(CiliumConformance, RealisticSessionConformsToTheSpec) {
   EXPECT_EQ(last_status_, 400);
   call("GET", "/endpoint/{id}", "/v1/endpoint/cni-attachment-id:none:eth0");
   EXPECT_EQ(last_status_, 404);
-  call("PATCH", "/endpoint/{id}/labels", "/v1/endpoint/" + kAtt + "/labels", R"({"user":["reserved:host"]})");
+  call("PATCH", "/endpoint/{id}/labels", "/v1/endpoint/" + kAtt + "/labels",
+       R"({"user":["reserved:host"]})");
   EXPECT_EQ(last_status_, 500);
   const json list = call("GET", "/endpoint", "/v1/endpoint", R"(["reserved:host"])");
   ASSERT_EQ(list.size(), 1u);
-  call("PATCH", "/endpoint/{id}/labels", "/v1/endpoint/" + std::to_string(list[0].value("id", 0)) + "/labels",
+  call("PATCH", "/endpoint/{id}/labels",
+       "/v1/endpoint/" + std::to_string(list[0].value("id", 0)) + "/labels",
        R"({"user":["nomad:job=x"]})");
   EXPECT_EQ(last_status_, 400);
-  agent_->inject_fault(FaultRule::fail("GET", "/endpoint/{id}", 429, 1,
-                                       "\"request would have to wait 16s to be served (maximum wait duration: 15s)\"\n"));
+  agent_->inject_fault(FaultRule::fail(
+      "GET", "/endpoint/{id}", 429, 1,
+      "\"request would have to wait 16s to be served (maximum wait duration: 15s)\"\n"));
   call("GET", "/endpoint/{id}", "/v1/endpoint/" + kAtt);
   EXPECT_EQ(last_status_, 429);
   agent_->set_api_ready(false);
@@ -260,7 +272,8 @@ TEST_F(CiliumConformance, AllVersionsConform) {
     cfg.version = v;
     agent_ = std::make_unique<FakeCiliumAgent>(cfg);
     agent_->start();
-    call("PUT", "/endpoint/{id}", "/v1/endpoint/cilium-local:0", cni_put(kAlloc, "10.200.3.17").dump());
+    call("PUT", "/endpoint/{id}", "/v1/endpoint/cilium-local:0",
+         cni_put(kAlloc, "10.200.3.17").dump());
     EXPECT_EQ(last_status_, 201) << to_string(v);
     call("GET", "/endpoint/{id}", "/v1/endpoint/" + kAtt);
     call("GET", "/endpoint/{id}", "/v1/endpoint/container-id:" + std::string(kAlloc));
@@ -299,7 +312,8 @@ TEST_F(ValidatorNegative, RenamedFieldIsCaught) {
   ids["cni-attachment"] = ids["cni-attachment-id"];
   ids.erase("cni-attachment-id");
   const auto errs = errors(ep, "Endpoint");
-  EXPECT_TRUE(mentions(errs, "/status/external-identifiers/cni-attachment: unknown property")) << ::testing::PrintToString(errs);
+  EXPECT_TRUE(mentions(errs, "/status/external-identifiers/cni-attachment: unknown property"))
+      << ::testing::PrintToString(errs);
   json renamed_top = endpoint_model();
   renamed_top["status"]["labelsSHA"] = "x";
   EXPECT_FALSE(errors(renamed_top, "Endpoint").empty());
@@ -308,11 +322,13 @@ TEST_F(ValidatorNegative, RenamedFieldIsCaught) {
 TEST_F(ValidatorNegative, WrongTypeIsCaught) {
   json ep = endpoint_model();
   ep["status"]["identity"]["id"] = "5";
-  EXPECT_TRUE(mentions(errors(ep, "Endpoint"), "/status/identity/id: expected integer, got string"));
+  EXPECT_TRUE(
+      mentions(errors(ep, "Endpoint"), "/status/identity/id: expected integer, got string"));
   json labels = endpoint_model();
   labels["status"]["identity"]["labels"] = json::array({1});
   EXPECT_TRUE(mentions(errors(labels, "Endpoint"), "/status/identity/labels/0: expected string"));
-  EXPECT_FALSE(spec().validate(json{{"message", "x"}}, json{{"$ref", "#/definitions/Error"}}).empty())
+  EXPECT_FALSE(
+      spec().validate(json{{"message", "x"}}, json{{"$ref", "#/definitions/Error"}}).empty())
       << "an error body must be a JSON string";
 }
 
@@ -339,7 +355,8 @@ TEST_F(ValidatorNegative, DroppedOmitemptyQuirkIsCaught) {
   const auto v = go_omitempty_violations(ep);
   EXPECT_NE(std::find(v.begin(), v.end(), "/status/external-identifiers/k8s-pod-name"), v.end());
   EXPECT_NE(std::find(v.begin(), v.end(), "/spec/label-configuration/user"), v.end());
-  EXPECT_TRUE(errors(ep, "Endpoint").empty()) << "the schema alone cannot see this: hence the extra check";
+  EXPECT_TRUE(errors(ep, "Endpoint").empty())
+      << "the schema alone cannot see this: hence the extra check";
 }
 
 TEST(OpenApiJson, CommittedCopyMatchesTheReferenceYaml) {
@@ -350,11 +367,13 @@ TEST(OpenApiJson, CommittedCopyMatchesTheReferenceYaml) {
   if (!std::filesystem::exists(yaml_path) || !std::filesystem::exists(script)) {
     GTEST_SKIP() << "reference spec or converter missing";
   }
-  auto has_yaml = run_process({"/usr/bin/python3", "-c", "import yaml"}, current_environment(), "", 30s);
+  auto has_yaml =
+      run_process({"/usr/bin/python3", "-c", "import yaml"}, current_environment(), "", 30s);
   if (has_yaml.exit_code != 0) GTEST_SKIP() << "python3 with PyYAML not available";
   TempDir dir;
   const std::string out = dir.file("openapi.json");
-  auto conv = run_process({"/usr/bin/python3", script, yaml_path, out}, current_environment(), "", 60s);
+  auto conv =
+      run_process({"/usr/bin/python3", script, yaml_path, out}, current_environment(), "", 60s);
   ASSERT_TRUE(conv.started && !conv.timed_out) << conv.err;
   ASSERT_EQ(conv.exit_code, 0) << conv.err;
   auto fresh = OpenApiSpec::load(out);

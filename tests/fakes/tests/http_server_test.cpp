@@ -26,14 +26,12 @@ HttpResponse echo(const HttpRequest& req) {
   nlohmann::json q = nlohmann::json::object();
   for (const auto& [k, v] : req.query) q[k] = v;
   HttpResponse resp;
-  resp.body = nlohmann::json{{"method", req.method},
-                             {"path", req.path},
-                             {"raw_path", req.raw_path},
-                             {"target", req.target},
-                             {"query", q},
-                             {"host", req.header("host").value_or("")},
-                             {"body", req.body}}
-                  .dump();
+  resp.body =
+      nlohmann::json{
+          {"method", req.method}, {"path", req.path}, {"raw_path", req.raw_path},
+          {"target", req.target}, {"query", q},       {"host", req.header("host").value_or("")},
+          {"body", req.body}}
+          .dump();
   return resp;
 }
 
@@ -76,9 +74,10 @@ TEST_F(HttpServerTest, GetWithBodyPercentDecodingAndAnyHost) {
 TEST_F(HttpServerTest, ChunkedRequestBodyWithExtensionsAndTrailer) {
   serve(echo);
   auto conn = connect();
-  ASSERT_TRUE(conn.send(
-      "PATCH /v1/endpoint/1/labels HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n"
-      "5;ext=1\r\n{\"use\r\n9\r\nr\":[\"a\"]}\r\n0\r\nX-Trailer: yes\r\n\r\n"));
+  ASSERT_TRUE(
+      conn.send("PATCH /v1/endpoint/1/labels HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: "
+                "chunked\r\n\r\n"
+                "5;ext=1\r\n{\"use\r\n9\r\nr\":[\"a\"]}\r\n0\r\nX-Trailer: yes\r\n\r\n"));
   auto resp = conn.read_response();
   ASSERT_TRUE(resp) << resp.error().message;
   EXPECT_EQ(nlohmann::json::parse(resp->body)["body"], "{\"user\":[\"a\"]}");
@@ -283,7 +282,7 @@ TEST_F(HttpServerTest, StopUnblocksStreamingHandlerAndRemovesSocket) {
   ASSERT_EQ(fut.wait_for(0s), std::future_status::ready);
   EXPECT_TRUE(fut.get());
   EXPECT_EQ(server_->open_connections(), 0);
-  struct stat st{};
+  struct stat st {};
   EXPECT_NE(::stat(sock_.c_str(), &st), 0) << "socket file must be removed";
   EXPECT_FALSE(RawConnection::open(HttpTarget::unix_socket(sock_), 500ms));
 }

@@ -79,7 +79,8 @@ TEST_F(NomadApi, GarbageCollectionLowersTheNodeIndexToTheNewestAllocationLeft) {
   auto pending = async_get(node_path + "?index=" + asked + "&wait=100ms");
   ASSERT_TRUE(fake.wait_for_blocked(1));
   ASSERT_TRUE(fake.gc_allocs({newer}));
-  EXPECT_EQ(pending.wait_for(50ms), std::future_status::timeout) << "a lower index does not answer a parked query";
+  EXPECT_EQ(pending.wait_for(50ms), std::future_status::timeout)
+      << "a lower index does not answer a parked query";
   clock.advance(100ms);
   ASSERT_EQ(pending.wait_for(5s), std::future_status::ready);
   auto r = pending.get();
@@ -98,8 +99,8 @@ TEST_F(NomadApi, GarbageCollectionLowersTheNodeIndexToTheNewestAllocationLeft) {
 TEST_F(NomadApi, BlockingQueryWakesOnlyOnThisNodesChange) {
   place();
   std::uint64_t start = fake.current_index();
-  auto pending = async_get(std::string("/v1/node/") + kRefNode + "/allocations?index=" +
-                           std::to_string(start) + "&wait=60s");
+  auto pending = async_get(std::string("/v1/node/") + kRefNode +
+                           "/allocations?index=" + std::to_string(start) + "&wait=60s");
   ASSERT_TRUE(fake.wait_for_blocked(1));
   place(kOtherNode);  // another node's change must not answer this query
   ASSERT_TRUE(fake.wait_for_blocked(1));
@@ -130,8 +131,8 @@ TEST_F(NomadApi, BlockingQueryTimeoutReturnsUnchangedIndex) {
 TEST_F(NomadApi, WaitIsCappedAt300Seconds) {
   place();
   std::string index = std::to_string(fake.current_index());
-  auto pending = async_get(std::string("/v1/node/") + kRefNode + "/allocations?index=" + index +
-                           "&wait=10m");
+  auto pending =
+      async_get(std::string("/v1/node/") + kRefNode + "/allocations?index=" + index + "&wait=10m");
   ASSERT_TRUE(fake.wait_for_blocked(1));
   clock.advance(299s);
   EXPECT_EQ(pending.wait_for(50ms), std::future_status::timeout);
@@ -145,9 +146,8 @@ TEST(NomadApiJitter, WaitGetsUpToASixteenthOfJitter) {
   auto cfg = reference_config(&clock);
   cfg.blocking_jitter = true;
   FakeNomad fake(cfg);
-  auto pending = std::async(std::launch::async, [&] {
-    return get(fake, "/v1/allocations?index=999999&wait=160s");
-  });
+  auto pending = std::async(std::launch::async,
+                            [&] { return get(fake, "/v1/allocations?index=999999&wait=160s"); });
   ASSERT_TRUE(fake.wait_for_blocked(1));
   clock.advance(160s);
   // The seeded jitter is > 0 (a draw of exactly 0 ns out of 10 s is not a realistic outcome),
@@ -222,8 +222,8 @@ TEST_F(NomadApi, AllocationsListFilterPrefixAndNamespace) {
   place(kOtherNode);
   auto all = json::parse(get(fake, "/v1/allocations").body);
   EXPECT_EQ(all.size(), 2u);
-  auto filtered = get(fake, std::string("/v1/allocations?filter=NodeID%20%3D%3D%20%22") +
-                                kRefNode + "%22");
+  auto filtered =
+      get(fake, std::string("/v1/allocations?filter=NodeID%20%3D%3D%20%22") + kRefNode + "%22");
   ASSERT_EQ(filtered.status, 200) << filtered.body;
   auto list = json::parse(filtered.body);
   ASSERT_EQ(list.size(), 1u);
@@ -277,7 +277,8 @@ TEST_F(NomadAcl, NamespacePolicyShapesEveryEndpoint) {
   EXPECT_EQ(hidden.status, 500);
   EXPECT_EQ(hidden.body, "Unknown allocation \"" + finance_alloc + "\"");
   EXPECT_EQ(get(fake, "/v1/allocation/" + default_alloc, reader).status, 200);
-  auto node = json::parse(get(fake, std::string("/v1/node/") + kRefNode + "/allocations", reader).body);
+  auto node =
+      json::parse(get(fake, std::string("/v1/node/") + kRefNode + "/allocations", reader).body);
   ASSERT_EQ(node.size(), 1u);  // the finance alloc is dropped silently
   EXPECT_EQ(node[0]["ID"], default_alloc);
   EXPECT_EQ(get(fake, "/v1/allocations?namespace=finance", reader).status, 403);

@@ -25,8 +25,8 @@ TEST_F(NomadConformance, AllocGetMatchesReferenceFieldByFieldInKeyOrder) {
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(header(r, "Content-Type"), "application/json");
   EXPECT_EQ(header(r, "X-Nomad-Index"), "1240");
-  auto diffs = json_diffs(ordered_json::parse(read_testdata("alloc_get.json")),
-                          ordered_json::parse(r.body));
+  auto diffs =
+      json_diffs(ordered_json::parse(read_testdata("alloc_get.json")), ordered_json::parse(r.body));
   EXPECT_TRUE(diffs.empty()) << join(diffs);
   // Compact, no trailing newline, UnixNano as a bare integer above 2^53.
   EXPECT_EQ(r.body.find('\n'), std::string::npos);
@@ -125,10 +125,10 @@ TEST_F(NomadConformance, FreshAllocOmitsEmptyTopLevelFieldsButKeepsNestedZeros) 
   auto r = get(fake, std::string("/v1/allocation/") + kRefAlloc);
   ASSERT_EQ(r.status, 200);
   auto alloc = nlohmann::json::parse(r.body);
-  for (const char* absent : {"NetworkStatus", "TaskStates", "ClientDescription", "DesiredTransition",
-                             "PreviousAllocation", "NextAllocation", "DesiredDescription",
-                             "FollowupEvalID", "PreemptedAllocations", "RescheduleTracker",
-                             "DeploymentStatus", "AllocStates"}) {
+  for (const char* absent :
+       {"NetworkStatus", "TaskStates", "ClientDescription", "DesiredTransition",
+        "PreviousAllocation", "NextAllocation", "DesiredDescription", "FollowupEvalID",
+        "PreemptedAllocations", "RescheduleTracker", "DeploymentStatus", "AllocStates"}) {
     EXPECT_FALSE(alloc.contains(absent)) << absent;
   }
   // Nested structs keep "", 0 and null.

@@ -32,8 +32,16 @@ TEST(NomadGoValues, Rfc3339NanoTrimsTrailingZeros) {
 }
 
 TEST(NomadEncoder, OmitEmptyDropsGoZeroValues) {
-  json j = {{"a", ""}, {"b", 0}, {"c", false}, {"d", nullptr}, {"e", json::array()},
-            {"f", json::object()}, {"g", "x"}, {"h", 1}, {"i", true}, {"j", {{"k", nullptr}}}};
+  json j = {{"a", ""},
+            {"b", 0},
+            {"c", false},
+            {"d", nullptr},
+            {"e", json::array()},
+            {"f", json::object()},
+            {"g", "x"},
+            {"h", 1},
+            {"i", true},
+            {"j", {{"k", nullptr}}}};
   omit_empty(j);
   EXPECT_EQ(j, (json{{"g", "x"}, {"h", 1}, {"i", true}, {"j", {{"k", nullptr}}}}));
 }
@@ -63,8 +71,11 @@ TEST(NomadEncoder, StaticPortsAreReservedWithValueAndBatchJobsHaveNoDeployment) 
 }
 
 TEST(NomadFilter, EvaluatesTheSupportedSubset) {
-  json doc = {{"NodeID", "n1"}, {"ClientStatus", "running"},
-              {"Job", {{"Meta", {{"team", "payments"}}}}}, {"Tags", {"a", "b"}}, {"Empty", ""}};
+  json doc = {{"NodeID", "n1"},
+              {"ClientStatus", "running"},
+              {"Job", {{"Meta", {{"team", "payments"}}}}},
+              {"Tags", {"a", "b"}},
+              {"Empty", ""}};
   auto check = [&](const std::string& expr) {
     auto f = parse_filter(expr);
     EXPECT_TRUE(f) << expr << ": " << (f ? "" : f.error().message);
@@ -81,8 +92,8 @@ TEST(NomadFilter, EvaluatesTheSupportedSubset) {
   EXPECT_TRUE(check("Empty is empty"));
   EXPECT_TRUE(check("Missing is empty"));
   EXPECT_TRUE(check("NodeID is not empty"));
-  for (const char* bad : {"NodeID ==", "NodeID = \"x\"", "(NodeID == \"x\"", "== \"x\"",
-                          "NodeID == \"x"}) {
+  for (const char* bad :
+       {"NodeID ==", "NodeID = \"x\"", "(NodeID == \"x\"", "== \"x\"", "NodeID == \"x"}) {
     auto f = parse_filter(bad);
     EXPECT_FALSE(f) << bad;
     if (!f) {

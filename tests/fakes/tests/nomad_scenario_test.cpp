@@ -35,7 +35,9 @@ class NomadScenario : public ::testing::Test {
     EXPECT_TRUE(id) << id.error().message;
     return id.value_or("");
   }
-  json alloc_json(const std::string& id) { return json::parse(get(fake, "/v1/allocation/" + id).body); }
+  json alloc_json(const std::string& id) {
+    return json::parse(get(fake, "/v1/allocation/" + id).body);
+  }
 
   ManualClock clock{wall_at(kRefStart)};
   FakeNomad fake{reference_config(&clock)};
@@ -177,14 +179,15 @@ TEST_F(NomadScenario, LatencyDelaysEveryRequestOnTheInjectedClock) {
 }
 
 TEST_F(NomadScenario, ScenarioDocumentPreloadsEverything) {
-  json doc = {
-      {"nodes", {{{"id", "0a0a0a0a-0000-4000-8000-000000000003"}, {"name", "worker-3"}}}},
-      {"jobs", {{{"id", "api"}, {"namespace", "team-b"}, {"meta", {{"team", "b"}}}}}},
-      {"allocs",
-       {{{"job", "api"}, {"namespace", "team-b"}, {"node", "0a0a0a0a-0000-4000-8000-000000000003"},
-         {"network", {{"address", "10.200.9.9"}}}}}},
-      {"tokens", {{{"secret", "s3cret"}}}},
-      {"acl_enabled", true}};
+  json doc = {{"nodes", {{{"id", "0a0a0a0a-0000-4000-8000-000000000003"}, {"name", "worker-3"}}}},
+              {"jobs", {{{"id", "api"}, {"namespace", "team-b"}, {"meta", {{"team", "b"}}}}}},
+              {"allocs",
+               {{{"job", "api"},
+                 {"namespace", "team-b"},
+                 {"node", "0a0a0a0a-0000-4000-8000-000000000003"},
+                 {"network", {{"address", "10.200.9.9"}}}}}},
+              {"tokens", {{{"secret", "s3cret"}}}},
+              {"acl_enabled", true}};
   ASSERT_TRUE(fake.load_scenario(doc));
   auto r = get(fake, "/v1/node/0a0a0a0a-0000-4000-8000-000000000003/allocations",
                {{"X-Nomad-Token", "s3cret"}});
@@ -243,18 +246,24 @@ TEST(NomadExecutable, ServesAPreloadedScenario) {
   std::string scenario = dir.file("scenario.json");
   {
     std::ofstream out(scenario);
-    out << json{{"jobs", {{{"id", "web"}}}}, {"allocs", {{{"job", "web"}, {"network", {{"address", "10.200.4.4"}}}}}}}.dump();
+    out << json{{"jobs", {{{"id", "web"}}}},
+                {"allocs", {{{"job", "web"}, {"network", {{"address", "10.200.4.4"}}}}}}}
+               .dump();
   }
   std::string port_file = dir.file("port");
   cn::testing::ChildProcess nomad(
-      {bin, "--port-file", port_file, "--scenario", scenario, "--acl-token", "tok", "--node-id", "n-1"},
-      cn::testing::current_environment(), {dir.file("fake-nomad.log"), cn::testing::ChildProcess::LogMode::kTruncate, {}});
+      {bin, "--port-file", port_file, "--scenario", scenario, "--acl-token", "tok", "--node-id",
+       "n-1"},
+      cn::testing::current_environment(),
+      {dir.file("fake-nomad.log"), cn::testing::ChildProcess::LogMode::kTruncate, {}});
   ASSERT_TRUE(nomad.started()) << nomad.start_error();
   int port = 0;
-  ASSERT_TRUE(testing::eventually([&] {
-    std::ifstream in(port_file);
-    return static_cast<bool>(in >> port) && port > 0;
-  }, 10s));
+  ASSERT_TRUE(testing::eventually(
+      [&] {
+        std::ifstream in(port_file);
+        return static_cast<bool>(in >> port) && port > 0;
+      },
+      10s));
   auto r = http_request(HttpTarget::tcp("127.0.0.1", port), "GET", "/v1/node/n-1/allocations", {},
                         {{"X-Nomad-Token", "tok"}});
   ASSERT_TRUE(r);

@@ -171,13 +171,13 @@ TEST_F(NomadStream, TopicKeysNamespacesAndDuplicates) {
     for (const auto& l : lines) events += json::parse(l).value("Events", json::array()).size();
     return events;
   };
-  EXPECT_EQ(count("topic=Allocation"), 2u);                  // default namespace only
+  EXPECT_EQ(count("topic=Allocation"), 2u);  // default namespace only
   EXPECT_EQ(count("topic=Allocation&namespace=*"), 3u);
   EXPECT_EQ(count("topic=Allocation&namespace=team-b"), 1u);
-  EXPECT_EQ(count("topic=Allocation:" + a), 1u);             // by Key
-  EXPECT_EQ(count("topic=Allocation:web"), 2u);              // by FilterKeys (JobID)
+  EXPECT_EQ(count("topic=Allocation:" + a), 1u);                       // by Key
+  EXPECT_EQ(count("topic=Allocation:web"), 2u);                        // by FilterKeys (JobID)
   EXPECT_EQ(count("topic=Allocation:web&topic=Allocation:" + a), 3u);  // a is duplicated
-  EXPECT_EQ(count("topic=Job"), 1u);                         // JobRegistered in default
+  EXPECT_EQ(count("topic=Job"), 1u);                                   // JobRegistered in default
   EXPECT_EQ(count("topic=*&namespace=*"), 5u);
   (void)b;
 }
@@ -223,8 +223,10 @@ TEST_F(NomadStream, AclDeniedRevokedAndEofStyle) {
   EXPECT_EQ(denied.body, "Permission denied");
   // All topics need a management token.
   EXPECT_EQ(get(fake, "/v1/event/stream", {{"X-Nomad-Token", "ns"}}).status, 403);
-  EXPECT_EQ(get(fake, "/v1/event/stream?topic=Allocation&namespace=other",
-                {{"X-Nomad-Token", "ns"}}).status, 403);
+  EXPECT_EQ(
+      get(fake, "/v1/event/stream?topic=Allocation&namespace=other", {{"X-Nomad-Token", "ns"}})
+          .status,
+      403);
 
   StreamRun run(fake, "/v1/event/stream?topic=Allocation", {{"X-Nomad-Token", "t"}});
   ASSERT_TRUE(run.writer().wait_lines(1));

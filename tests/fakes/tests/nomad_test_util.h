@@ -1,6 +1,7 @@
 #pragma once
 // Helpers for the fake-Nomad tests: in-process requests without sockets, a stream writer that
 // records what a stream sends, the reference scenario, and a key-order-aware JSON comparator.
+#include <strings.h>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
@@ -10,7 +11,6 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
-#include <strings.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,7 +24,8 @@
 namespace cn::fakes::nomad_testing {
 
 inline std::string read_testdata(const std::string& name) {
-  auto path = std::filesystem::path(CN_DEFAULT_SOURCE_DIR) / "tests" / "fakes" / "nomad" / "testdata" / name;
+  auto path = std::filesystem::path(CN_DEFAULT_SOURCE_DIR) / "tests" / "fakes" / "nomad" /
+              "testdata" / name;
   std::ifstream in(path);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -32,9 +33,9 @@ inline std::string read_testdata(const std::string& name) {
 }
 
 // A request as the HTTP server would hand it over (query split and percent-decoded).
-inline HttpRequest make_request(const std::string& method, const std::string& target,
-                                const std::vector<std::pair<std::string, std::string>>& headers = {},
-                                std::string body = {}) {
+inline HttpRequest make_request(
+    const std::string& method, const std::string& target,
+    const std::vector<std::pair<std::string, std::string>>& headers = {}, std::string body = {}) {
   HttpRequest r;
   r.method = method;
   r.target = target;
@@ -46,7 +47,8 @@ inline HttpRequest make_request(const std::string& method, const std::string& ta
     std::size_t start = 0;
     while (start <= rest.size()) {
       auto amp = rest.find('&', start);
-      std::string kv = rest.substr(start, amp == std::string::npos ? std::string::npos : amp - start);
+      std::string kv =
+          rest.substr(start, amp == std::string::npos ? std::string::npos : amp - start);
       if (!kv.empty()) {
         auto eq = kv.find('=');
         std::string k = percent_decode(kv.substr(0, eq));
@@ -161,7 +163,9 @@ class StreamRun {
 // StartedAt/DeploymentStatus timestamps are not even mutually consistent), so only their type
 // and format are compared.
 inline bool is_time_path(const std::string& path) {
-  auto ends = [&](const std::string& s) { return path.size() >= s.size() && path.compare(path.size() - s.size(), s.size(), s) == 0; };
+  auto ends = [&](const std::string& s) {
+    return path.size() >= s.size() && path.compare(path.size() - s.size(), s.size(), s) == 0;
+  };
   return ends(".Time") || ends(".StartedAt") || ends("DeploymentStatus.Timestamp");
 }
 
@@ -207,7 +211,8 @@ inline void compare_json(const nlohmann::ordered_json& want, const nlohmann::ord
     if (want.is_number_integer() && got.get<std::int64_t>() <= (std::int64_t{1} << 53)) {
       diffs.push_back(path + ": UnixNano expected above 2^53, got " + got.dump());
     }
-    if (want.is_string() && (got.get<std::string>().size() < 20 || got.get<std::string>().back() != 'Z')) {
+    if (want.is_string() &&
+        (got.get<std::string>().size() < 20 || got.get<std::string>().back() != 'Z')) {
       diffs.push_back(path + ": RFC3339 UTC time expected, got " + got.dump());
     }
     return;
@@ -234,7 +239,8 @@ constexpr const char* kRefAlloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
 constexpr std::int64_t kRefStart = 1755781200000000000;  // the job's SubmitTime
 
 inline WallTime wall_at(std::int64_t unix_nanos) {
-  return WallTime{std::chrono::duration_cast<WallTime::duration>(std::chrono::nanoseconds{unix_nanos})};
+  return WallTime{
+      std::chrono::duration_cast<WallTime::duration>(std::chrono::nanoseconds{unix_nanos})};
 }
 
 inline JobSpec reference_job() {

@@ -4,13 +4,16 @@
 
 namespace cn::reliability {
 
-bool BackgroundProcess::wait_for_log(const std::string& needle, std::chrono::milliseconds timeout, int times) const {
+bool BackgroundProcess::wait_for_log(const std::string& needle, std::chrono::milliseconds timeout,
+                                     int times) const {
   return eventually([&] { return count_occurrences(log(), needle) >= times; }, timeout);
 }
 
 int count_occurrences(const std::string& haystack, const std::string& needle) {
   int n = 0;
-  for (auto at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + needle.size())) ++n;
+  for (auto at = haystack.find(needle); at != std::string::npos;
+       at = haystack.find(needle, at + needle.size()))
+    ++n;
   return n;
 }
 

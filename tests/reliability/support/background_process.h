@@ -13,18 +13,20 @@ namespace cn::reliability {
 
 class BackgroundProcess : public testing::ChildProcess {
  public:
-  BackgroundProcess(const std::vector<std::string>& argv, const testing::Environment& env, std::string log_path)
+  BackgroundProcess(const std::vector<std::string>& argv, const testing::Environment& env,
+                    std::string log_path)
       : ChildProcess(argv, env, {std::move(log_path), LogMode::kAppend, std::nullopt}) {}
 
   // Sends `sig` and reaps the process (bounded). nullopt: it outlived the deadline (and was
   // then SIGKILLed).
-  std::optional<testing::ExitStatus> kill_and_wait(int sig,
-                                                   std::chrono::milliseconds timeout = std::chrono::seconds{20}) {
+  std::optional<testing::ExitStatus> kill_and_wait(
+      int sig, std::chrono::milliseconds timeout = std::chrono::seconds{20}) {
     return stop(sig, timeout);
   }
 
   // Waits (bounded) until the log holds `needle` at least `times` times.
-  bool wait_for_log(const std::string& needle, std::chrono::milliseconds timeout = std::chrono::seconds{20},
+  bool wait_for_log(const std::string& needle,
+                    std::chrono::milliseconds timeout = std::chrono::seconds{20},
                     int times = 1) const;
 };
 

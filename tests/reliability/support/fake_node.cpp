@@ -10,9 +10,10 @@ namespace cn::reliability {
 using nlohmann::json;
 
 const std::vector<std::string> kWebLabels = {"nomad:nomad.group=app", "nomad:nomad.job=web",
-                                              "nomad:nomad.namespace=default"};
+                                             "nomad:nomad.namespace=default"};
 const std::vector<std::string> kWebLabelsWithTeam = {"nomad:nomad.group=app", "nomad:nomad.job=web",
-                                                      "nomad:nomad.namespace=default", "nomad:team=payments"};
+                                                     "nomad:nomad.namespace=default",
+                                                     "nomad:team=payments"};
 
 FakeNode::FakeNode(FakeNodeOptions options) : options_(std::move(options)) {
   fakes::FakeCiliumAgentConfig ac;
@@ -33,7 +34,9 @@ FakeNode::~FakeNode() {
   if (nomad_) nomad_->stop();
 }
 
-std::string FakeNode::node_id() const { return options_.nomad.node_id; }
+std::string FakeNode::node_id() const {
+  return options_.nomad.node_id;
+}
 
 std::string FakeNode::place(const std::string& job) {
   fakes::PlaceRequest req;
@@ -68,11 +71,14 @@ std::string FakeNode::running_alloc(const std::string& ip) {
 
 json FakeNode::prev_result(const std::string& ip) {
   return {{"cniVersion", "1.0.0"},
-          {"interfaces", json::array({{{"name", "lxc1"}}, {{"name", "eth0"}, {"sandbox", "/var/run/netns/x"}}})},
-          {"ips", json::array({{{"interface", 1}, {"address", ip + "/32"}, {"gateway", "10.200.0.1"}}})}};
+          {"interfaces",
+           json::array({{{"name", "lxc1"}}, {{"name", "eth0"}, {"sandbox", "/var/run/netns/x"}}})},
+          {"ips",
+           json::array({{{"interface", 1}, {"address", ip + "/32"}, {"gateway", "10.200.0.1"}}})}};
 }
 
-json FakeNode::plugin_conf(const std::string& ip, int wait_ms, const std::string& state_file) const {
+json FakeNode::plugin_conf(const std::string& ip, int wait_ms,
+                           const std::string& state_file) const {
   return {{"cniVersion", "1.0.0"},
           {"name", "cilium"},
           {"type", "cilium-nomad-cni"},
@@ -82,11 +88,13 @@ json FakeNode::plugin_conf(const std::string& ip, int wait_ms, const std::string
           {"prevResult", prev_result(ip)}};
 }
 
-testing::ProcessResult FakeNode::plugin_add(const std::string& alloc, const std::string& ip, int wait_ms,
-                                            const std::string& cni_args, const std::string& state_file) const {
-  std::map<std::string, std::string> env = {{"CNI_COMMAND", "ADD"},         {"CNI_CONTAINERID", alloc},
-                                            {"CNI_IFNAME", "eth0"},         {"CNI_NETNS", "/var/run/netns/x"},
-                                            {"CNI_PATH", "/opt/cni/bin"},   {"CNI_ARGS", cni_args}};
+testing::ProcessResult FakeNode::plugin_add(const std::string& alloc, const std::string& ip,
+                                            int wait_ms, const std::string& cni_args,
+                                            const std::string& state_file) const {
+  std::map<std::string, std::string> env = {
+      {"CNI_COMMAND", "ADD"},       {"CNI_CONTAINERID", alloc},
+      {"CNI_IFNAME", "eth0"},       {"CNI_NETNS", "/var/run/netns/x"},
+      {"CNI_PATH", "/opt/cni/bin"}, {"CNI_ARGS", cni_args}};
   for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS"}) {
     if (const char* v = std::getenv(name)) env[name] = v;
   }
@@ -95,13 +103,16 @@ testing::ProcessResult FakeNode::plugin_add(const std::string& alloc, const std:
 }
 
 testing::ProcessResult FakeNode::plugin_del(const std::string& alloc, const std::string& ip) const {
-  std::map<std::string, std::string> env = {{"CNI_COMMAND", "DEL"},       {"CNI_CONTAINERID", alloc},
-                                            {"CNI_IFNAME", "eth0"},       {"CNI_NETNS", "/var/run/netns/x"},
+  std::map<std::string, std::string> env = {{"CNI_COMMAND", "DEL"},
+                                            {"CNI_CONTAINERID", alloc},
+                                            {"CNI_IFNAME", "eth0"},
+                                            {"CNI_NETNS", "/var/run/netns/x"},
                                             {"CNI_PATH", "/opt/cni/bin"}};
   for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS"}) {
     if (const char* v = std::getenv(name)) env[name] = v;
   }
-  return testing::run_process({testing::bin_dir() + "/cilium-nomad-cni"}, env, plugin_conf(ip, 0, "").dump());
+  return testing::run_process({testing::bin_dir() + "/cilium-nomad-cni"}, env,
+                              plugin_conf(ip, 0, "").dump());
 }
 
 std::optional<json> FakeNode::endpoint_of(const std::string& alloc) const {
@@ -122,7 +133,8 @@ bool FakeNode::labeled(const std::string& alloc, const std::vector<std::string>&
   auto ep = endpoint_of(alloc);
   if (!ep) return false;
   const json& identity = (*ep)["status"]["identity"];
-  if (!identity.is_object() || !identity["id"].is_number_integer() || identity["id"].get<long long>() < 256) {
+  if (!identity.is_object() || !identity["id"].is_number_integer() ||
+      identity["id"].get<long long>() < 256) {
     return false;
   }
   return identity_labels(alloc) == labels;
@@ -131,8 +143,8 @@ bool FakeNode::labeled(const std::string& alloc, const std::vector<std::string>&
 bool FakeNode::wait_labeled(const std::string& alloc, const std::vector<std::string>& labels,
                             std::chrono::milliseconds timeout) const {
   return agent_->wait_endpoint(
-      "cni-attachment-id:" + alloc + ":eth0", [&](const std::optional<json>&) { return labeled(alloc, labels); },
-      timeout);
+      "cni-attachment-id:" + alloc + ":eth0",
+      [&](const std::optional<json>&) { return labeled(alloc, labels); }, timeout);
 }
 
 int FakeNode::label_writes(const std::string& alloc) const {
@@ -151,18 +163,26 @@ std::vector<std::string> FakeNode::labeler_argv(const std::vector<std::string>& 
                                                 const std::string& log_level) const {
   std::vector<std::string> argv = {testing::bin_dir() + "/cilium-nomad-labeler",
                                    "run",
-                                   "--cilium-socket", cilium_socket(),
-                                   "--nomad-addr", nomad_->address(),
-                                   "--node-id", node_id(),
-                                   "--socket", labeler_socket(),
-                                   "--state-file", state_file(),
-                                   "--metrics-addr", "",
-                                   "--log-level", log_level};
+                                   "--cilium-socket",
+                                   cilium_socket(),
+                                   "--nomad-addr",
+                                   nomad_->address(),
+                                   "--node-id",
+                                   node_id(),
+                                   "--socket",
+                                   labeler_socket(),
+                                   "--state-file",
+                                   state_file(),
+                                   "--metrics-addr",
+                                   "",
+                                   "--log-level",
+                                   log_level};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
 }
 
-std::map<std::string, std::string> FakeNode::labeler_env(const std::map<std::string, std::string>& extra) const {
+std::map<std::string, std::string> FakeNode::labeler_env(
+    const std::map<std::string, std::string>& extra) const {
   std::map<std::string, std::string> env;
   for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS", "LSAN_OPTIONS"}) {
     if (const char* v = std::getenv(name)) env[name] = v;
@@ -172,7 +192,8 @@ std::map<std::string, std::string> FakeNode::labeler_env(const std::map<std::str
 }
 
 std::string sanitizer_report(const std::string& log) {
-  static const std::regex report(R"((ERROR: (Address|Leak|Thread)Sanitizer|WARNING: ThreadSanitizer|runtime error:)[^\n]*)");
+  static const std::regex report(
+      R"((ERROR: (Address|Leak|Thread)Sanitizer|WARNING: ThreadSanitizer|runtime error:)[^\n]*)");
   std::smatch m;
   return std::regex_search(log, m, report) ? m.str() : std::string();
 }
@@ -185,7 +206,8 @@ StateFileView read_state_file(const std::string& path) {
     view.error = "not a JSON object";
     return view;
   }
-  if (j.contains("allocations") && j["allocations"].is_object()) view.allocations = j["allocations"];
+  if (j.contains("allocations") && j["allocations"].is_object())
+    view.allocations = j["allocations"];
   view.parsed = true;
   return view;
 }

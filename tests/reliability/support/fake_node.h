@@ -58,10 +58,12 @@ class FakeNode {
 
   // What cilium-cni hands our plugin, and what it must print unchanged.
   static nlohmann::json prev_result(const std::string& ip);
-  nlohmann::json plugin_conf(const std::string& ip, int wait_ms, const std::string& state_file) const;
+  nlohmann::json plugin_conf(const std::string& ip, int wait_ms,
+                             const std::string& state_file) const;
   // The real plugin binary, as Nomad runs it.
   testing::ProcessResult plugin_add(const std::string& alloc, const std::string& ip, int wait_ms,
-                                    const std::string& cni_args = "", const std::string& state_file = "") const;
+                                    const std::string& cni_args = "",
+                                    const std::string& state_file = "") const;
 
   // The real plugin binary's DEL, as Nomad runs it when the allocation stops.
   testing::ProcessResult plugin_del(const std::string& alloc, const std::string& ip) const;
@@ -82,7 +84,8 @@ class FakeNode {
   std::vector<std::string> labeler_argv(const std::vector<std::string>& extra = {},
                                         const std::string& log_level = "info") const;
   // The environment the daemon gets: Nomad's address and the sanitizer settings of this test.
-  std::map<std::string, std::string> labeler_env(const std::map<std::string, std::string>& extra = {}) const;
+  std::map<std::string, std::string> labeler_env(
+      const std::map<std::string, std::string>& extra = {}) const;
 
  private:
   FakeNodeOptions options_;

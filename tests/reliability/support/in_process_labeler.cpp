@@ -30,20 +30,27 @@ InProcessLabeler::InProcessLabeler(FakeNode& node, labeler::DaemonConfig config,
   cilium::CiliumClientConfig cc;
   cc.socket_path = node.cilium_socket();
   cilium_ = std::make_unique<cilium::CurlCiliumClient>(cc, clock, logs_.logger());
-  daemon_ = std::make_unique<labeler::LabelerDaemon>(std::move(config), *nomad_, *cilium_, clock, logs_.logger());
+  daemon_ = std::make_unique<labeler::LabelerDaemon>(std::move(config), *nomad_, *cilium_, clock,
+                                                     logs_.logger());
 }
 
-InProcessLabeler::~InProcessLabeler() { stop(); }
+InProcessLabeler::~InProcessLabeler() {
+  stop();
+}
 
-Status InProcessLabeler::start() { return daemon_->start(stop_.get_token()); }
+Status InProcessLabeler::start() {
+  return daemon_->start(stop_.get_token());
+}
 
 void InProcessLabeler::stop() {
   stop_.request_stop();
   if (daemon_) daemon_->stop();
 }
 
-Result<std::optional<notify::Reply>> InProcessLabeler::notify_add(const std::string& alloc, const std::string& ip,
-                                                                  int wait_ms, cni::NomadWorkload hint) {
+Result<std::optional<notify::Reply>> InProcessLabeler::notify_add(const std::string& alloc,
+                                                                  const std::string& ip,
+                                                                  int wait_ms,
+                                                                  cni::NomadWorkload hint) {
   notify::Request r;
   r.op = notify::Op::kAdd;
   r.alloc_id = alloc;

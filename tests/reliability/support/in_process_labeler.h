@@ -36,8 +36,8 @@ class InProcessLabeler {
   std::string logs() const { return logs_.text(); }
 
   // What the plugin sends after recording the allocation. wait_ms 0: fire and forget.
-  Result<std::optional<notify::Reply>> notify_add(const std::string& alloc, const std::string& ip, int wait_ms,
-                                                  cni::NomadWorkload hint = {});
+  Result<std::optional<notify::Reply>> notify_add(const std::string& alloc, const std::string& ip,
+                                                  int wait_ms, cni::NomadWorkload hint = {});
 
  private:
   FakeNode& node_;

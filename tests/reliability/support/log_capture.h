@@ -33,7 +33,8 @@ class StringSink final : public spdlog::sinks::base_sink<std::mutex> {
 class LogCapture {
  public:
   LogCapture()
-      : sink_(std::make_shared<StringSink>()), logger_(std::make_shared<spdlog::logger>("capture", sink_)) {
+      : sink_(std::make_shared<StringSink>()),
+        logger_(std::make_shared<spdlog::logger>("capture", sink_)) {
     logger_->set_level(spdlog::level::debug);
   }
   LogCapture(const LogCapture&) = delete;

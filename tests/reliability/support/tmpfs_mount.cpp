@@ -27,7 +27,8 @@ TmpfsMount::~TmpfsMount() {
 }
 
 std::size_t TmpfsMount::fill(const std::string& filler_name) {
-  int fd = ::open((path_ + "/" + filler_name).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  int fd =
+      ::open((path_ + "/" + filler_name).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fd < 0) return 0;
   char block[4096];
   std::memset(block, 'f', sizeof block);
@@ -45,6 +46,8 @@ std::size_t TmpfsMount::fill(const std::string& filler_name) {
   return total;
 }
 
-void TmpfsMount::unfill(const std::string& filler_name) { ::unlink((path_ + "/" + filler_name).c_str()); }
+void TmpfsMount::unfill(const std::string& filler_name) {
+  ::unlink((path_ + "/" + filler_name).c_str());
+}
 
 }  // namespace cn::reliability

@@ -38,26 +38,34 @@ json cni_put_body(const std::string& alloc, const std::string& ip) {
               {"sync-build-endpoint", true}};
 }
 
-EndpointRef attach(const std::string& alloc) { return *EndpointRef::cni_attachment(alloc, "eth0"); }
+EndpointRef attach(const std::string& alloc) {
+  return *EndpointRef::cni_attachment(alloc, "eth0");
+}
 
 TEST(CiliumClientConfig, SocketFromFlagThenEnvThenDefault) {
   std::map<std::string, std::string> env = {{"CILIUM_SOCK", "/run/cilium/from-env.sock"}};
   std::map<std::string, std::string> none;
   EXPECT_EQ(CiliumClientConfig::resolve("/flag.sock", env_of(env)).socket_path, "/flag.sock");
   EXPECT_EQ(CiliumClientConfig::resolve("", env_of(env)).socket_path, "/run/cilium/from-env.sock");
-  EXPECT_EQ(CiliumClientConfig::resolve("", env_of(none)).socket_path, "/var/run/cilium/cilium.sock");
+  EXPECT_EQ(CiliumClientConfig::resolve("", env_of(none)).socket_path,
+            "/var/run/cilium/cilium.sock");
   EXPECT_EQ(CiliumClientConfig::resolve("unix:///x.sock", env_of(none)).socket_path, "/x.sock");
 }
 
 TEST(AgentError, BodiesOfEveryShape) {
-  EXPECT_EQ(agent_error_text(R"("unknown endpoint ID prefix \"foo\"")"), R"(unknown endpoint ID prefix "foo")");
-  EXPECT_EQ(agent_error_text(R"({"code":602,"message":"state in body is required"})"), "state in body is required");
-  EXPECT_EQ(agent_error_text("This API is administratively disabled.\n"), "This API is administratively disabled.");
+  EXPECT_EQ(agent_error_text(R"("unknown endpoint ID prefix \"foo\"")"),
+            R"(unknown endpoint ID prefix "foo")");
+  EXPECT_EQ(agent_error_text(R"({"code":602,"message":"state in body is required"})"),
+            "state in body is required");
+  EXPECT_EQ(agent_error_text("This API is administratively disabled.\n"),
+            "This API is administratively disabled.");
   EXPECT_EQ(agent_error_text(""), "");
 }
 
 TEST(AgentError, RateLimitHints) {
-  EXPECT_EQ(rate_limit_wait_hint("request would have to wait 16s to be served (maximum wait duration: 15s)"), 16s);
+  EXPECT_EQ(rate_limit_wait_hint(
+                "request would have to wait 16s to be served (maximum wait duration: 15s)"),
+            16s);
   EXPECT_EQ(rate_limit_wait_hint("request would have to wait 1.5s to be served"), 1500ms);
   EXPECT_EQ(rate_limit_wait_hint("request would have to wait 1m30s to be served"), 90s);
   EXPECT_EQ(rate_limit_wait_hint("request would have to wait 250ms to be served"), 250ms);
@@ -117,11 +125,12 @@ TEST_F(CiliumClientTest, HostHeaderIsLocalhost) {
   TempDir dir;
   std::mutex mu;
   std::string host;
-  auto server = fakes::HttpServer::unix_socket(dir.file("c.sock"), [&](const fakes::HttpRequest& r) {
-    std::lock_guard lock(mu);
-    host = r.header("Host").value_or("<none>");
-    return fakes::HttpResponse{};
-  });
+  auto server =
+      fakes::HttpServer::unix_socket(dir.file("c.sock"), [&](const fakes::HttpRequest& r) {
+        std::lock_guard lock(mu);
+        host = r.header("Host").value_or("<none>");
+        return fakes::HttpResponse{};
+      });
   server->start();
   auto cfg = config();
   cfg.socket_path = dir.file("c.sock");
@@ -175,19 +184,24 @@ TEST_F(CiliumClientTest, JsonStringErrorsAreUnquoted) {
 TEST_F(CiliumClientTest, ReplaceIdentityLabelsSendsStateAndAlwaysLabels) {
   create(kAlloc, "10.200.3.17");
   CurlCiliumClient client(config());
-  ASSERT_TRUE(client.replace_identity_labels(attach(kAlloc), {"nomad:job=web", "nomad:group=app"}, soon()));
+  ASSERT_TRUE(
+      client.replace_identity_labels(attach(kAlloc), {"nomad:job=web", "nomad:group=app"}, soon()));
   ASSERT_TRUE(agent_->wait_settled());
   auto ep = client.endpoint(attach(kAlloc), soon());
   ASSERT_TRUE(ep) << ep.error().message;
   EXPECT_FALSE(is_init(*ep));
-  EXPECT_EQ(ep->security_relevant_labels, (std::vector<std::string>{"nomad:group=app", "nomad:job=web"}));
+  EXPECT_EQ(ep->security_relevant_labels,
+            (std::vector<std::string>{"nomad:group=app", "nomad:job=web"}));
 
   ASSERT_TRUE(client.replace_identity_labels(attach(kAlloc), {}, soon()));
   auto patches = requests("PATCH", "/endpoint/{id}");
   ASSERT_EQ(patches.size(), 2U);
-  EXPECT_EQ(json::parse(patches[0].body),
-            json::parse(R"({"state":"waiting-for-identity","labels":["nomad:job=web","nomad:group=app"]})"));
-  EXPECT_EQ(json::parse(patches[1].body), json::parse(R"({"state":"waiting-for-identity","labels":[]})"));
+  EXPECT_EQ(
+      json::parse(patches[0].body),
+      json::parse(
+          R"({"state":"waiting-for-identity","labels":["nomad:job=web","nomad:group=app"]})"));
+  EXPECT_EQ(json::parse(patches[1].body),
+            json::parse(R"({"state":"waiting-for-identity","labels":[]})"));
 }
 
 TEST_F(CiliumClientTest, SetUserLabelsSendsTheCompleteSet) {
@@ -215,13 +229,16 @@ TEST_F(CiliumClientTest, RateLimitedPatchBacksOffByTheAgentsHintThenSucceeds) {
   auto cfg = config();
   cfg.retry.base_delay = 1ms;  // so the wait is the agent's hint, not our own backoff
   CurlCiliumClient client(cfg, clock);
-  agent_->inject_fault(FaultRule::fail("PATCH", "/endpoint/{id}/labels", 429, 2,
-                                       R"j("request would have to wait 2s to be served (maximum wait duration: 15s)")j"));
+  agent_->inject_fault(FaultRule::fail(
+      "PATCH", "/endpoint/{id}/labels", 429, 2,
+      R"j("request would have to wait 2s to be served (maximum wait duration: 15s)")j"));
   auto run = std::async(std::launch::async, [&] {
     return client.set_user_labels(attach(kAlloc), {"nomad:job=web"}, clock.now() + 1min);
   });
   for (int i = 1; i <= 2; ++i) {
-    ASSERT_TRUE(eventually([&] { return clock.sleepers() == 1 && agent_->count("PATCH", "/endpoint/{id}/labels") == i; }));
+    ASSERT_TRUE(eventually([&] {
+      return clock.sleepers() == 1 && agent_->count("PATCH", "/endpoint/{id}/labels") == i;
+    }));
     clock.advance(1900ms);
     EXPECT_EQ(run.wait_for(20ms), std::future_status::timeout);  // the hint is 2 s
     EXPECT_EQ(agent_->count("PATCH", "/endpoint/{id}/labels"), i);
@@ -239,12 +256,14 @@ TEST_F(CiliumClientTest, RateLimitIsRetriedPastMaxAttemptsButNotPastTheDeadline)
   auto cfg = config();
   cfg.retry.max_attempts = 2;
   CurlCiliumClient client(cfg, clock);
-  agent_->inject_fault(FaultRule::fail("PATCH", "/endpoint/{id}", 429, -1,
-                                       R"j("request would have to wait 3s to be served (maximum wait duration: 15s)")j"));
+  agent_->inject_fault(FaultRule::fail(
+      "PATCH", "/endpoint/{id}", 429, -1,
+      R"j("request would have to wait 3s to be served (maximum wait duration: 15s)")j"));
   auto r = client.replace_identity_labels(attach(kAlloc), {"nomad:job=web"}, clock.now() + 30s);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().status, 429);
-  EXPECT_EQ(r.error().message, "request would have to wait 3s to be served (maximum wait duration: 15s)");
+  EXPECT_EQ(r.error().message,
+            "request would have to wait 3s to be served (maximum wait duration: 15s)");
   const int n = agent_->count("PATCH", "/endpoint/{id}");
   EXPECT_GT(n, 2);   // beyond max_attempts: 429 is retried until the deadline
   EXPECT_LE(n, 11);  // but at most one try per >= 3 s within 30 s

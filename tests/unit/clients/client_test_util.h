@@ -93,7 +93,8 @@ class ClockPump {
 };
 
 // A getenv over a map, for from_env tests that must not touch the process environment.
-inline std::function<const char*(const char*)> env_of(const std::map<std::string, std::string>& vars) {
+inline std::function<const char*(const char*)> env_of(
+    const std::map<std::string, std::string>& vars) {
   return [&vars](const char* name) -> const char* {
     auto it = vars.find(name);
     return it == vars.end() ? nullptr : it->second.c_str();

@@ -12,8 +12,8 @@
 #include "common/http/http_client.h"
 #include "common/http/url.h"
 #include "tests/fakes/http/http_server.h"
-#include "tests/unit/clients/client_test_util.h"
 #include "tests/support/recorder.h"
+#include "tests/unit/clients/client_test_util.h"
 
 namespace cn::http {
 namespace {
@@ -79,7 +79,8 @@ TEST_F(HttpClientTest, GetCanCarryABodyAndDeleteHasNone) {
     return HttpResponse{};
   });
   HttpClient client = unix_client();
-  ASSERT_TRUE(client.send(Request{Method::get, "/v1/endpoint", {}, std::string(R"(["k8s:app=x"])"), 0ms}));
+  ASSERT_TRUE(
+      client.send(Request{Method::get, "/v1/endpoint", {}, std::string(R"(["k8s:app=x"])"), 0ms}));
   ASSERT_TRUE(client.send(Request{Method::del, "/v1/endpoint/7", {}, std::nullopt, 0ms}));
   auto seen = rec.items();
   ASSERT_EQ(seen.size(), 2U);
@@ -126,7 +127,8 @@ TEST_F(HttpClientTest, HeaderInjectionIsRefused) {
 TEST_F(HttpClientTest, ReusesOneConnectionForSequentialRequests) {
   serve_unix([](const HttpRequest&) { return HttpResponse{}; });
   HttpClient client = unix_client();
-  for (int i = 0; i < 5; ++i) ASSERT_TRUE(client.send(Request{Method::get, "/x", {}, std::nullopt, 0ms}));
+  for (int i = 0; i < 5; ++i)
+    ASSERT_TRUE(client.send(Request{Method::get, "/x", {}, std::nullopt, 0ms}));
   EXPECT_EQ(server_->accepted_connections(), 1);
   EXPECT_EQ(client.idle_connections(), 1U);
 }
@@ -159,7 +161,8 @@ TEST_F(HttpClientTest, MissingSocketIsAConnectFailureNamingThePath) {
   auto res = client.send(Request{Method::get, "/v1/config", {}, std::nullopt, 0ms});
   ASSERT_FALSE(res);
   EXPECT_EQ(res.error().kind, ErrorKind::transport);
-  EXPECT_NE(res.error().message.find(dir_.file("api.sock")), std::string::npos) << res.error().message;
+  EXPECT_NE(res.error().message.find(dir_.file("api.sock")), std::string::npos)
+      << res.error().message;
   EXPECT_NE(res.error().message.find("GET /v1/config"), std::string::npos) << res.error().message;
 }
 
@@ -225,7 +228,8 @@ TEST_F(HttpClientTest, ProxyEnvironmentIsIgnored) {
   });
   direct->start();
   const std::string proxy_url = "http://127.0.0.1:" + std::to_string(proxy->port());
-  for (const char* var : {"http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"}) ::setenv(var, proxy_url.c_str(), 1);
+  for (const char* var : {"http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"})
+    ::setenv(var, proxy_url.c_str(), 1);
   ::unsetenv("no_proxy");
   ::unsetenv("NO_PROXY");
   HttpClientConfig cfg;
@@ -349,20 +353,23 @@ TEST_P(HttpStreamTest, StopTokenEndsTheStreamCleanly) {
   });
   HttpClient client = unix_client();
   std::stop_source stop;
-  auto res = client.stream(Request{Method::get, "/s", {}, std::nullopt, 0ms},
-                           [&](std::string_view) {
-                             // Requested from another thread, as the labeler's shutdown does.
-                             std::jthread([&] { stop.request_stop(); }).join();
-                             return true;
-                           },
-                           StreamOptions{}, stop.get_token());
+  auto res = client.stream(
+      Request{Method::get, "/s", {}, std::nullopt, 0ms},
+      [&](std::string_view) {
+        // Requested from another thread, as the labeler's shutdown does.
+        std::jthread([&] { stop.request_stop(); }).join();
+        return true;
+      },
+      StreamOptions{}, stop.get_token());
   ASSERT_TRUE(res) << res.error().message;
   EXPECT_EQ(res->end, StreamEnd::stopped);
   EXPECT_TRUE(eventually([&] { return server_->open_connections() == 0; }));
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, HttpStreamTest, ::testing::Values(true, false),
-                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "chunked" : "raw_until_close"; });
+                         [](const ::testing::TestParamInfo<bool>& p) {
+                           return p.param ? "chunked" : "raw_until_close";
+                         });
 
 TEST_F(HttpClientTest, StreamErrorStatusKeepsTheBodyForTheMessage) {
   serve_unix([](const HttpRequest&) {
@@ -398,8 +405,8 @@ TEST(HttpTarget, ParsesUrls) {
   ASSERT_TRUE(c);
   EXPECT_EQ(c->host(), "::1");
   EXPECT_EQ(c->describe(), "http://[::1]:4646");
-  for (const char* bad : {"127.0.0.1:4646", "ftp://x", "http://", "http://h:0", "http://h:99999", "http://u:p@h",
-                          "http://h/?q=1", "http://h /x"}) {
+  for (const char* bad : {"127.0.0.1:4646", "ftp://x", "http://", "http://h:0", "http://h:99999",
+                          "http://u:p@h", "http://h/?q=1", "http://h /x"}) {
     EXPECT_FALSE(HttpTarget::url(bad)) << bad;
   }
   EXPECT_EQ(HttpTarget::unix_socket("/run/x.sock").describe(), "unix:/run/x.sock");

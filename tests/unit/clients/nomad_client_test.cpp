@@ -27,12 +27,15 @@ constexpr const char* kSecret = "5f1c9a3e-token-never-logged-7d2b";
 // ---- configuration ---------------------------------------------------------------------------
 
 TEST(NomadClientConfig, FromEnvReadsEveryVariable) {
-  std::map<std::string, std::string> env = {
-      {"NOMAD_ADDR", "https://10.0.0.5:4646"},   {"NOMAD_TOKEN", kSecret},
-      {"NOMAD_REGION", "eu-west"},               {"NOMAD_CACERT", "/etc/nomad/ca.pem"},
-      {"NOMAD_CAPATH", "/etc/nomad/cas"},        {"NOMAD_CLIENT_CERT", "/etc/nomad/cli.pem"},
-      {"NOMAD_CLIENT_KEY", "/etc/nomad/cli-key.pem"}, {"NOMAD_TLS_SERVER_NAME", "client.eu-west.nomad"},
-      {"NOMAD_SKIP_VERIFY", "true"}};
+  std::map<std::string, std::string> env = {{"NOMAD_ADDR", "https://10.0.0.5:4646"},
+                                            {"NOMAD_TOKEN", kSecret},
+                                            {"NOMAD_REGION", "eu-west"},
+                                            {"NOMAD_CACERT", "/etc/nomad/ca.pem"},
+                                            {"NOMAD_CAPATH", "/etc/nomad/cas"},
+                                            {"NOMAD_CLIENT_CERT", "/etc/nomad/cli.pem"},
+                                            {"NOMAD_CLIENT_KEY", "/etc/nomad/cli-key.pem"},
+                                            {"NOMAD_TLS_SERVER_NAME", "client.eu-west.nomad"},
+                                            {"NOMAD_SKIP_VERIFY", "true"}};
   auto c = NomadClientConfig::from_env(env_of(env));
   ASSERT_TRUE(c) << c.error().message;
   EXPECT_EQ(c->address, "https://10.0.0.5:4646");
@@ -47,11 +50,12 @@ TEST(NomadClientConfig, FromEnvReadsEveryVariable) {
 }
 
 TEST(NomadClientConfig, TaskApiSocketFromNomadUnixAddrUnlessNomadAddrIsSet) {
-  auto only_unix = NomadClientConfig::from_env(env_of({{"NOMAD_UNIX_ADDR", "unix:///secrets/api.sock"}}));
+  auto only_unix =
+      NomadClientConfig::from_env(env_of({{"NOMAD_UNIX_ADDR", "unix:///secrets/api.sock"}}));
   ASSERT_TRUE(only_unix);
   EXPECT_EQ(only_unix->address, "unix:///secrets/api.sock");
-  auto both = NomadClientConfig::from_env(
-      env_of({{"NOMAD_UNIX_ADDR", "unix:///secrets/api.sock"}, {"NOMAD_ADDR", "https://10.0.0.5:4646"}}));
+  auto both = NomadClientConfig::from_env(env_of(
+      {{"NOMAD_UNIX_ADDR", "unix:///secrets/api.sock"}, {"NOMAD_ADDR", "https://10.0.0.5:4646"}}));
   ASSERT_TRUE(both);
   EXPECT_EQ(both->address, "https://10.0.0.5:4646");
 }
@@ -232,9 +236,11 @@ TEST_F(NomadClientTest, NodeAllocationsBlockingQuery) {
   ASSERT_TRUE(snap) << snap.error().message;
   ASSERT_EQ(snap->value.allocations.size(), 1U);
   EXPECT_EQ(snap->index, fake_->current_index());
-  EXPECT_EQ(targets("node_allocations").back(), "/v1/node/" + node + "/allocations");  // index 0: no blocking
+  EXPECT_EQ(targets("node_allocations").back(),
+            "/v1/node/" + node + "/allocations");  // index 0: no blocking
 
-  auto blocked = std::async(std::launch::async, [&] { return c->node_allocations(node, snap->index, 30s, soon()); });
+  auto blocked = std::async(std::launch::async,
+                            [&] { return c->node_allocations(node, snap->index, 30s, soon()); });
   ASSERT_TRUE(fake_->wait_for_blocked(1));
   const std::string second = place();
   auto next = blocked.get();
@@ -264,11 +270,12 @@ TEST_F(NomadClientTest, BlockingQueryTimesOutAfterWaitPlusJitterAndMargin) {
 
 TEST_F(NomadClientTest, MissingIndexHeaderIsAnError) {
   TempDir dir;
-  auto server = fakes::HttpServer::unix_socket(dir.file("nomad.sock"), [](const fakes::HttpRequest&) {
-    fakes::HttpResponse r;
-    r.body = "[]";
-    return r;
-  });
+  auto server =
+      fakes::HttpServer::unix_socket(dir.file("nomad.sock"), [](const fakes::HttpRequest&) {
+        fakes::HttpResponse r;
+        r.body = "[]";
+        return r;
+      });
   server->start();
   auto cfg = config();
   cfg.address = "unix://" + dir.file("nomad.sock");
@@ -283,13 +290,14 @@ TEST_F(NomadClientTest, UnixSocketAddressTalksHttpTo127001) {
   TempDir dir;
   std::mutex mu;
   std::vector<std::string> hosts;
-  auto server = fakes::HttpServer::unix_socket(dir.file("api.sock"), [&](const fakes::HttpRequest& r) {
-    {
-      std::lock_guard lock(mu);
-      hosts.push_back(r.header("Host").value_or(""));
-    }
-    return fake_->handle(r);
-  });
+  auto server =
+      fakes::HttpServer::unix_socket(dir.file("api.sock"), [&](const fakes::HttpRequest& r) {
+        {
+          std::lock_guard lock(mu);
+          hosts.push_back(r.header("Host").value_or(""));
+        }
+        return fake_->handle(r);
+      });
   server->start();
   auto cfg = config();
   cfg.address = "unix://" + dir.file("api.sock");
@@ -388,12 +396,13 @@ TEST_F(NomadClientTest, TokenIsSentAsHeaderAndNeverLoggedOrInErrors) {
 
   // A server that echoes the token back: the message is scrubbed.
   TempDir dir;
-  auto echo = fakes::HttpServer::unix_socket(dir.file("echo.sock"), [](const fakes::HttpRequest& r) {
-    fakes::HttpResponse resp;
-    resp.status = 400;
-    resp.body = "bad token " + r.header("X-Nomad-Token").value_or("?");
-    return resp;
-  });
+  auto echo =
+      fakes::HttpServer::unix_socket(dir.file("echo.sock"), [](const fakes::HttpRequest& r) {
+        fakes::HttpResponse resp;
+        resp.status = 400;
+        resp.body = "bad token " + r.header("X-Nomad-Token").value_or("?");
+        return resp;
+      });
   echo->start();
   auto cfg_echo = cfg;
   cfg_echo.address = "unix://" + dir.file("echo.sock");
@@ -413,7 +422,8 @@ TEST_F(NomadClientTest, TokenIsSentAsHeaderAndNeverLoggedOrInErrors) {
 
 // ---- event stream --------------------------------------------------------------------------
 
-class NomadStreamTest : public NomadClientTest, public ::testing::WithParamInterface<fakes::StreamTransport> {
+class NomadStreamTest : public NomadClientTest,
+                        public ::testing::WithParamInterface<fakes::StreamTransport> {
  protected:
   void SetUp() override {
     NomadClientTest::SetUp();
@@ -473,14 +483,20 @@ TEST_P(NomadStreamTest, EndOfStreamIsAnError) {
   auto c = client(config());
   Lines got;
   auto run = std::async(std::launch::async, [&] {
-    return c->event_stream(EventStreamQuery{}, [&](std::string_view l) { got.add(l); return true; }, 5s, {});
+    return c->event_stream(EventStreamQuery{},
+                           [&](std::string_view l) {
+                             got.add(l);
+                             return true;
+                           },
+                           5s, {});
   });
   ASSERT_TRUE(eventually([&] { return got.size() == 1; }));
   fake_->drop_streams();
   auto status = run.get();
   ASSERT_FALSE(status);
   EXPECT_EQ(status.error().status, 0);
-  EXPECT_NE(status.error().message.find("event stream ended"), std::string::npos) << status.error().message;
+  EXPECT_NE(status.error().message.find("event stream ended"), std::string::npos)
+      << status.error().message;
   if (GetParam() == fakes::StreamTransport::kChunked) {
     // Nomad <= 1.11.1 appends its reason without a newline.
     EXPECT_NE(status.error().message.find("subscription closed by server"), std::string::npos)
@@ -492,7 +508,8 @@ TEST_P(NomadStreamTest, SilenceBeyondTheIdleTimeoutIsAnError) {
   auto c = client(config());
   fake_->set_stream_stall(true);  // not even the first heartbeat
   const auto start = std::chrono::steady_clock::now();
-  auto status = c->event_stream(EventStreamQuery{}, [](std::string_view) { return true; }, 300ms, {});
+  auto status =
+      c->event_stream(EventStreamQuery{}, [](std::string_view) { return true; }, 300ms, {});
   const auto took = std::chrono::steady_clock::now() - start;
   ASSERT_FALSE(status);
   EXPECT_NE(status.error().message.find("idle"), std::string::npos) << status.error().message;
@@ -506,8 +523,13 @@ TEST_P(NomadStreamTest, StopTokenEndsTheStreamWithoutError) {
   std::stop_source stop;
   Lines got;
   auto run = std::async(std::launch::async, [&] {
-    return c->event_stream(EventStreamQuery{}, [&](std::string_view l) { got.add(l); return true; }, 60s,
-                           stop.get_token());
+    return c->event_stream(
+        EventStreamQuery{},
+        [&](std::string_view l) {
+          got.add(l);
+          return true;
+        },
+        60s, stop.get_token());
   });
   ASSERT_TRUE(eventually([&] { return got.size() == 1; }));
   stop.request_stop();
@@ -521,7 +543,8 @@ TEST_P(NomadStreamTest, StopTokenEndsTheStreamWithoutError) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, NomadStreamTest,
-                         ::testing::Values(fakes::StreamTransport::kRaw, fakes::StreamTransport::kChunked),
+                         ::testing::Values(fakes::StreamTransport::kRaw,
+                                           fakes::StreamTransport::kChunked),
                          [](const ::testing::TestParamInfo<fakes::StreamTransport>& p) {
                            return p.param == fakes::StreamTransport::kRaw ? "raw" : "chunked";
                          });
@@ -532,7 +555,8 @@ TEST_F(NomadClientTest, StreamRefusedSubscriptionCarriesStatusAndText) {
   cfg.token = "not-a-known-token";
   auto c = client(cfg);
   bool called = false;
-  auto status = c->event_stream(EventStreamQuery{}, [&](std::string_view) { return called = true; }, 5s, {});
+  auto status =
+      c->event_stream(EventStreamQuery{}, [&](std::string_view) { return called = true; }, 5s, {});
   ASSERT_FALSE(status);
   EXPECT_EQ(status.error().status, 403);
   EXPECT_EQ(status.error().message, "Permission denied");

@@ -17,13 +17,18 @@ using namespace std::chrono_literals;
 using client_testing::ClockPump;
 using client_testing::eventually;
 
-HttpResult<Response> status(int s, std::string body = {}) { return Response{s, {}, std::move(body)}; }
-HttpResult<Response> failure(ErrorKind k) { return fail(k, "boom"); }
+HttpResult<Response> status(int s, std::string body = {}) {
+  return Response{s, {}, std::move(body)};
+}
+HttpResult<Response> failure(ErrorKind k) {
+  return fail(k, "boom");
+}
 
 // Answers from a script (the last one repeats) and notes when each attempt ran.
 class Script {
  public:
-  explicit Script(std::vector<HttpResult<Response>> answers, Clock& clock) : answers_(std::move(answers)), clock_(clock) {}
+  explicit Script(std::vector<HttpResult<Response>> answers, Clock& clock)
+      : answers_(std::move(answers)), clock_(clock) {}
   HttpResult<Response> operator()(std::chrono::milliseconds left) {
     std::lock_guard lock(mu_);
     times_.push_back(clock_.now());
@@ -51,8 +56,8 @@ class Script {
   std::atomic<int> count_{0};
 };
 
-RetryPolicy policy(int attempts, std::chrono::milliseconds base = 100ms, std::chrono::milliseconds max = 1s,
-                   bool rate_limited_until_deadline = false) {
+RetryPolicy policy(int attempts, std::chrono::milliseconds base = 100ms,
+                   std::chrono::milliseconds max = 1s, bool rate_limited_until_deadline = false) {
   return RetryPolicy{attempts, base, max, rate_limited_until_deadline};
 }
 
@@ -88,7 +93,8 @@ TEST(Backoff, SameSeedSameDelays) {
 
 TEST(RetryClassification, OnlyConnectFailures5xxAnd429) {
   EXPECT_TRUE(is_retryable(failure(ErrorKind::transport)));
-  for (auto k : {ErrorKind::timeout, ErrorKind::tls, ErrorKind::cancelled, ErrorKind::bad_answer, ErrorKind::invalid}) {
+  for (auto k : {ErrorKind::timeout, ErrorKind::tls, ErrorKind::cancelled, ErrorKind::bad_answer,
+                 ErrorKind::invalid}) {
     EXPECT_FALSE(is_retryable(failure(k))) << to_string(k);
   }
   for (int s : {429, 500, 502, 503, 504}) EXPECT_TRUE(is_retryable(status(s))) << s;
@@ -107,7 +113,8 @@ TEST(WithRetry, RetriesServerErrorsOnTheInjectedClockUntilSuccess) {
   });
   // Each wait must be on the clock: the retry does not happen until time moves.
   for (int i = 1; i <= 2; ++i) {
-    EXPECT_TRUE(eventually([&] { return script.count() == i && clock.sleepers() == 1; })) << "retry " << i;
+    EXPECT_TRUE(eventually([&] { return script.count() == i && clock.sleepers() == 1; }))
+        << "retry " << i;
     clock.advance(1s);  // >= any delay allowed by max_delay
   }
   auto [res, made] = fut.get();
@@ -120,7 +127,8 @@ TEST(WithRetry, RetriesServerErrorsOnTheInjectedClockUntilSuccess) {
 TEST(WithRetry, NonRetryableAnswersReturnAtOnce) {
   ManualClock clock;
   Backoff backoff(policy(5), 1);
-  for (auto answer : {status(404), status(400), status(501), failure(ErrorKind::tls), failure(ErrorKind::timeout)}) {
+  for (auto answer : {status(404), status(400), status(501), failure(ErrorKind::tls),
+                      failure(ErrorKind::timeout)}) {
     Script script({answer}, clock);
     int made = 0;
     auto r = with_retry(RetryRun{backoff, clock, clock.now() + 60s}, std::ref(script), &made);
@@ -180,7 +188,8 @@ TEST(WithRetry, RateLimitedIsRetriedUntilTheDeadlineWhenAsked) {
   ManualClock clock;
   ClockPump pump(clock, 1s);
   Backoff limited(policy(2, 100ms, 1s, true), 1);
-  Script until_deadline({status(429), status(429), status(429), status(429), status(429), status(200)}, clock);
+  Script until_deadline(
+      {status(429), status(429), status(429), status(429), status(429), status(200)}, clock);
   auto r = with_retry(RetryRun{limited, clock, clock.now() + 1h}, std::ref(until_deadline));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
@@ -220,7 +229,8 @@ TEST(WithRetry, StopTokenEndsTheWait) {
   Script script({status(503)}, clock);
   std::stop_source stop;
   auto fut = std::async(std::launch::async, [&] {
-    return with_retry(RetryRun{backoff, clock, clock.now() + 1h, stop.get_token()}, std::ref(script));
+    return with_retry(RetryRun{backoff, clock, clock.now() + 1h, stop.get_token()},
+                      std::ref(script));
   });
   ASSERT_TRUE(clock.wait_for_sleepers(1));
   stop.request_stop();

@@ -27,7 +27,8 @@ using client_testing::TempDir;
 constexpr const char* kServerName = "client.global.nomad";
 
 bool run(const std::string& cmd) {
-  return cn::testing::run_process({"/bin/sh", "-c", cmd}, cn::testing::current_environment(), "").exit_code == 0;
+  return cn::testing::run_process({"/bin/sh", "-c", cmd}, cn::testing::current_environment(), "")
+             .exit_code == 0;
 }
 
 // Certificates shared by every test in this file.
@@ -37,19 +38,25 @@ class Pki {
     if (!run("command -v openssl")) return nullptr;
     auto* p = new Pki;
     const std::string d = p->dir.path().string();
-    const std::string newkey = "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes ";
-    std::ofstream(d + "/server.ext") << "subjectAltName=DNS:" << kServerName << "\nextendedKeyUsage=serverAuth\n";
+    const std::string newkey =
+        "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes ";
+    std::ofstream(d + "/server.ext")
+        << "subjectAltName=DNS:" << kServerName << "\nextendedKeyUsage=serverAuth\n";
     std::ofstream(d + "/client.ext") << "extendedKeyUsage=clientAuth\n";
     const bool ok =
-        run("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=cn-test-ca"
-            " -keyout " + d + "/ca.key -out " + d + "/ca.pem") &&
-        run(newkey + "-subj /CN=" + kServerName + " -keyout " + d + "/server.key -out " + d + "/server.csr") &&
+        run("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 "
+            "-subj /CN=cn-test-ca"
+            " -keyout " +
+            d + "/ca.key -out " + d + "/ca.pem") &&
+        run(newkey + "-subj /CN=" + kServerName + " -keyout " + d + "/server.key -out " + d +
+            "/server.csr") &&
         run("openssl x509 -req -days 2 -in " + d + "/server.csr -CA " + d + "/ca.pem -CAkey " + d +
             "/ca.key -CAcreateserial -extfile " + d + "/server.ext -out " + d + "/server.pem") &&
         run(newkey + "-subj /CN=labeler -keyout " + d + "/client.key -out " + d + "/client.csr") &&
         run("openssl x509 -req -days 2 -in " + d + "/client.csr -CA " + d + "/ca.pem -CAkey " + d +
             "/ca.key -CAcreateserial -extfile " + d + "/client.ext -out " + d + "/client.pem") &&
-        run("mkdir " + d + "/cas && cp " + d + "/ca.pem " + d + "/cas/ && openssl rehash " + d + "/cas");
+        run("mkdir " + d + "/cas && cp " + d + "/ca.pem " + d + "/cas/ && openssl rehash " + d +
+            "/cas");
     if (!ok) {
       delete p;
       return nullptr;
@@ -88,8 +95,11 @@ class TlsServer {
 
  private:
   static std::vector<std::string> args(const Pki& pki, bool require_client_cert) {
-    std::vector<std::string> a = {"openssl", "s_server", "-accept", "127.0.0.1:0", "-cert", pki.file("server.pem"),
-                                  "-key", pki.file("server.key"), "-www"};
+    std::vector<std::string> a = {"openssl", "s_server",
+                                  "-accept", "127.0.0.1:0",
+                                  "-cert",   pki.file("server.pem"),
+                                  "-key",    pki.file("server.key"),
+                                  "-www"};
     if (require_client_cert) {
       for (const char* x : {"-Verify", "1", "-CAfile"}) a.emplace_back(x);
       a.push_back(pki.file("ca.pem"));
@@ -213,12 +223,14 @@ TEST_F(TlsTest, NomadClientUsesTheEnvironmentsTlsSettings) {
   EXPECT_NE(id.error().message.find("not a JSON object"), std::string::npos) << id.error().message;
 
   env.erase("NOMAD_CACERT");
-  auto untrusted = nomad::CurlNomadClient::create(*nomad::NomadClientConfig::from_env(client_testing::env_of(env)));
+  auto untrusted = nomad::CurlNomadClient::create(
+      *nomad::NomadClientConfig::from_env(client_testing::env_of(env)));
   ASSERT_TRUE(untrusted);
   auto refused = (*untrusted)->local_node_id(system_clock().now() + 10s);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().status, 0);
-  EXPECT_EQ(refused.error().message.find("not a JSON object"), std::string::npos) << refused.error().message;
+  EXPECT_EQ(refused.error().message.find("not a JSON object"), std::string::npos)
+      << refused.error().message;
 }
 
 }  // namespace

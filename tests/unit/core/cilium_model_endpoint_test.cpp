@@ -194,9 +194,10 @@ namespace {
 
 // The agent's API types endpoint IDs as int64; a narrowing cast once turned 65537 into endpoint 1.
 TEST(EndpointRefLocal, RefusesIdsOutsideTheAgentsRangeInsteadOfNarrowing) {
-  for (std::int64_t bad : {std::int64_t{0}, std::int64_t{-1}, std::int64_t{65536}, std::int64_t{65537},
-                           std::int64_t{4294967297}, std::numeric_limits<std::int64_t>::min(),
-                           std::numeric_limits<std::int64_t>::max()}) {
+  for (std::int64_t bad :
+       {std::int64_t{0}, std::int64_t{-1}, std::int64_t{65536}, std::int64_t{65537},
+        std::int64_t{4294967297}, std::numeric_limits<std::int64_t>::min(),
+        std::numeric_limits<std::int64_t>::max()}) {
     auto ref = EndpointRef::local(bad);
     ASSERT_FALSE(ref) << bad << " became " << ref->to_string();
     EXPECT_EQ(ref.error().kind, ErrorKind::bad_answer);

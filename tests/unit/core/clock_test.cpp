@@ -45,14 +45,16 @@ TEST(ManualClock, WallJumpsDoNotMoveMonotonicTime) {
 }
 
 TEST(Rfc3339, FormatsUtcWithMilliseconds) {
-  EXPECT_EQ(rfc3339(WallTime{std::chrono::milliseconds{1795983779205}}), "2026-11-29T20:22:59.205Z");
+  EXPECT_EQ(rfc3339(WallTime{std::chrono::milliseconds{1795983779205}}),
+            "2026-11-29T20:22:59.205Z");
 }
 
 TEST(AllocId, AcceptsUuidsOnly) {
   EXPECT_TRUE(is_valid_alloc_id("4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11"));
   EXPECT_TRUE(is_valid_alloc_id("4B1F6C2E-8D3A-9F57-1C2B-7E0A5D9C3F11"));
-  for (const char* bad : {"", "4b1f6c2e8d3a9f571c2b7e0a5d9c3f11", "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f1g",
-                          "../../../../etc/passwd-0000000000000", "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11\n"}) {
+  for (const char* bad :
+       {"", "4b1f6c2e8d3a9f571c2b7e0a5d9c3f11", "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f1g",
+        "../../../../etc/passwd-0000000000000", "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11\n"}) {
     EXPECT_FALSE(is_valid_alloc_id(bad)) << bad;
   }
 }

@@ -8,7 +8,8 @@ namespace {
 TEST(CniArgs, NomadFieldsInAnyOrderNextToIgnoreUnknownAndUserArgs) {
   auto args = parse_cni_args(
       "example=value;NOMAD_JOB_ID=web;IgnoreUnknown=true;NOMAD_NAMESPACE=default;"
-      "NOMAD_GROUP_NAME=app;NOMAD_ALLOC_ID=4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11;NOMAD_REGION=global");
+      "NOMAD_GROUP_NAME=app;NOMAD_ALLOC_ID=4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11;NOMAD_REGION="
+      "global");
   auto w = nomad_workload_from_args(args);
   EXPECT_EQ(w.region, "global");
   EXPECT_EQ(w.namespace_, "default");

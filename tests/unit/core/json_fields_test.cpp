@@ -10,19 +10,22 @@
 namespace cn::json {
 namespace {
 
-const Fields kKeep = {{"id", {}}, {"meta", {}}, {"groups", {{"name", {}}, {"tasks", {{"name", {}}}}}}};
+const Fields kKeep = {
+    {"id", {}}, {"meta", {}}, {"groups", {{"name", {}}, {"tasks", {{"name", {}}}}}}};
 
 TEST(JsonFieldsTest, BuildsOnlyListedMembersAndKeepsLeavesWhole) {
-  auto doc = parse_json_text(R"({"id":"a","skip":{"deep":[1,2,{"x":1}]},"meta":{"k":"v","n":{"m":1}},
+  auto doc =
+      parse_json_text(R"({"id":"a","skip":{"deep":[1,2,{"x":1}]},"meta":{"k":"v","n":{"m":1}},
       "groups":[{"name":"g","count":3,"tasks":[{"name":"t","config":{"image":"i"}}]}],"tail":true})",
-                             "doc", kKeep);
+                      "doc", kKeep);
   ASSERT_TRUE(doc) << doc.error().message;
   EXPECT_EQ(*doc, nlohmann::json::parse(R"({"id":"a","meta":{"k":"v","n":{"m":1}},
       "groups":[{"name":"g","tasks":[{"name":"t"}]}]})"));
 }
 
 TEST(JsonFieldsTest, FiltersEveryElementOfATopLevelList) {
-  auto doc = parse_json_text(R"([{"id":"a","x":1},{"x":2,"id":"b","groups":[]},{}])", "list", kKeep);
+  auto doc =
+      parse_json_text(R"([{"id":"a","x":1},{"x":2,"id":"b","groups":[]},{}])", "list", kKeep);
   ASSERT_TRUE(doc) << doc.error().message;
   EXPECT_EQ(*doc, nlohmann::json::parse(R"([{"id":"a"},{"id":"b","groups":[]},{}])"));
 }
@@ -45,8 +48,9 @@ TEST(JsonFieldsTest, AllocationFieldsCoverEverythingTheModelReads) {
     ASSERT_TRUE(filtered) << filtered.error().message;
     std::vector<nlohmann::json> wholes = whole.is_array() ? whole.get<std::vector<nlohmann::json>>()
                                                           : std::vector<nlohmann::json>{whole};
-    std::vector<nlohmann::json> parts = filtered->is_array() ? filtered->get<std::vector<nlohmann::json>>()
-                                                             : std::vector<nlohmann::json>{*filtered};
+    std::vector<nlohmann::json> parts = filtered->is_array()
+                                            ? filtered->get<std::vector<nlohmann::json>>()
+                                            : std::vector<nlohmann::json>{*filtered};
     ASSERT_EQ(wholes.size(), parts.size());
     for (std::size_t i = 0; i < wholes.size(); ++i) {
       auto a = nomad::parse_allocation(wholes[i]);
@@ -101,15 +105,17 @@ TEST(JsonFieldsTest, AllocationFieldsCoverEverythingTheModelReads) {
 }
 
 TEST(JsonFieldsTest, EndpointFieldsCoverEverythingTheModelReads) {
-  for (const char* file : {"cilium/endpoint_init.json", "cilium/endpoint_labeled.json", "cilium/endpoint_list.json"}) {
+  for (const char* file :
+       {"cilium/endpoint_init.json", "cilium/endpoint_labeled.json", "cilium/endpoint_list.json"}) {
     std::string text = testdata::read_data(file);
     auto whole = nlohmann::json::parse(text);
     auto filtered = parse_json_text(text, file, cilium::endpoint_fields());
     ASSERT_TRUE(filtered) << filtered.error().message;
     std::vector<nlohmann::json> wholes = whole.is_array() ? whole.get<std::vector<nlohmann::json>>()
                                                           : std::vector<nlohmann::json>{whole};
-    std::vector<nlohmann::json> parts = filtered->is_array() ? filtered->get<std::vector<nlohmann::json>>()
-                                                             : std::vector<nlohmann::json>{*filtered};
+    std::vector<nlohmann::json> parts = filtered->is_array()
+                                            ? filtered->get<std::vector<nlohmann::json>>()
+                                            : std::vector<nlohmann::json>{*filtered};
     ASSERT_EQ(wholes.size(), parts.size());
     for (std::size_t i = 0; i < wholes.size(); ++i) {
       auto a = cilium::parse_endpoint(wholes[i]);

@@ -33,8 +33,9 @@ TEST(NotifyProtocol, RefusesWhatMustNotCrossTheSocket) {
   const std::string ok_id = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
   for (const std::string& line : std::vector<std::string>{
            std::string("garbage"),
-           std::string(R"({"op":"add"})"),                                      // no version
-           std::string(R"({"v":1,"op":"add","alloc_id":"../etc","ifname":"eth0"})"),  // bad alloc ID
+           std::string(R"({"op":"add"})"),  // no version
+           std::string(
+               R"({"v":1,"op":"add","alloc_id":"../etc","ifname":"eth0"})"),      // bad alloc ID
            R"({"v":1,"op":"add","alloc_id":")" + ok_id + R"(","ifname":"a/b"})",  // bad ifname
            R"({"v":1,"op":"zap","alloc_id":")" + ok_id + R"(","ifname":"eth0"})",
            R"({"v":1,"op":"add","alloc_id":")" + ok_id + R"(","ifname":"eth0","wait_ms":-5})",

@@ -6,7 +6,9 @@
 namespace cn {
 namespace {
 
-Error of(ErrorKind kind) { return Error{kind, "x", 0, 0}; }
+Error of(ErrorKind kind) {
+  return Error{kind, "x", 0, 0};
+}
 
 TEST(RetryRule, PassingBlipsAreRetriedWithinTheCall) {
   EXPECT_EQ(retry_rule(of(ErrorKind::transport)), RetryRule::now);
@@ -15,7 +17,8 @@ TEST(RetryRule, PassingBlipsAreRetriedWithinTheCall) {
 }
 
 TEST(RetryRule, TimeoutsClientErrorsAndBadAnswersWaitForTheItemBackoff) {
-  EXPECT_EQ(retry_rule(of(ErrorKind::timeout)), RetryRule::later) << "the attempt already used its time";
+  EXPECT_EQ(retry_rule(of(ErrorKind::timeout)), RetryRule::later)
+      << "the attempt already used its time";
   EXPECT_EQ(retry_rule(of(ErrorKind::io)), RetryRule::later);
   EXPECT_EQ(retry_rule(of(ErrorKind::bad_answer)), RetryRule::later);
   for (int s : {400, 409, 422}) EXPECT_EQ(retry_rule(http_error(s, "")), RetryRule::later) << s;
@@ -26,8 +29,10 @@ TEST(RetryRule, WhatAnOperatorMustFixWaitsForTheResyncAndSaysWhat) {
     EXPECT_EQ(retry_rule(e), RetryRule::at_resync) << to_string(e.kind);
     EXPECT_FALSE(remedy(e, Peer::nomad).empty());
   }
-  EXPECT_NE(remedy(http_error(403, ""), Peer::nomad).find("conf-examples/acl-policy.hcl"), std::string_view::npos);
-  EXPECT_NE(remedy(http_error(403, ""), Peer::cilium).find("--enable-cilium-api-server-access"), std::string_view::npos);
+  EXPECT_NE(remedy(http_error(403, ""), Peer::nomad).find("conf-examples/acl-policy.hcl"),
+            std::string_view::npos);
+  EXPECT_NE(remedy(http_error(403, ""), Peer::cilium).find("--enable-cilium-api-server-access"),
+            std::string_view::npos);
   EXPECT_NE(remedy(of(ErrorKind::tls), Peer::nomad).find("NOMAD_CACERT"), std::string_view::npos);
   EXPECT_TRUE(remedy(of(ErrorKind::transport), Peer::nomad).empty());
 }

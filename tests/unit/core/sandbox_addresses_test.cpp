@@ -8,7 +8,8 @@ namespace {
 using nlohmann::json;
 
 TEST(SandboxAddresses, CiliumResultGivesTheContainerAddress) {
-  auto r = sandbox_addresses(json::parse(R"({"interfaces":[{"name":"lxc1"},{"name":"eth0","sandbox":"/x"}],
+  auto r = sandbox_addresses(
+      json::parse(R"({"interfaces":[{"name":"lxc1"},{"name":"eth0","sandbox":"/x"}],
     "ips":[{"interface":1,"address":"10.200.3.17/32","gateway":"10.200.3.1"}]})"));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->interface_name, "eth0");
@@ -16,21 +17,24 @@ TEST(SandboxAddresses, CiliumResultGivesTheContainerAddress) {
 }
 
 TEST(SandboxAddresses, OldResultVersionsWithVersionField) {
-  auto r = sandbox_addresses(json::parse(R"({"cniVersion":"0.3.1","interfaces":[{"name":"veth"},{"name":"eth0","sandbox":"/x"}],
+  auto r = sandbox_addresses(json::parse(
+      R"({"cniVersion":"0.3.1","interfaces":[{"name":"veth"},{"name":"eth0","sandbox":"/x"}],
     "ips":[{"version":"4","interface":1,"address":"10.1.0.5/24"},{"version":"6","interface":1,"address":"fd00::5/64"}]})"));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->ips, (std::vector<std::string>{"10.1.0.5", "fd00::5"}));
 }
 
 TEST(SandboxAddresses, HostSideAddressesAreIgnored) {
-  auto r = sandbox_addresses(json::parse(R"({"interfaces":[{"name":"br0"},{"name":"eth0","sandbox":"/x"}],
+  auto r = sandbox_addresses(
+      json::parse(R"({"interfaces":[{"name":"br0"},{"name":"eth0","sandbox":"/x"}],
     "ips":[{"interface":0,"address":"10.1.0.1/24"},{"interface":1,"address":"10.1.0.7/24"},{"address":"10.9.9.9/24"}]})"));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->ips, std::vector<std::string>{"10.1.0.7"});
 }
 
 TEST(SandboxAddresses, NoSandboxInterfaceIsValidAndEmpty) {
-  auto r = sandbox_addresses(json::parse(R"({"interfaces":[{"name":"lxc1"}],"ips":[{"interface":0,"address":"10.0.0.1/32"}]})"));
+  auto r = sandbox_addresses(json::parse(
+      R"({"interfaces":[{"name":"lxc1"}],"ips":[{"interface":0,"address":"10.0.0.1/32"}]})"));
   ASSERT_TRUE(r);
   EXPECT_TRUE(r->ips.empty());
   EXPECT_TRUE(r->interface_name.empty());

@@ -12,7 +12,9 @@
 namespace cn::state {
 namespace {
 
-std::string alloc_id(int i) { return cn::testing::numbered_alloc_id(i); }
+std::string alloc_id(int i) {
+  return cn::testing::numbered_alloc_id(i);
+}
 
 StateEntry entry(int i) {
   StateEntry e;
@@ -22,7 +24,8 @@ StateEntry entry(int i) {
   e.added_at = "2026-11-29T20:00:00.000Z";
   e.added_unix_ms = 1795982400000 + i;
   e.nomad = {"global", "default", "job-" + std::to_string(i), "g"};
-  if (i % 3 == 0) e.labeled = LabeledInfo{i, 1000 + i, {"nomad:nomad.job=job"}, "2026-11-29T20:00:01.000Z"};
+  if (i % 3 == 0)
+    e.labeled = LabeledInfo{i, 1000 + i, {"nomad:nomad.job=job"}, "2026-11-29T20:00:01.000Z"};
   if (i % 5 == 0) e.unknown = {{"future", "ü\n\"quoted\""}};
   return e;
 }
@@ -34,7 +37,9 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
 
 TEST(StateLines, SplitsWhatToTextWritesAndJoinsItBackByteForByte) {
   for (int n : {0, 1, 2, 7}) {
@@ -180,7 +185,8 @@ TEST_F(UpdateEntryTest, UnchangedOrAbsentRemovalWritesNothing) {
       allowed));
   auto before = std::filesystem::last_write_time(path_);
   std::string text = read_file(path_);
-  ASSERT_TRUE(s.update_entry(alloc_id(1), [](std::optional<StateEntry>&) { return false; }, allowed));
+  ASSERT_TRUE(s.update_entry(
+      alloc_id(1), [](std::optional<StateEntry>&) { return false; }, allowed));
   EXPECT_EQ(read_file(path_), text);
   EXPECT_EQ(std::filesystem::last_write_time(path_), before);
 }
@@ -225,7 +231,8 @@ TEST_F(UpdateEntryTest, RemovalLeavesATombstoneThatOnlyCreationReplaces) {
       StateStore::Creation::allowed));
   doc = s.load();
   ASSERT_TRUE(doc);
-  EXPECT_EQ(doc->allocations.at(id), entry(3)) << "ADD after DEL (a restarted network) replaces the tombstone";
+  EXPECT_EQ(doc->allocations.at(id), entry(3))
+      << "ADD after DEL (a restarted network) replaces the tombstone";
   EXPECT_FALSE(doc->deleted.contains(id));
 }
 

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include <sys/file.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -16,7 +16,9 @@
 namespace cn::state {
 namespace {
 
-std::string alloc_id(int i) { return cn::testing::numbered_alloc_id(i); }
+std::string alloc_id(int i) {
+  return cn::testing::numbered_alloc_id(i);
+}
 
 class StateStoreTest : public ::testing::Test {
  protected:
@@ -46,7 +48,10 @@ TEST_F(StateStoreTest, RoundTripKeepsEveryFieldAndUnknownKeys) {
   e.nomad = {"global", "default", "web", "app"};
   e.labeled = LabeledInfo{1734, 48213, {"nomad:nomad.job=web"}, "2026-11-29T20:00:00.010Z"};
   e.unknown = {{"future_field", {1, 2}}};
-  ASSERT_TRUE(s.update([&](StateDoc& d) { d.allocations[alloc_id(1)] = e; return true; }));
+  ASSERT_TRUE(s.update([&](StateDoc& d) {
+    d.allocations[alloc_id(1)] = e;
+    return true;
+  }));
   auto doc = s.load();
   ASSERT_TRUE(doc);
   EXPECT_EQ(doc->allocations.at(alloc_id(1)), e);
@@ -57,7 +62,10 @@ TEST_F(StateStoreTest, RoundTripKeepsEveryFieldAndUnknownKeys) {
 
 TEST_F(StateStoreTest, NoWriteWhenNothingChanged) {
   auto s = store();
-  ASSERT_TRUE(s.update([](StateDoc& d) { d.allocations[alloc_id(1)].ifname = "eth0"; return true; }));
+  ASSERT_TRUE(s.update([](StateDoc& d) {
+    d.allocations[alloc_id(1)].ifname = "eth0";
+    return true;
+  }));
   auto before = std::filesystem::last_write_time(dir_.file("run/state.json"));
   auto inode_before = std::filesystem::hard_link_count(dir_.file("run/state.json"));
   ASSERT_TRUE(s.update([](StateDoc&) { return false; }));
@@ -67,18 +75,24 @@ TEST_F(StateStoreTest, NoWriteWhenNothingChanged) {
 
 TEST_F(StateStoreTest, OrphanTempFilesOfDeadWritersAreRemovedAndNothingElse) {
   auto s = store();
-  ASSERT_TRUE(s.update([&](StateDoc& d) { d.allocations[alloc_id(1)] = StateEntry{}; return true; }));
-  for (const char* name : {"state.json.tmp.4242.0", "state.json.tmp.4243.7", "state.json.corrupt-1795982400000",
-                           "other.json.tmp.1.0", "labeler.sock"}) {
+  ASSERT_TRUE(s.update([&](StateDoc& d) {
+    d.allocations[alloc_id(1)] = StateEntry{};
+    return true;
+  }));
+  for (const char* name :
+       {"state.json.tmp.4242.0", "state.json.tmp.4243.7", "state.json.corrupt-1795982400000",
+        "other.json.tmp.1.0", "labeler.sock"}) {
     std::ofstream(dir_.file(std::string("run/") + name)) << "x";
   }
   auto removed = s.remove_orphan_temp_files();
   ASSERT_TRUE(removed);
   EXPECT_EQ(*removed, 2);
   std::set<std::string> left;
-  for (const auto& f : std::filesystem::directory_iterator(dir_.file("run"))) left.insert(f.path().filename().string());
-  EXPECT_EQ(left, (std::set<std::string>{"state.json", "state.json.lock", "state.json.corrupt-1795982400000",
-                                         "other.json.tmp.1.0", "labeler.sock"}));
+  for (const auto& f : std::filesystem::directory_iterator(dir_.file("run")))
+    left.insert(f.path().filename().string());
+  EXPECT_EQ(left, (std::set<std::string>{"state.json", "state.json.lock",
+                                         "state.json.corrupt-1795982400000", "other.json.tmp.1.0",
+                                         "labeler.sock"}));
   auto doc = s.load();
   ASSERT_TRUE(doc);
   EXPECT_EQ(doc->allocations.size(), 1u);
@@ -86,8 +100,9 @@ TEST_F(StateStoreTest, OrphanTempFilesOfDeadWritersAreRemovedAndNothingElse) {
 
 TEST_F(StateStoreTest, CorruptFileIsKeptAsideAndAFreshOneStarted) {
   std::filesystem::create_directories(dir_.file("run"));
-  for (const std::string& garbage : std::vector<std::string>{"{not json", "[]", "{\"schema\":99}", "{\"schema\":1,\"allocations\":{\"../x\":{}}}",
-                              "{\"schema\":1,\"allocations\":{\"" + alloc_id(1) + "\":{\"ips\":5}}}", ""}) {
+  for (const std::string& garbage : std::vector<std::string>{
+           "{not json", "[]", "{\"schema\":99}", "{\"schema\":1,\"allocations\":{\"../x\":{}}}",
+           "{\"schema\":1,\"allocations\":{\"" + alloc_id(1) + "\":{\"ips\":5}}}", ""}) {
     SCOPED_TRACE(garbage);
     cn::testing::write_file(dir_.file("run/state.json"), garbage);
     auto s = store();
@@ -127,7 +142,10 @@ TEST_F(StateStoreTest, ConcurrentWritersLoseNoUpdate) {
   for (int i = 0; i < kWriters; ++i) {
     threads.emplace_back([&, i] {
       auto s = store(std::chrono::seconds{30});
-      if (!s.update([&](StateDoc& d) { d.allocations[alloc_id(i)].ifname = "eth0"; return true; })) {
+      if (!s.update([&](StateDoc& d) {
+            d.allocations[alloc_id(i)].ifname = "eth0";
+            return true;
+          })) {
         ++failures;
       }
     });

@@ -9,11 +9,11 @@
 namespace cn::labeler {
 namespace {
 
-using cn::testing::NomadCall;
 using cn::testing::CiliumCall;
 using cn::testing::InMemoryCilium;
 using cn::testing::InMemoryNomad;
 using cn::testing::make_alloc;
+using cn::testing::NomadCall;
 
 constexpr const char* kAlloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
 const std::vector<std::string> kWebLabels = {"nomad:nomad.group=app", "nomad:nomad.job=web",
@@ -23,7 +23,8 @@ class AllocLabelerTest : public ::testing::Test {
  protected:
   AllocLabelerTest()
       : state_({dir_.file("state.json")}, system_clock(), nullptr),
-        labeler_(nomad_, cilium_, state_, system_clock(), metrics_, calls_, LabelSettings{}, nullptr) {}
+        labeler_(nomad_, cilium_, state_, system_clock(), metrics_, calls_, LabelSettings{},
+                 nullptr) {}
 
   // What the plugin's ADD writes: workers only update entries, never create them.
   void plugin_added(const std::string& id = kAlloc) {
@@ -88,14 +89,16 @@ TEST_F(AllocLabelerTest, CorrectEndpointGetsNoWrite) {
 TEST_F(AllocLabelerTest, MetaAllowListAddsLabels) {
   LabelSettings settings;
   settings.policy.meta_keys = {"team", "tier"};
-  AllocLabeler with_meta(nomad_, cilium_, state_, system_clock(), metrics_, calls_, settings, nullptr);
+  AllocLabeler with_meta(nomad_, cilium_, state_, system_clock(), metrics_, calls_, settings,
+                         nullptr);
   nomad_.put(make_alloc(kAlloc));
   auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
   auto out = with_meta.label(notified());
   ASSERT_EQ(out.status, notify::ReplyStatus::kLabeled);
   EXPECT_EQ(cilium_.get(ep).identity_labels,
-            (std::vector<std::string>{"nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default",
-                                      "nomad:team=payments", "nomad:tier=frontend"}));
+            (std::vector<std::string>{"nomad:nomad.group=app", "nomad:nomad.job=web",
+                                      "nomad:nomad.namespace=default", "nomad:team=payments",
+                                      "nomad:tier=frontend"}));
 }
 
 TEST_F(AllocLabelerTest, NomadDownLabelsFromCniArgsAndAsksForARecheck) {
@@ -157,7 +160,8 @@ TEST_F(AllocLabelerTest, OldAgentWithoutAttachmentPrefixIsFoundByContainerIdAndR
   nomad_.put(make_alloc(second));
   cilium_.add_init_endpoint(second, "10.200.3.18");
   ASSERT_EQ(labeler_.label(notified(second)).status, notify::ReplyStatus::kLabeled);
-  EXPECT_LT(cilium_.calls(CiliumCall::get) - gets_first, gets_first) << "no failed attachment lookup the second time";
+  EXPECT_LT(cilium_.calls(CiliumCall::get) - gets_first, gets_first)
+      << "no failed attachment lookup the second time";
 }
 
 TEST_F(AllocLabelerTest, FallsBackToTheLabelsApiWhenEndpointPatchIsGone) {
@@ -166,7 +170,8 @@ TEST_F(AllocLabelerTest, FallsBackToTheLabelsApiWhenEndpointPatchIsGone) {
   auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
   auto out = labeler_.label(notified());
   ASSERT_EQ(out.status, notify::ReplyStatus::kLabeled) << out.message;
-  EXPECT_EQ(cilium_.calls(CiliumCall::patch_labels), 2) << "the second, identical PATCH drops reserved:init";
+  EXPECT_EQ(cilium_.calls(CiliumCall::patch_labels), 2)
+      << "the second, identical PATCH drops reserved:init";
   EXPECT_EQ(cilium_.get(ep).identity_labels, kWebLabels);
 }
 
@@ -305,7 +310,8 @@ TEST_F(AllocLabelerTest, ErrorMessagesCarryOnePrefix) {
 TEST_F(AllocLabelerTest, WritesBeyondTheSlotsHandTheItemBackInsteadOfHoldingTheWorker) {
   LabelSettings settings;
   settings.max_concurrent_writes = 1;
-  AllocLabeler one_slot(nomad_, cilium_, state_, system_clock(), metrics_, calls_, settings, nullptr);
+  AllocLabeler one_slot(nomad_, cilium_, state_, system_clock(), metrics_, calls_, settings,
+                        nullptr);
   const std::string second = "0a1b2c3d-4e5f-6789-abcd-ef0123456789";
   nomad_.put(make_alloc(kAlloc));
   nomad_.put(make_alloc(second));
@@ -329,7 +335,8 @@ TEST_F(AllocLabelerTest, StopAbandonsAWriteHeldInTheAgentsLimiter) {
   cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
   cilium_.hold_writes(true);
   std::stop_source stop;
-  auto pending = std::async(std::launch::async, [&] { return labeler_.label(notified(), stop.get_token()); });
+  auto pending =
+      std::async(std::launch::async, [&] { return labeler_.label(notified(), stop.get_token()); });
   ASSERT_TRUE(cilium_.wait_for_held_writes(1));
   stop.request_stop();
   auto out = pending.get();  // returns at once: the held write sees the stop

@@ -40,7 +40,8 @@ void throw_one(Thrown what) {
 
 class LabelerDaemonFaults : public ::testing::TestWithParam<std::tuple<LabelStep, Thrown>> {
  protected:
-  std::optional<notify::Reply> notify(const std::string& alloc, const std::string& ip, int wait_ms = 5000) {
+  std::optional<notify::Reply> notify(const std::string& alloc, const std::string& ip,
+                                      int wait_ms = 5000) {
     notify::Request r;
     r.op = notify::Op::kAdd;
     r.alloc_id = alloc;
@@ -89,7 +90,8 @@ TEST_P(LabelerDaemonFaults, ExceptionAtEveryLabelingStepCostsOneItemNeverTheWork
 
   auto second = notify(kSecond, "10.200.3.18");
   ASSERT_TRUE(second);
-  EXPECT_EQ(second->status, notify::ReplyStatus::kLabeled) << "the worker survived: " << second->message;
+  EXPECT_EQ(second->status, notify::ReplyStatus::kLabeled)
+      << "the worker survived: " << second->message;
   auto again = notify(kFirst, "10.200.3.17");
   ASSERT_TRUE(again);
   EXPECT_EQ(again->status, notify::ReplyStatus::kLabeled) << again->message;
@@ -99,7 +101,8 @@ TEST_P(LabelerDaemonFaults, ExceptionAtEveryLabelingStepCostsOneItemNeverTheWork
 INSTANTIATE_TEST_SUITE_P(
     EveryStepAndException, LabelerDaemonFaults,
     ::testing::Combine(::testing::Values(LabelStep::resolve_identity, LabelStep::find_endpoint,
-                                         LabelStep::write_labels, LabelStep::confirm, LabelStep::record),
+                                         LabelStep::write_labels, LabelStep::confirm,
+                                         LabelStep::record),
                        ::testing::Values(Thrown::bad_alloc, Thrown::json, Thrown::system_error)));
 
 }  // namespace

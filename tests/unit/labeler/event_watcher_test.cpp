@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "labeler/event_watcher.h"
-#include "tests/unit/labeler/in_memory_apis.h"
 #include "tests/support/eventually.h"
 #include "tests/support/recorder.h"
+#include "tests/unit/labeler/in_memory_apis.h"
 
 namespace cn::labeler {
 namespace {
@@ -36,11 +36,26 @@ std::string uuid(int n) {
 // One event of a frame; the setters keep the test tables short.
 struct Ev {
   explicit Ev(int n, std::string addr = {}) : alloc(n), address(std::move(addr)) {}
-  Ev& of_type(std::string t) { type = std::move(t); return *this; }
-  Ev& modified(std::uint64_t mi) { modify_index = mi; return *this; }
-  Ev& on(std::string n) { node = std::move(n); return *this; }
-  Ev& client(std::string c) { client_status = std::move(c); return *this; }
-  Ev& desired(std::string d) { desired_status = std::move(d); return *this; }
+  Ev& of_type(std::string t) {
+    type = std::move(t);
+    return *this;
+  }
+  Ev& modified(std::uint64_t mi) {
+    modify_index = mi;
+    return *this;
+  }
+  Ev& on(std::string n) {
+    node = std::move(n);
+    return *this;
+  }
+  Ev& client(std::string c) {
+    client_status = std::move(c);
+    return *this;
+  }
+  Ev& desired(std::string d) {
+    desired_status = std::move(d);
+    return *this;
+  }
 
   int alloc;
   std::string address;
@@ -65,7 +80,8 @@ std::string frame(std::uint64_t index, const std::vector<Ev>& events) {
               {"NodeID", e.node},
               {"TaskGroup", "app"}};
     if (!e.address.empty()) {
-      a["NetworkStatus"] = {{"Address", e.address}, {"AddressIPv6", ""}, {"DNS", nullptr}, {"InterfaceName", "eth0"}};
+      a["NetworkStatus"] = {
+          {"Address", e.address}, {"AddressIPv6", ""}, {"DNS", nullptr}, {"InterfaceName", "eth0"}};
     }
     list.push_back({{"FilterKeys", {"web", ""}},
                     {"Index", index},
@@ -91,8 +107,9 @@ class EventWatch : public ::testing::Test {
   void start(EventWatchOptions options = {}) {
     options.seed = 11;
     if (options.initial_index == 0) options.initial_index = 1300;
-    watcher = std::make_unique<EventWatcher>(nomad, clock, metrics, calls, kNode, recorder.fn(),
-                                             [this] { resyncs.fetch_add(1); }, nullptr, options);
+    watcher = std::make_unique<EventWatcher>(
+        nomad, clock, metrics, calls, kNode, recorder.fn(), [this] { resyncs.fetch_add(1); },
+        nullptr, options);
     thread = std::jthread([this](std::stop_token st) { watcher->run(st); });
   }
   void stop() {
@@ -123,15 +140,15 @@ class EventWatch : public ::testing::Test {
 };
 
 TEST_F(EventWatch, OnlyThisNodesAllocationsWithAnAddressAreEnqueued) {
-  nomad.script_stream(Script{{"{}",
-                              frame(1301, {Ev(1).of_type("PlanResult")}),  // pending, no address yet
-                              frame(1302, {Ev(2, "10.200.9.2").on(kOtherNode)}),
-                              frame(1303, {Ev(3, "10.200.3.3")}),
-                              frame(1304, {Ev(4, "10.200.3.4").client("complete")}),
-                              frame(1305, {Ev(5, "10.200.3.5").desired("stop")}),
-                              frame(1306, {Ev(6, "10.200.3.6").of_type("AllocationUpdateDesiredStatus")}),
-                              frame(1307, {Ev(1, "10.200.3.1").of_type("PlanResult")})},
-                             std::nullopt, true});
+  nomad.script_stream(
+      Script{{"{}", frame(1301, {Ev(1).of_type("PlanResult")}),  // pending, no address yet
+              frame(1302, {Ev(2, "10.200.9.2").on(kOtherNode)}), frame(1303, {Ev(3, "10.200.3.3")}),
+              frame(1304, {Ev(4, "10.200.3.4").client("complete")}),
+              frame(1305, {Ev(5, "10.200.3.5").desired("stop")}),
+              frame(1306, {Ev(6, "10.200.3.6").of_type("AllocationUpdateDesiredStatus")}),
+              frame(1307, {Ev(1, "10.200.3.1").of_type("PlanResult")})},
+             std::nullopt,
+             true});
   start();
   ASSERT_TRUE(recorder.wait_for(2));
   ASSERT_TRUE(nomad.wait_for_streams(1));
@@ -140,7 +157,8 @@ TEST_F(EventWatch, OnlyThisNodesAllocationsWithAnAddressAreEnqueued) {
   EXPECT_EQ(nomad.stream_queries()[0].nomad_namespace, "*");
   EXPECT_EQ(recorder.ids(), (std::vector<std::string>{uuid(3), uuid(1)}));
   for (const auto& item : recorder.items()) {
-    EXPECT_FALSE(item.alloc.has_value()) << "events carry no Job: the worker fetches the allocation";
+    EXPECT_FALSE(item.alloc.has_value())
+        << "events carry no Job: the worker fetches the allocation";
     EXPECT_EQ(item.source, WorkSource::kWatch);
     EXPECT_FALSE(item.confirm);
     EXPECT_EQ(item.ifname, "eth0");
@@ -154,10 +172,11 @@ TEST_F(EventWatch, DuplicateOlderAndUnchangedEventsAreNotAppliedTwice) {
                               // Nomad duplicates an event matching several subscribed keys.
                               frame(1301, {Ev(1, "10.200.3.1"), Ev(1, "10.200.3.1")}),
                               frame(1302, {Ev(1, "10.200.3.1").modified(1290)}),  // older
-                              frame(1303, {Ev(1, "10.200.3.1")}),  // health update: same endpoint
+                              frame(1303, {Ev(1, "10.200.3.1")}),   // health update: same endpoint
                               frame(1304, {Ev(1, "10.200.3.99")}),  // a new address: label again
                               frame(1305, {Ev(9, "10.200.3.9")})},  // sentinel
-                             std::nullopt, true});
+                             std::nullopt,
+                             true});
   start();
   ASSERT_TRUE(recorder.wait_for(3));
   EXPECT_EQ(recorder.ids(), (std::vector<std::string>{uuid(1), uuid(1), uuid(9)}));
@@ -165,12 +184,12 @@ TEST_F(EventWatch, DuplicateOlderAndUnchangedEventsAreNotAppliedTwice) {
 }
 
 TEST_F(EventWatch, DroppedStreamResumesAtLastIndexPlusOneAndResyncs) {
-  nomad.script_stream(Script{{"{}", frame(1301, {Ev(1, "10.200.3.1")}),
-                              frame(1302, {Ev(2, "10.200.3.2")})}});  // then EOF
-  nomad.script_stream(Script{{"{}",
-                              frame(1302, {Ev(2, "10.200.3.2")}),  // replayed last batch
+  nomad.script_stream(Script{
+      {"{}", frame(1301, {Ev(1, "10.200.3.1")}), frame(1302, {Ev(2, "10.200.3.2")})}});  // then EOF
+  nomad.script_stream(Script{{"{}", frame(1302, {Ev(2, "10.200.3.2")}),  // replayed last batch
                               frame(1303, {Ev(3, "10.200.3.3")})},
-                             std::nullopt, true});
+                             std::nullopt,
+                             true});
   start(with_backoff(4s));
   ASSERT_TRUE(backing_off_after(1));
   EXPECT_EQ(recorder.ids().size(), 2u);
@@ -189,10 +208,11 @@ TEST_F(EventWatch, DroppedStreamResumesAtLastIndexPlusOneAndResyncs) {
 // published, StartAtClosest replays the server's newest frame, which can be below it. The
 // reconcile covered it; it is neither used nor a restore.
 TEST_F(EventWatch, ReplayBelowTheReconciledIndexAtStartIsAlreadySeen) {
-  nomad.script_stream(Script{{"{}",
-                              frame(1290, {Ev(1, "10.200.3.1")}),  // the server's newest frame
-                              frame(1301, {Ev(2, "10.200.3.2")})},
-                             std::nullopt, true});
+  nomad.script_stream(
+      Script{{"{}", frame(1290, {Ev(1, "10.200.3.1")}),  // the server's newest frame
+              frame(1301, {Ev(2, "10.200.3.2")})},
+             std::nullopt,
+             true});
   start();
   ASSERT_TRUE(eventually([&] { return watcher->last_index() == 1301; }));
   ASSERT_TRUE(recorder.wait_for(1));
@@ -204,10 +224,12 @@ TEST_F(EventWatch, ReplayBelowTheReconciledIndexAtStartIsAlreadySeen) {
 // A younger Raft log (a snapshot restored into a new cluster): after the reconnect every frame is
 // below the last one handled. Not a replay: used, with the memory dropped and a resync.
 TEST_F(EventWatch, YoungerLogAfterReconnectIsAResetAndItsFramesAreUsed) {
-  nomad.script_stream(Script{{"{}", frame(1301, {Ev(1, "10.200.3.1")}),
-                              frame(1302, {Ev(2, "10.200.3.2")})}});  // then EOF
-  nomad.script_stream(Script{{"{}", frame(41, {Ev(3, "10.200.3.3")}), frame(42, {Ev(1, "10.200.3.1")})},
-                             std::nullopt, true});
+  nomad.script_stream(Script{
+      {"{}", frame(1301, {Ev(1, "10.200.3.1")}), frame(1302, {Ev(2, "10.200.3.2")})}});  // then EOF
+  nomad.script_stream(
+      Script{{"{}", frame(41, {Ev(3, "10.200.3.3")}), frame(42, {Ev(1, "10.200.3.1")})},
+             std::nullopt,
+             true});
   start(with_backoff(4s));
   ASSERT_TRUE(backing_off_after(1));
   clock.advance(4s);
@@ -221,7 +243,8 @@ TEST_F(EventWatch, YoungerLogAfterReconnectIsAResetAndItsFramesAreUsed) {
 
 TEST_F(EventWatch, StreamEndingBeforeFirstHeartbeatIsAnErrorRetriedWithBackoff) {
   for (int i = 0; i < 3; ++i) {
-    nomad.script_stream(Script{{}, Error{ErrorKind::transport, "event stream ended before the first heartbeat", 0, 0}});
+    nomad.script_stream(Script{
+        {}, Error{ErrorKind::transport, "event stream ended before the first heartbeat", 0, 0}});
   }
   nomad.script_stream(Script{{"{}", frame(1301, {Ev(1, "10.200.3.1")})}, std::nullopt, true});
   start(with_backoff(8s));
@@ -242,11 +265,13 @@ TEST_F(EventWatch, GarbageOrTruncatedLineReconnectsWithoutCrashOrLoop) {
                               frame(1302, {Ev(2, "10.200.3.2")})},
                              std::nullopt});  // the double ends cleanly: only the bad line is wrong
   // Nomad <= 1.11.1's plain-text termination, as the first line of a stream.
-  nomad.script_stream(Script{{"subscription closed by server, client should resubscribe"}, std::nullopt});
+  nomad.script_stream(
+      Script{{"subscription closed by server, client should resubscribe"}, std::nullopt});
   nomad.script_stream(Script{{"{}", frame(1302, {Ev(2, "10.200.3.2")})}, std::nullopt, true});
   start(with_backoff(4s));
   ASSERT_TRUE(backing_off_after(1));
-  EXPECT_EQ(recorder.ids(), (std::vector<std::string>{uuid(1)})) << "nothing after the bad line is used";
+  EXPECT_EQ(recorder.ids(), (std::vector<std::string>{uuid(1)}))
+      << "nothing after the bad line is used";
   clock.advance(4s);
   ASSERT_TRUE(backing_off_after(2));
   clock.advance(4s);
@@ -254,7 +279,8 @@ TEST_F(EventWatch, GarbageOrTruncatedLineReconnectsWithoutCrashOrLoop) {
   EXPECT_EQ(recorder.ids(), (std::vector<std::string>{uuid(1), uuid(2)}));
   std::vector<std::uint64_t> indexes;
   for (const auto& q : nomad.stream_queries()) indexes.push_back(q.index);
-  EXPECT_EQ(indexes, (std::vector<std::uint64_t>{1301, 1302, 1302})) << "resume after the last good frame";
+  EXPECT_EQ(indexes, (std::vector<std::uint64_t>{1301, 1302, 1302}))
+      << "resume after the last good frame";
   EXPECT_EQ(errors(ErrorKindLabel::nomad_stream_bad_line), 2);
   EXPECT_EQ(resyncs.load(), 1);
 }

@@ -77,7 +77,8 @@ TEST_F(HealthTrackerTest, BothDownReasonNamesBothAndReadyOnlyWhenBothAreBack) {
   clock_.advance(2min);
   auto v = health_.verdict();
   EXPECT_FALSE(v.ready);
-  EXPECT_EQ(v.reason, "Cilium agent unreachable for 120 s: no socket; Nomad unreachable for 120 s: refused");
+  EXPECT_EQ(v.reason,
+            "Cilium agent unreachable for 120 s: no socket; Nomad unreachable for 120 s: refused");
   health_.succeeded(Dependency::kCilium);
   EXPECT_FALSE(health_.verdict().ready);
   health_.succeeded(Dependency::kNomad);

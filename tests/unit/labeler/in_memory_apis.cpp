@@ -4,8 +4,8 @@
 
 namespace cn::testing {
 
-nomad::Allocation make_alloc(const std::string& id, const std::string& job, const std::string& group,
-                             const std::string& client_status) {
+nomad::Allocation make_alloc(const std::string& id, const std::string& job,
+                             const std::string& group, const std::string& client_status) {
   nomad::Allocation a;
   a.id = id;
   a.nomad_namespace = "default";
@@ -122,7 +122,9 @@ bool InMemoryNomad::stream_open() const {
   return live_open_;
 }
 
-void InMemoryNomad::fail_next(int n, int code) { fail_next_with(n, code, "No cluster leader"); }
+void InMemoryNomad::fail_next(int n, int code) {
+  fail_next_with(n, code, "No cluster leader");
+}
 
 void InMemoryNomad::fail_next_with(int n, int code, std::string message) {
   std::lock_guard lock(mu_);
@@ -165,9 +167,8 @@ Result<nomad::Job> InMemoryNomad::job(std::string_view, std::string_view, Deadli
   return std::unexpected(http_error(404, "job not found"));
 }
 
-Result<nomad::Indexed<nomad::AllocationList>> InMemoryNomad::node_allocations(std::string_view node, std::uint64_t index,
-                                                                              std::chrono::seconds, MonoTime,
-                                                                              std::stop_token) {
+Result<nomad::Indexed<nomad::AllocationList>> InMemoryNomad::node_allocations(
+    std::string_view node, std::uint64_t index, std::chrono::seconds, MonoTime, std::stop_token) {
   std::unique_lock lock(mu_);
   node_indexes_.push_back(index);
   if (auto e = injected(NomadCall::node_allocations)) return std::unexpected(*e);
@@ -192,13 +193,14 @@ Result<nomad::Indexed<nomad::AllocationList>> InMemoryNomad::node_allocations(st
 }
 
 Status InMemoryNomad::event_stream(const nomad::EventStreamQuery& query,
-                                   const std::function<bool(std::string_view)>& on_line, std::chrono::milliseconds,
-                                   std::stop_token stop) {
+                                   const std::function<bool(std::string_view)>& on_line,
+                                   std::chrono::milliseconds, std::stop_token stop) {
   std::unique_lock lock(mu_);
   stream_queries_.push_back(query);
   cv_.notify_all();
   if (auto e = injected(NomadCall::event_stream)) return std::unexpected(*e);
-  if (scripts_.empty()) return fail(ErrorKind::transport, "connection refused (no scripted stream)");
+  if (scripts_.empty())
+    return fail(ErrorKind::transport, "connection refused (no scripted stream)");
   StreamScript script = std::move(scripts_.front());
   scripts_.pop_front();
   live_lines_.clear();
@@ -334,7 +336,8 @@ std::optional<Error> InMemoryCilium::injected(CiliumCall call) {
 }
 
 long long InMemoryCilium::identity_for(const std::vector<std::string>& labels) {
-  auto [it, inserted] = identities_.try_emplace(labels, 256 + static_cast<long long>(identities_.size()));
+  auto [it, inserted] =
+      identities_.try_emplace(labels, 256 + static_cast<long long>(identities_.size()));
   return it->second;
 }
 
@@ -404,7 +407,8 @@ MonoTime InMemoryCilium::last_write_deadline() const {
   return last_write_deadline_;
 }
 
-Status InMemoryCilium::replace_identity_labels(const cilium::EndpointRef& ref, const std::vector<std::string>& labels,
+Status InMemoryCilium::replace_identity_labels(const cilium::EndpointRef& ref,
+                                               const std::vector<std::string>& labels,
                                                Deadline deadline) {
   std::unique_lock lock(mu_);
   last_write_deadline_ = deadline.at;
@@ -427,8 +431,8 @@ Status InMemoryCilium::replace_identity_labels(const cilium::EndpointRef& ref, c
   return {};
 }
 
-Status InMemoryCilium::set_user_labels(const cilium::EndpointRef& ref, const std::vector<std::string>& labels,
-                                       Deadline) {
+Status InMemoryCilium::set_user_labels(const cilium::EndpointRef& ref,
+                                       const std::vector<std::string>& labels, Deadline) {
   std::lock_guard lock(mu_);
   if (auto e = injected(CiliumCall::patch_labels)) return std::unexpected(*e);
   auto id = lookup(ref);
@@ -440,7 +444,8 @@ Status InMemoryCilium::set_user_labels(const cilium::EndpointRef& ref, const std
   bool no_change = ep.realized_user_labels == sorted;
   ep.realized_user_labels = sorted;
   std::vector<std::string> identity = sorted;
-  bool init = std::find(ep.identity_labels.begin(), ep.identity_labels.end(), "reserved:init") != ep.identity_labels.end();
+  bool init = std::find(ep.identity_labels.begin(), ep.identity_labels.end(), "reserved:init") !=
+              ep.identity_labels.end();
   if (init && !no_change) identity.push_back("reserved:init");
   std::sort(identity.begin(), identity.end());
   ep.identity_labels = identity;

@@ -30,9 +30,9 @@ class InMemoryNomad : public nomad::NomadApi {
   Result<std::string> local_node_id(Deadline) override;
   Result<nomad::Allocation> allocation(std::string_view id, Deadline) override;
   Result<nomad::Job> job(std::string_view ns, std::string_view id, Deadline) override;
-  Result<nomad::Indexed<nomad::AllocationList>> node_allocations(std::string_view node, std::uint64_t index,
-                                                                 std::chrono::seconds wait, MonoTime,
-                                                                 std::stop_token stop = {}) override;
+  Result<nomad::Indexed<nomad::AllocationList>> node_allocations(
+      std::string_view node, std::uint64_t index, std::chrono::seconds wait, MonoTime,
+      std::stop_token stop = {}) override;
   Status event_stream(const nomad::EventStreamQuery&, const std::function<bool(std::string_view)>&,
                       std::chrono::milliseconds, std::stop_token) override;
 
@@ -58,7 +58,8 @@ class InMemoryNomad : public nomad::NomadApi {
   // push_stream_line() / close_stream() / stop. No script left: the call fails at once.
   struct StreamScript {
     StreamScript(std::vector<std::string> l = {},
-                 std::optional<Error> e = Error{ErrorKind::transport, "event stream ended", 0, 0}, bool hold = false)
+                 std::optional<Error> e = Error{ErrorKind::transport, "event stream ended", 0, 0},
+                 bool hold = false)
         : lines(std::move(l)), end(std::move(e)), hold_open(hold) {}
     std::vector<std::string> lines;
     std::optional<Error> end;
@@ -66,9 +67,11 @@ class InMemoryNomad : public nomad::NomadApi {
   };
   void script_stream(StreamScript script);
   void push_stream_line(std::string line);
-  void close_stream(std::optional<Error> end = Error{ErrorKind::transport, "event stream ended", 0, 0});
+  void close_stream(std::optional<Error> end = Error{ErrorKind::transport, "event stream ended", 0,
+                                                     0});
   std::vector<nomad::EventStreamQuery> stream_queries() const;
-  bool wait_for_streams(std::size_t n, std::chrono::milliseconds timeout = std::chrono::seconds{10}) const;
+  bool wait_for_streams(std::size_t n,
+                        std::chrono::milliseconds timeout = std::chrono::seconds{10}) const;
   bool stream_open() const;
 
  private:
@@ -97,7 +100,8 @@ class InMemoryNomad : public nomad::NomadApi {
 class InMemoryCilium : public cilium::CiliumApi {
  public:
   // A fresh endpoint as cilium-cni leaves it: reserved:init, identity 5.
-  long long add_init_endpoint(const std::string& alloc_id, const std::string& ip, const std::string& ifname = "eth0");
+  long long add_init_endpoint(const std::string& alloc_id, const std::string& ip,
+                              const std::string& ifname = "eth0");
   void add_reserved_endpoints();  // host (1) and health (4)
   cilium::Endpoint get(long long id) const;
   void set_identity_labels(long long id, std::vector<std::string> labels);
@@ -119,9 +123,10 @@ class InMemoryCilium : public cilium::CiliumApi {
   Status ready(Deadline) override;
   Result<cilium::Endpoint> endpoint(const cilium::EndpointRef& ref, Deadline) override;
   Result<cilium::EndpointList> endpoints(Deadline) override;
-  Status replace_identity_labels(const cilium::EndpointRef& ref, const std::vector<std::string>& labels,
-                                 Deadline) override;
-  Status set_user_labels(const cilium::EndpointRef& ref, const std::vector<std::string>& labels, Deadline) override;
+  Status replace_identity_labels(const cilium::EndpointRef& ref,
+                                 const std::vector<std::string>& labels, Deadline) override;
+  Status set_user_labels(const cilium::EndpointRef& ref, const std::vector<std::string>& labels,
+                         Deadline) override;
   Status delete_endpoint(const cilium::EndpointRef& ref, Deadline) override;
 
  private:
@@ -145,7 +150,8 @@ class InMemoryCilium : public cilium::CiliumApi {
 };
 
 // An allocation shaped like nomad/alloc_get.json (job web, group app, meta team/tier).
-nomad::Allocation make_alloc(const std::string& id, const std::string& job = "web", const std::string& group = "app",
+nomad::Allocation make_alloc(const std::string& id, const std::string& job = "web",
+                             const std::string& group = "app",
                              const std::string& client_status = "running");
 
 }  // namespace cn::testing

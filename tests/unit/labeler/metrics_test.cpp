@@ -15,7 +15,8 @@ namespace {
 
 // The value of one series as the registry hands it to the serializer, or nullopt when absent:
 // reads through Collect(), so it sees what a scrape would, without creating anything.
-std::optional<double> collected(const Metrics& metrics, const std::string& family, const prometheus::Labels& labels) {
+std::optional<double> collected(const Metrics& metrics, const std::string& family,
+                                const prometheus::Labels& labels) {
   for (const auto& f : metrics.registry().Collect()) {
     if (f.name != family) continue;
     for (const auto& m : f.metric) {
@@ -23,10 +24,14 @@ std::optional<double> collected(const Metrics& metrics, const std::string& famil
       for (const auto& l : m.label) have[l.name] = l.value;
       if (have != labels) continue;
       switch (f.type) {
-        case prometheus::MetricType::Counter: return m.counter.value;
-        case prometheus::MetricType::Gauge: return m.gauge.value;
-        case prometheus::MetricType::Histogram: return static_cast<double>(m.histogram.sample_count);
-        default: return std::nullopt;
+        case prometheus::MetricType::Counter:
+          return m.counter.value;
+        case prometheus::MetricType::Gauge:
+          return m.gauge.value;
+        case prometheus::MetricType::Histogram:
+          return static_cast<double>(m.histogram.sample_count);
+        default:
+          return std::nullopt;
       }
     }
   }
@@ -38,31 +43,44 @@ std::optional<double> collected(const Metrics& metrics, const std::string& famil
 TEST(Metrics, SeriesWithKnownLabelsExistAtZeroFromTheStart) {
   const Metrics metrics;
   for (ErrorKindLabel kind : kAllErrorKindLabels) {
-    EXPECT_EQ(collected(metrics, "cilium_nomad_errors_total", {{"kind", std::string(to_string(kind))}}), 0.0)
+    EXPECT_EQ(
+        collected(metrics, "cilium_nomad_errors_total", {{"kind", std::string(to_string(kind))}}),
+        0.0)
         << to_string(kind);
   }
   for (const char* target : {"nomad", "cilium"}) {
-    EXPECT_EQ(collected(metrics, "cilium_nomad_api_calls_total", {{"target", target}, {"status", "ok"}}), 0.0) << target;
+    EXPECT_EQ(
+        collected(metrics, "cilium_nomad_api_calls_total", {{"target", target}, {"status", "ok"}}),
+        0.0)
+        << target;
   }
   for (const char* source : {"notify", "reconcile", "watch", "retry"}) {
-    EXPECT_EQ(collected(metrics, "cilium_nomad_endpoints_labeled_total", {{"source", source}}), 0.0) << source;
+    EXPECT_EQ(collected(metrics, "cilium_nomad_endpoints_labeled_total", {{"source", source}}), 0.0)
+        << source;
   }
   for (const char* api : {"endpoint", "labels"}) {
     EXPECT_EQ(collected(metrics, "cilium_nomad_label_writes_total", {{"api", api}}), 0.0) << api;
   }
   for (const char* op : {"add", "del", "check"}) {
-    EXPECT_EQ(collected(metrics, "cilium_nomad_notifications_total", {{"op", op}, {"outcome", "accepted"}}), 0.0) << op;
+    EXPECT_EQ(collected(metrics, "cilium_nomad_notifications_total",
+                        {{"op", op}, {"outcome", "accepted"}}),
+              0.0)
+        << op;
   }
   for (const char* outcome : {"invalid", "refused_peer", "unreadable"}) {
-    EXPECT_EQ(collected(metrics, "cilium_nomad_notifications_total", {{"op", "unknown"}, {"outcome", outcome}}), 0.0)
+    EXPECT_EQ(collected(metrics, "cilium_nomad_notifications_total",
+                        {{"op", "unknown"}, {"outcome", outcome}}),
+              0.0)
         << outcome;
   }
   for (const char* mode : {"node", "events"}) {
-    EXPECT_EQ(collected(metrics, "cilium_nomad_watch_reconnects_total", {{"mode", mode}}), 0.0) << mode;
+    EXPECT_EQ(collected(metrics, "cilium_nomad_watch_reconnects_total", {{"mode", mode}}), 0.0)
+        << mode;
   }
-  for (const char* single : {"cilium_nomad_endpoints_deleted_total", "cilium_nomad_queue_depth",
-                             "cilium_nomad_orphan_endpoints", "cilium_nomad_state_entries", "cilium_nomad_ready",
-                             "cilium_nomad_add_to_labeled_seconds", "cilium_nomad_reconcile_duration_seconds"}) {
+  for (const char* single :
+       {"cilium_nomad_endpoints_deleted_total", "cilium_nomad_queue_depth",
+        "cilium_nomad_orphan_endpoints", "cilium_nomad_state_entries", "cilium_nomad_ready",
+        "cilium_nomad_add_to_labeled_seconds", "cilium_nomad_reconcile_duration_seconds"}) {
     EXPECT_EQ(collected(metrics, single, {}), 0.0) << single;
   }
 }
@@ -75,12 +93,18 @@ TEST(Metrics, FamiliesAreTheDocumentedOnes) {
   for (const auto& f : metrics.registry().Collect()) families[f.name] = f.type;
   using T = prometheus::MetricType;
   const std::map<std::string, prometheus::MetricType> documented = {
-      {"cilium_nomad_endpoints_labeled_total", T::Counter},    {"cilium_nomad_label_writes_total", T::Counter},
-      {"cilium_nomad_api_calls_total", T::Counter},            {"cilium_nomad_errors_total", T::Counter},
-      {"cilium_nomad_notifications_total", T::Counter},        {"cilium_nomad_watch_reconnects_total", T::Counter},
-      {"cilium_nomad_endpoints_deleted_total", T::Counter},    {"cilium_nomad_queue_depth", T::Gauge},
-      {"cilium_nomad_orphan_endpoints", T::Gauge},             {"cilium_nomad_state_entries", T::Gauge},
-      {"cilium_nomad_ready", T::Gauge},                        {"cilium_nomad_add_to_labeled_seconds", T::Histogram},
+      {"cilium_nomad_endpoints_labeled_total", T::Counter},
+      {"cilium_nomad_label_writes_total", T::Counter},
+      {"cilium_nomad_api_calls_total", T::Counter},
+      {"cilium_nomad_errors_total", T::Counter},
+      {"cilium_nomad_notifications_total", T::Counter},
+      {"cilium_nomad_watch_reconnects_total", T::Counter},
+      {"cilium_nomad_endpoints_deleted_total", T::Counter},
+      {"cilium_nomad_queue_depth", T::Gauge},
+      {"cilium_nomad_orphan_endpoints", T::Gauge},
+      {"cilium_nomad_state_entries", T::Gauge},
+      {"cilium_nomad_ready", T::Gauge},
+      {"cilium_nomad_add_to_labeled_seconds", T::Histogram},
       {"cilium_nomad_reconcile_duration_seconds", T::Histogram},
   };
   EXPECT_EQ(families, documented);
@@ -98,20 +122,29 @@ TEST(Metrics, TypedAccessorsCountTheirOwnSeriesOnly) {
   metrics.queue_depth().Set(7);
   metrics.reconcile_duration_seconds().Observe(0.3);
 
-  EXPECT_EQ(collected(metrics, "cilium_nomad_api_calls_total", {{"target", "cilium"}, {"status", "ok"}}), 1.0);
-  EXPECT_EQ(collected(metrics, "cilium_nomad_api_calls_total", {{"target", "nomad"}, {"status", "timeout"}}), 2.0);
-  EXPECT_EQ(collected(metrics, "cilium_nomad_api_calls_total", {{"target", "nomad"}, {"status", "ok"}}), 0.0);
+  EXPECT_EQ(
+      collected(metrics, "cilium_nomad_api_calls_total", {{"target", "cilium"}, {"status", "ok"}}),
+      1.0);
+  EXPECT_EQ(collected(metrics, "cilium_nomad_api_calls_total",
+                      {{"target", "nomad"}, {"status", "timeout"}}),
+            2.0);
+  EXPECT_EQ(
+      collected(metrics, "cilium_nomad_api_calls_total", {{"target", "nomad"}, {"status", "ok"}}),
+      0.0);
   EXPECT_EQ(metrics.errors(ErrorKindLabel::state_write).Value(), 1);
   EXPECT_EQ(metrics.errors(ErrorKindLabel::label_write).Value(), 0);
-  EXPECT_EQ(collected(metrics, "cilium_nomad_notifications_total", {{"op", "del"}, {"outcome", "accepted"}}), 1.0);
+  EXPECT_EQ(collected(metrics, "cilium_nomad_notifications_total",
+                      {{"op", "del"}, {"outcome", "accepted"}}),
+            1.0);
   EXPECT_EQ(collected(metrics, "cilium_nomad_reconcile_duration_seconds", {}), 1.0);
 
   const std::string text = metrics.render();
-  for (const char* line : {"# TYPE cilium_nomad_api_calls_total counter\n",
-                           "cilium_nomad_api_calls_total{status=\"timeout\",target=\"nomad\"} 2\n",
-                           "cilium_nomad_errors_total{kind=\"state_write\"} 1\n", "cilium_nomad_queue_depth 7\n",
-                           "cilium_nomad_reconcile_duration_seconds_bucket{le=\"0.5\"} 1\n",
-                           "cilium_nomad_reconcile_duration_seconds_bucket{le=\"0.25\"} 0\n"}) {
+  for (const char* line :
+       {"# TYPE cilium_nomad_api_calls_total counter\n",
+        "cilium_nomad_api_calls_total{status=\"timeout\",target=\"nomad\"} 2\n",
+        "cilium_nomad_errors_total{kind=\"state_write\"} 1\n", "cilium_nomad_queue_depth 7\n",
+        "cilium_nomad_reconcile_duration_seconds_bucket{le=\"0.5\"} 1\n",
+        "cilium_nomad_reconcile_duration_seconds_bucket{le=\"0.25\"} 0\n"}) {
     EXPECT_NE(text.find(line), std::string::npos) << line << "not in:\n" << text;
   }
 }

@@ -6,17 +6,17 @@
 #include <thread>
 
 #include "labeler/node_watcher.h"
-#include "tests/unit/labeler/in_memory_apis.h"
 #include "tests/support/eventually.h"
 #include "tests/support/recorder.h"
+#include "tests/unit/labeler/in_memory_apis.h"
 
 namespace cn::labeler {
 namespace {
 
 using namespace std::chrono_literals;
-using cn::testing::NomadCall;
 using cn::testing::InMemoryNomad;
 using cn::testing::make_alloc;
+using cn::testing::NomadCall;
 
 using ::cn::testing::eventually;
 
@@ -33,7 +33,8 @@ class NodeWatch : public ::testing::Test {
   NodeWatch() { nomad.set_blocking(true); }
   ~NodeWatch() override { stop(); }
 
-  nomad::Allocation alloc(int n, std::uint64_t modify_index, const std::string& address = "10.200.3.17",
+  nomad::Allocation alloc(int n, std::uint64_t modify_index,
+                          const std::string& address = "10.200.3.17",
                           const std::string& client_status = "running") {
     auto a = make_alloc(uuid(n), "web", "app", client_status);
     a.modify_index = modify_index;
@@ -49,8 +50,9 @@ class NodeWatch : public ::testing::Test {
 
   void start(NodeWatchOptions options) {
     options.seed = 7;
-    watcher = std::make_unique<NodeWatcher>(nomad, clock, metrics, calls, nomad.node_id, recorder.fn(),
-                                            [this] { resyncs.fetch_add(1); }, nullptr, options);
+    watcher = std::make_unique<NodeWatcher>(
+        nomad, clock, metrics, calls, nomad.node_id, recorder.fn(),
+        [this] { resyncs.fetch_add(1); }, nullptr, options);
     thread = std::jthread([this](std::stop_token st) { watcher->run(st); });
   }
   void stop() {
@@ -61,7 +63,8 @@ class NodeWatch : public ::testing::Test {
   }
   // The watcher made `made` node calls and now sleeps on the clock (backoff or pause).
   bool sleeping_after(int made) {
-    return eventually([&] { return nomad.calls(NomadCall::node_allocations) == made && clock.sleepers() == 1; });
+    return eventually(
+        [&] { return nomad.calls(NomadCall::node_allocations) == made && clock.sleepers() == 1; });
   }
 
   InMemoryNomad nomad;
@@ -83,7 +86,8 @@ TEST_F(NodeWatch, WakesOnChangeAndEnqueuesExactlyTheChangedAlloc) {
 
   nomad.put(alloc(2, 120, "10.200.3.18"));
   ASSERT_TRUE(recorder.wait_for(1));
-  ASSERT_TRUE(eventually([&] { return nomad.blocked() == 1 && nomad.node_allocation_indexes().size() == 2; }));
+  ASSERT_TRUE(eventually(
+      [&] { return nomad.blocked() == 1 && nomad.node_allocation_indexes().size() == 2; }));
   EXPECT_EQ(nomad.node_allocation_indexes(), (std::vector<std::uint64_t>{110, 120}));
 
   auto items = recorder.items();
@@ -94,7 +98,8 @@ TEST_F(NodeWatch, WakesOnChangeAndEnqueuesExactlyTheChangedAlloc) {
   EXPECT_FALSE(item.confirm);
   EXPECT_EQ(item.ifname, "eth0");
   EXPECT_EQ(item.ips, (std::vector<std::string>{"10.200.3.18"}));
-  ASSERT_TRUE(item.alloc.has_value()) << "node allocations embed the Job: the worker needs no Nomad call";
+  ASSERT_TRUE(item.alloc.has_value())
+      << "node allocations embed the Job: the worker needs no Nomad call";
   EXPECT_TRUE(item.alloc->job.has_value());
   EXPECT_EQ(resyncs.load(), 0);
   EXPECT_EQ(watcher->index(), 120u);

@@ -35,7 +35,8 @@ Result<std::optional<notify::Reply>> notify_add_to(const std::string& socket, in
   r.ips = {"10.200.3.17"};
   r.wait_ms = wait_ms;
   auto& clock = system_clock();
-  return notify::send_request(socket, r, clock, clock.now() + std::chrono::milliseconds{std::max(wait_ms, 1000)});
+  return notify::send_request(socket, r, clock,
+                              clock.now() + std::chrono::milliseconds{std::max(wait_ms, 1000)});
 }
 
 class DaemonTest : public ::testing::Test {
@@ -45,7 +46,8 @@ class DaemonTest : public ::testing::Test {
     config.state_file = dir_.file("run/state.json");
     config.resync_interval = std::chrono::seconds{0};
     config.metrics_addr = "";
-    if (config.allowed_uids == std::vector<unsigned>{0}) config.allowed_uids = {0, static_cast<unsigned>(::getuid())};
+    if (config.allowed_uids == std::vector<unsigned>{0})
+      config.allowed_uids = {0, static_cast<unsigned>(::getuid())};
     daemon_ = std::make_unique<LabelerDaemon>(config, nomad_, cilium_, system_clock(), nullptr);
     std::stop_source never;
     ASSERT_TRUE(daemon_->start(never.get_token()));
@@ -127,7 +129,7 @@ TEST_F(DaemonTest, NonRootPeersAreRefused) {
 
 TEST_F(DaemonTest, SocketDirectoryIsRootOnlyAndSocketRemovedOnStop) {
   start();
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(dir_.file("run").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   daemon_->stop();

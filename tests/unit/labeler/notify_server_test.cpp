@@ -28,10 +28,12 @@ constexpr const char* kAlloc = "4b1f6c2e-8d3a-4f57-9c2b-7e0a5d9c3f11";
 class NotifyServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    log_ = std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log_text_));
+    log_ = std::make_shared<spdlog::logger>(
+        "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log_text_));
     log_->set_level(spdlog::level::debug);
     server_ = std::make_unique<NotifyServer>(
-        NotifyServer::Options{socket_path(), {0, static_cast<unsigned>(::getuid())}}, clock_, metrics_, log_);
+        NotifyServer::Options{socket_path(), {0, static_cast<unsigned>(::getuid())}}, clock_,
+        metrics_, log_);
     ASSERT_TRUE(server_->listen());
     // Answers every request at once, the way a labeled allocation is answered.
     server_->start([this](const notify::Request& r) {

@@ -7,11 +7,11 @@
 namespace cn::labeler {
 namespace {
 
-using cn::testing::NomadCall;
 using cn::testing::CiliumCall;
 using cn::testing::InMemoryCilium;
 using cn::testing::InMemoryNomad;
 using cn::testing::make_alloc;
+using cn::testing::NomadCall;
 using cn::testing::random_alloc_id;
 
 class OrphanCollectorTest : public ::testing::Test {

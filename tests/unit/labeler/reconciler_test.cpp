@@ -9,25 +9,28 @@
 namespace cn::labeler {
 namespace {
 
-using cn::testing::NomadCall;
 using cn::testing::CiliumCall;
 using cn::testing::InMemoryCilium;
 using cn::testing::InMemoryNomad;
 using cn::testing::make_alloc;
+using cn::testing::NomadCall;
 using cn::testing::random_alloc_id;
 
 class ReconcilerTest : public ::testing::Test {
  protected:
   ReconcilerTest()
       : state_({dir_.file("state.json")}, system_clock(), nullptr),
-        labeler_(nomad_, cilium_, state_, system_clock(), metrics_, calls_, LabelSettings{}, nullptr),
-        reconciler_(nomad_, cilium_, state_, system_clock(), metrics_, calls_, LabelSettings{}, nullptr),
+        labeler_(nomad_, cilium_, state_, system_clock(), metrics_, calls_, LabelSettings{},
+                 nullptr),
+        reconciler_(nomad_, cilium_, state_, system_clock(), metrics_, calls_, LabelSettings{},
+                    nullptr),
         queue_(system_clock(), 4, 10000, [this](WorkItem w) { labeler_.label(w); }) {
     queue_.start();
   }
 
   Result<ReconcileReport> run() {
-    auto r = reconciler_.run(nomad_.node_id, [this](WorkItem w) { return queue_.enqueue(std::move(w)); });
+    auto r = reconciler_.run(nomad_.node_id,
+                             [this](WorkItem w) { return queue_.enqueue(std::move(w)); });
     EXPECT_TRUE(queue_.wait_idle(std::chrono::seconds{30}));
     return r;
   }
@@ -49,7 +52,8 @@ TEST_F(ReconcilerTest, TwoHundredEndpointsCostOneListOneNodeCallNoJobCallsAndOne
   for (int i = 0; i < 200; ++i) {
     std::string id = random_alloc_id();
     nomad_.put(make_alloc(id, "job" + std::to_string(i % 7)));
-    eps.push_back(cilium_.add_init_endpoint(id, "10.200." + std::to_string(i / 250) + "." + std::to_string(i % 250)));
+    eps.push_back(cilium_.add_init_endpoint(
+        id, "10.200." + std::to_string(i / 250) + "." + std::to_string(i % 250)));
   }
   auto report = run();
   ASSERT_TRUE(report) << report.error().message;
@@ -61,7 +65,8 @@ TEST_F(ReconcilerTest, TwoHundredEndpointsCostOneListOneNodeCallNoJobCallsAndOne
   EXPECT_EQ(nomad_.calls(NomadCall::job), 0);
   EXPECT_EQ(cilium_.calls(CiliumCall::patch_endpoint), 200);
   for (auto ep : eps) EXPECT_FALSE(cilium::is_init(cilium_.get(ep)));
-  EXPECT_EQ(cilium_.get(1).identity_labels, std::vector<std::string>{"reserved:host"}) << "host untouched";
+  EXPECT_EQ(cilium_.get(1).identity_labels, std::vector<std::string>{"reserved:host"})
+      << "host untouched";
 
   // A second pass finds everything right: no write at all, and the state learns the identities.
   auto second = run();
@@ -79,7 +84,8 @@ TEST_F(ReconcilerTest, TwoHundredEndpointsCostOneListOneNodeCallNoJobCallsAndOne
 }
 
 TEST_F(ReconcilerTest, DropsEntriesOfTerminalAndUnknownAllocationsOnly) {
-  std::string live = random_alloc_id(), done = random_alloc_id(), gone = random_alloc_id(), elsewhere = random_alloc_id();
+  std::string live = random_alloc_id(), done = random_alloc_id(), gone = random_alloc_id(),
+              elsewhere = random_alloc_id();
   nomad_.put(make_alloc(live));
   nomad_.put(make_alloc(done, "web", "app", "complete"));
   auto other_node = make_alloc(elsewhere);
@@ -93,7 +99,8 @@ TEST_F(ReconcilerTest, DropsEntriesOfTerminalAndUnknownAllocationsOnly) {
   auto report = run();
   ASSERT_TRUE(report);
   EXPECT_EQ(report->dropped_entries, 2u);
-  EXPECT_EQ(nomad_.calls(NomadCall::allocation), 2) << "one confirming GET per entry the node list lacks";
+  EXPECT_EQ(nomad_.calls(NomadCall::allocation), 2)
+      << "one confirming GET per entry the node list lacks";
   auto doc = state_.load();
   ASSERT_TRUE(doc);
   EXPECT_TRUE(doc->allocations.contains(live));
@@ -108,7 +115,8 @@ TEST_F(ReconcilerTest, DeletedAllocationIsNotRebuiltFromListsThatStillShowItAliv
   const std::string id = random_alloc_id();
   nomad_.put(make_alloc(id));
   auto ep = cilium_.add_init_endpoint(id, "10.200.3.1");
-  cilium_.set_identity_labels(ep, {"nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"});
+  cilium_.set_identity_labels(
+      ep, {"nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"});
   bool removed = false;
   ASSERT_TRUE(state_.remove_entry(id, removed));
   auto report = run();
@@ -123,7 +131,8 @@ TEST_F(ReconcilerTest, DeletedAllocationIsNotRebuiltFromListsThatStillShowItAliv
 TEST_F(ReconcilerTest, TombstonesExpireAfterTheirTtl) {
   const std::string old_id = random_alloc_id(), recent_id = random_alloc_id();
   const long long now_ms = unix_millis(system_clock().wall_now());
-  const long long ttl_ms = std::chrono::duration_cast<std::chrono::milliseconds>(state::kTombstoneTtl).count();
+  const long long ttl_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(state::kTombstoneTtl).count();
   ASSERT_TRUE(state_.update([&](state::StateDoc& d) {
     d.deleted[old_id] = now_ms - ttl_ms - 1000;
     d.deleted[recent_id] = now_ms - 1000;

@@ -2,9 +2,9 @@
 // doing: a daemon that fails to start stops it microseconds after starting it.
 #include <gtest/gtest.h>
 
-#include <sys/socket.h>
-#include <netinet/in.h>
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <future>
@@ -60,7 +60,8 @@ TEST(StatusServer, BusyPortFailsWithTheErrnoText) {
   auto ok = server.start(address);
   ::close(holder);
   ASSERT_FALSE(ok);
-  EXPECT_EQ(ok.error().message, "metrics address " + address + " is not available (Address already in use)");
+  EXPECT_EQ(ok.error().message,
+            "metrics address " + address + " is not available (Address already in use)");
 }
 
 }  // namespace

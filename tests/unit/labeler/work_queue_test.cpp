@@ -68,7 +68,8 @@ TEST(WorkQueue, QueuedDuplicatesMergeIntoOneRun) {
   std::lock_guard lock(mu);
   ASSERT_EQ(seen.size(), 2u);
   EXPECT_EQ(seen[1].alloc_id, "a");
-  EXPECT_EQ(seen[1].ips, std::vector<std::string>{"10.0.0.1"}) << "merge keeps what the older item knew";
+  EXPECT_EQ(seen[1].ips, std::vector<std::string>{"10.0.0.1"})
+      << "merge keeps what the older item knew";
   EXPECT_EQ(seen[1].hint.job_id, "web");
 }
 

@@ -29,16 +29,23 @@ class BadInputTest : public PluginTest {
   std::string before_;
 };
 
-TEST_F(BadInputTest, MalformedJson) { expect_error(invoke(env("ADD"), "{\"cniVersion\":"), 6); }
-TEST_F(BadInputTest, NotAnObject) { expect_error(invoke(env("ADD"), "[1,2]"), 6); }
-TEST_F(BadInputTest, EmptyStdin) { expect_error(invoke(env("ADD"), ""), 6); }
+TEST_F(BadInputTest, MalformedJson) {
+  expect_error(invoke(env("ADD"), "{\"cniVersion\":"), 6);
+}
+TEST_F(BadInputTest, NotAnObject) {
+  expect_error(invoke(env("ADD"), "[1,2]"), 6);
+}
+TEST_F(BadInputTest, EmptyStdin) {
+  expect_error(invoke(env("ADD"), ""), 6);
+}
 
 TEST_F(BadInputTest, InvalidUtf8) {
   expect_error(invoke(env("ADD"), "{\"cniVersion\":\"1.0.0\",\"name\":\"\xff\xfe\"}"), 6);
 }
 
 TEST_F(BadInputTest, TenMegabyteStdin) {
-  std::string huge = "{\"cniVersion\":\"1.0.0\",\"pad\":\"" + std::string(10 * 1024 * 1024, 'a') + "\"}";
+  std::string huge =
+      "{\"cniVersion\":\"1.0.0\",\"pad\":\"" + std::string(10 * 1024 * 1024, 'a') + "\"}";
   expect_error(invoke(env("ADD"), huge), 6);
 }
 
@@ -91,7 +98,8 @@ TEST_F(BadInputTest, MissingCniVersion) {
 }
 
 TEST_F(BadInputTest, MissingOrInvalidContainerId) {
-  for (std::string id : {"", "not-a-uuid", "../../etc/passwd", "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f1"}) {
+  for (std::string id :
+       {"", "not-a-uuid", "../../etc/passwd", "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f1"}) {
     SCOPED_TRACE(id);
     auto e = env("ADD");
     e["CNI_CONTAINERID"] = id;
@@ -111,7 +119,9 @@ TEST_F(BadInputTest, MissingOrInvalidIfname) {
   }
 }
 
-TEST_F(BadInputTest, UnknownCommand) { expect_error(invoke(env("FROB"), conf().dump()), 4); }
+TEST_F(BadInputTest, UnknownCommand) {
+  expect_error(invoke(env("FROB"), conf().dump()), 4);
+}
 
 TEST_F(BadInputTest, DelWithMalformedInputIsAnErrorButTouchesNothing) {
   expect_error(invoke(env("DEL"), "garbage"), 6);

@@ -26,8 +26,9 @@ std::ostream& operator<<(std::ostream& os, const FaultCase& c) {
 }
 
 std::string case_name(const ::testing::TestParamInfo<FaultCase>& param_info) {
-  std::string name = param_info.param.command + "_" + std::string(step_name(param_info.param.step)) +
-                     "_" + injected_name(param_info.param.injected);
+  std::string name = param_info.param.command + "_" +
+                     std::string(step_name(param_info.param.step)) + "_" +
+                     injected_name(param_info.param.injected);
   std::replace(name.begin(), name.end(), '-', '_');
   return name;
 }
@@ -36,12 +37,15 @@ std::string case_name(const ::testing::TestParamInfo<FaultCase>& param_info) {
 // the entry, so it writes and notifies too).
 std::vector<FaultCase> all_cases() {
   const std::vector<std::pair<std::string, std::vector<Step>>> steps_by_verb = {
-      {"ADD", {Step::kConfigParsed, Step::kStateWrite, Step::kStateWritten, Step::kLabelerNotify,
-               Step::kLabelerNotified, Step::kOutput}},
-      {"DEL", {Step::kConfigParsed, Step::kStateWrite, Step::kStateWritten, Step::kLabelerNotify,
-               Step::kLabelerNotified, Step::kOutput}},
-      {"CHECK", {Step::kConfigParsed, Step::kStateRead, Step::kStateWrite, Step::kStateWritten,
-                 Step::kLabelerNotify, Step::kLabelerNotified, Step::kOutput}},
+      {"ADD",
+       {Step::kConfigParsed, Step::kStateWrite, Step::kStateWritten, Step::kLabelerNotify,
+        Step::kLabelerNotified, Step::kOutput}},
+      {"DEL",
+       {Step::kConfigParsed, Step::kStateWrite, Step::kStateWritten, Step::kLabelerNotify,
+        Step::kLabelerNotified, Step::kOutput}},
+      {"CHECK",
+       {Step::kConfigParsed, Step::kStateRead, Step::kStateWrite, Step::kStateWritten,
+        Step::kLabelerNotify, Step::kLabelerNotified, Step::kOutput}},
       {"GC", {Step::kConfigParsed, Step::kStateWrite, Step::kStateWritten, Step::kOutput}},
       {"STATUS", {Step::kConfigParsed, Step::kOutput}},
   };
@@ -96,7 +100,8 @@ TEST_P(FailOpenTest, ExceptionAtEveryStepFailsOpen) {
 
   auto lines = lines_containing(out.stderr_data, verb_log_name(c.command) + " threw");
   ASSERT_EQ(lines.size(), 1u) << out.stderr_data;
-  EXPECT_NE(lines[0].find("step=" + std::string(step_name(c.step)) + " "), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("step=" + std::string(step_name(c.step)) + " "), std::string::npos)
+      << lines[0];
   EXPECT_NE(lines[0].find(injected_what(c.injected)), std::string::npos) << lines[0];
 }
 

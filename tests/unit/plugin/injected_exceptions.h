@@ -13,9 +13,12 @@ enum class Injected { kBadAlloc, kJson, kSystemError };
 
 inline std::string injected_name(Injected kind) {
   switch (kind) {
-    case Injected::kBadAlloc: return "bad_alloc";
-    case Injected::kJson: return "json_exception";
-    case Injected::kSystemError: return "system_error";
+    case Injected::kBadAlloc:
+      return "bad_alloc";
+    case Injected::kJson:
+      return "json_exception";
+    case Injected::kSystemError:
+      return "system_error";
   }
   return "unknown";
 }
@@ -23,9 +26,12 @@ inline std::string injected_name(Injected kind) {
 // Part of what() that the plugin's log line must carry.
 inline std::string injected_what(Injected kind) {
   switch (kind) {
-    case Injected::kBadAlloc: return "std::bad_alloc";
-    case Injected::kJson: return "[json.exception.parse_error.101]";
-    case Injected::kSystemError: return "injected: No space left on device";
+    case Injected::kBadAlloc:
+      return "std::bad_alloc";
+    case Injected::kJson:
+      return "[json.exception.parse_error.101]";
+    case Injected::kSystemError:
+      return "injected: No space left on device";
   }
   return "unknown";
 }

@@ -63,8 +63,9 @@ TEST_F(PluginTest, LogFileReceivesTheLinesInsteadOfStderr) {
   auto out = invoke("ADD", c);
   ASSERT_EQ(out.exit_code, 0);
   EXPECT_EQ(out.stderr_data.find("add alloc="), std::string::npos);
-  EXPECT_NE(cn::testing::read_file(dir_.file("plugin.log")).find("add alloc=" + std::string(kAllocId)),
-            std::string::npos);
+  EXPECT_NE(
+      cn::testing::read_file(dir_.file("plugin.log")).find("add alloc=" + std::string(kAllocId)),
+      std::string::npos);
 }
 
 }  // namespace

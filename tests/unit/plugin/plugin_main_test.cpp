@@ -17,7 +17,8 @@ using nlohmann::json;
 class EnvBlock {
  public:
   explicit EnvBlock(const std::map<std::string, std::string>& env) {
-    entries_.push_back("PATH=/usr/bin");  // a non-CNI variable, as Nomad passes its whole environment
+    entries_.push_back(
+        "PATH=/usr/bin");  // a non-CNI variable, as Nomad passes its whole environment
     for (const auto& [k, v] : env) entries_.push_back(k + "=" + v);
     for (const auto& e : entries_) pointers_.push_back(e.c_str());
     pointers_.push_back(nullptr);
@@ -54,7 +55,9 @@ TEST_F(PluginMainTest, RunsTheVerbWithStdinAndWritesItsOutcome) {
 }
 
 TEST_F(PluginMainTest, FingerprintProbeNeverReadsStdin) {
-  EXPECT_EQ(run({}, [] () -> std::string { throw std::logic_error("stdin read without CNI_COMMAND"); }), 0);
+  EXPECT_EQ(
+      run({}, []() -> std::string { throw std::logic_error("stdin read without CNI_COMMAND"); }),
+      0);
   EXPECT_EQ(stdout_, "");
   EXPECT_EQ(stderr_.rfind("CNI cilium-nomad-cni plugin v", 0), 0u) << stderr_;
 }
@@ -75,7 +78,7 @@ class ExceptionBeforeConfigTest : public PluginMainTest,
 
 TEST_P(ExceptionBeforeConfigTest, AddReportsTryAgainLaterOthersExitZero) {
   const std::string& command = GetParam();
-  int exit_code = run(env(command), [] () -> std::string { throw_injected(Injected::kBadAlloc); });
+  int exit_code = run(env(command), []() -> std::string { throw_injected(Injected::kBadAlloc); });
   if (command == "ADD" || command == "VERSION") {
     EXPECT_EQ(exit_code, 1);
     json j = json::parse(stdout_, nullptr, false);
@@ -97,15 +100,16 @@ INSTANTIATE_TEST_SUITE_P(EveryCommand, ExceptionBeforeConfigTest,
                          ::testing::Values("ADD", "DEL", "CHECK", "GC", "STATUS", "VERSION"));
 
 TEST_F(PluginMainTest, ExceptionNotFromStdExceptionIsNamedInTheError) {
-  EXPECT_EQ(run(env("ADD"), [] () -> std::string { throw 42; }), 1);
+  EXPECT_EQ(run(env("ADD"), []() -> std::string { throw 42; }), 1);
   EXPECT_EQ(json::parse(stdout_)["details"], "an exception not derived from std::exception");
 }
 
 TEST_F(PluginMainTest, FailingToWriteTheLogKeepsTheDecidedExitCode) {
   EnvBlock block(env("ADD"));
   std::string out;
-  PluginIo io{stdin_of(conf()), [&](std::string_view d) { out += d; },
-              [](std::string_view) { throw std::system_error(std::make_error_code(std::errc::io_error)); }};
+  PluginIo io{
+      stdin_of(conf()), [&](std::string_view d) { out += d; },
+      [](std::string_view) { throw std::system_error(std::make_error_code(std::errc::io_error)); }};
   PluginContext ctx{system_clock()};
   EXPECT_EQ(plugin_main(block.envp(), io, ctx), 0);
   EXPECT_EQ(json::parse(out), cilium_result());

@@ -14,7 +14,8 @@ inline constexpr const char* kAllocId = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
 // What cilium-cni prints (cni.md section 5), the shape our plugin receives as prevResult.
 inline nlohmann::json cilium_result(const std::string& version = "1.0.0") {
   return nlohmann::json::parse(R"({
-    "cniVersion": ")" + version + R"(",
+    "cniVersion": ")" + version +
+                               R"(",
     "interfaces": [
       {"name": "lxc5b2f3c9d1e0a", "mac": "9a:0c:51:7e:2b:44"},
       {"name": "eth0", "mac": "e6:3d:8f:10:aa:07", "sandbox": "/var/run/docker/netns/8e1f0c2a7b3d"}],

@@ -50,7 +50,7 @@ TEST_F(PluginTest, AddWithoutCniArgsRecordsNoNomadFields) {
 TEST_F(PluginTest, AddRecordsDualStackAndIpv6OnlyAddresses) {
   auto c = conf();
   c["prevResult"]["ips"] = json::array({{{"interface", 1}, {"address", "fd00::17/128"}},
-                                         {{"interface", 1}, {"address", "10.200.3.17/32"}}});
+                                        {{"interface", 1}, {"address", "10.200.3.17/32"}}});
   ASSERT_EQ(invoke("ADD", c).exit_code, 0);
   EXPECT_EQ(state().allocations.at(kAllocId).ips,
             (std::vector<std::string>{"fd00::17", "10.200.3.17"}));

@@ -48,15 +48,14 @@ INSTANTIATE_TEST_SUITE_P(
     AllVerbs, VersionRulesTest,
     ::testing::Values(VersionCase{"CHECK", "0.3.0", false}, VersionCase{"CHECK", "0.3.1", false},
                       VersionCase{"CHECK", "0.4.0", true}, VersionCase{"CHECK", "1.0.0", true},
-                      VersionCase{"CHECK", "1.1.0", true},
-                      VersionCase{"GC", "0.3.1", false}, VersionCase{"GC", "0.4.0", false},
-                      VersionCase{"GC", "1.0.0", false}, VersionCase{"GC", "1.1.0", true},
-                      VersionCase{"STATUS", "0.3.1", false}, VersionCase{"STATUS", "0.4.0", false},
-                      VersionCase{"STATUS", "1.0.0", false}, VersionCase{"STATUS", "1.1.0", true},
-                      VersionCase{"ADD", "0.3.0", true}, VersionCase{"ADD", "1.1.0", true},
-                      VersionCase{"DEL", "0.3.0", true}, VersionCase{"DEL", "1.1.0", true},
-                      VersionCase{"VERSION", "0.3.0", true}, VersionCase{"VERSION", "0.1.0", true},
-                      VersionCase{"VERSION", "9.9.9", true}),
+                      VersionCase{"CHECK", "1.1.0", true}, VersionCase{"GC", "0.3.1", false},
+                      VersionCase{"GC", "0.4.0", false}, VersionCase{"GC", "1.0.0", false},
+                      VersionCase{"GC", "1.1.0", true}, VersionCase{"STATUS", "0.3.1", false},
+                      VersionCase{"STATUS", "0.4.0", false}, VersionCase{"STATUS", "1.0.0", false},
+                      VersionCase{"STATUS", "1.1.0", true}, VersionCase{"ADD", "0.3.0", true},
+                      VersionCase{"ADD", "1.1.0", true}, VersionCase{"DEL", "0.3.0", true},
+                      VersionCase{"DEL", "1.1.0", true}, VersionCase{"VERSION", "0.3.0", true},
+                      VersionCase{"VERSION", "0.1.0", true}, VersionCase{"VERSION", "9.9.9", true}),
     case_name);
 
 }  // namespace

@@ -23,18 +23,29 @@ int main(int argc, char** argv) {
   std::string labels;
   std::string ready_file;
   app.add_option("--socket", cfg.socket_path, "Unix socket to serve on")->capture_default_str();
-  app.add_option("--version", version, "Emulated agent: 1.15, 1.16, 1.17 or 1.20")->capture_default_str();
-  app.add_option("--identity-delay-ms", identity_delay_ms, "Label change -> identity applied")->capture_default_str();
-  app.add_option("--regeneration-step-ms", regeneration_step_ms, "Each regeneration state step")->capture_default_str();
-  app.add_option("--grace-period-ms", grace_ms, "identity-change-grace-period (Cilium: 5000)")->capture_default_str();
-  app.add_option("--rate-limits", rate_limits, "off, or default (Cilium's per-group limits)")->capture_default_str();
+  app.add_option("--version", version, "Emulated agent: 1.15, 1.16, 1.17 or 1.20")
+      ->capture_default_str();
+  app.add_option("--identity-delay-ms", identity_delay_ms, "Label change -> identity applied")
+      ->capture_default_str();
+  app.add_option("--regeneration-step-ms", regeneration_step_ms, "Each regeneration state step")
+      ->capture_default_str();
+  app.add_option("--grace-period-ms", grace_ms, "identity-change-grace-period (Cilium: 5000)")
+      ->capture_default_str();
+  app.add_option("--rate-limits", rate_limits, "off, or default (Cilium's per-group limits)")
+      ->capture_default_str();
   app.add_option("--api-rate-limit", rate_limit_specs,
-                 "Override, e.g. endpoint-patch=rate-limit:2/s,rate-burst:4,max-wait-duration:15s (repeatable)");
-  app.add_option("--labels", labels, "Agent --labels patterns, e.g. \"nomad:.* k8s:app\" (allow-list mode)");
-  app.add_option("--seed", cfg.seed, "Seed for endpoint IDs and identity numbers")->capture_default_str();
-  app.add_option("--ipv4-range", cfg.ipv4_alloc_range, "Pod CIDR reported by GET /v1/config")->capture_default_str();
-  app.add_option("--ipv4-router-ip", cfg.ipv4_router_ip, "cilium_host IP (CNI gateway)")->capture_default_str();
-  app.add_option("--health-ip", cfg.health_ipv4, "IPv4 of the health endpoint")->capture_default_str();
+                 "Override, e.g. endpoint-patch=rate-limit:2/s,rate-burst:4,max-wait-duration:15s "
+                 "(repeatable)");
+  app.add_option("--labels", labels,
+                 "Agent --labels patterns, e.g. \"nomad:.* k8s:app\" (allow-list mode)");
+  app.add_option("--seed", cfg.seed, "Seed for endpoint IDs and identity numbers")
+      ->capture_default_str();
+  app.add_option("--ipv4-range", cfg.ipv4_alloc_range, "Pod CIDR reported by GET /v1/config")
+      ->capture_default_str();
+  app.add_option("--ipv4-router-ip", cfg.ipv4_router_ip, "cilium_host IP (CNI gateway)")
+      ->capture_default_str();
+  app.add_option("--health-ip", cfg.health_ipv4, "IPv4 of the health endpoint")
+      ->capture_default_str();
   app.add_option("--ready-file", ready_file, "Written once the socket accepts connections");
   CLI11_PARSE(app, argc, argv);
 
@@ -53,7 +64,8 @@ int main(int argc, char** argv) {
   }
   cfg.rate_limits = rate_limits == "default" || !rate_limit_specs.empty();
   for (const auto& spec : rate_limit_specs) {
-    auto parsed = cn::fakes::cilium::parse_api_rate_limit(spec, cn::fakes::cilium_default_rate_limits(cfg.version));
+    auto parsed = cn::fakes::cilium::parse_api_rate_limit(
+        spec, cn::fakes::cilium_default_rate_limits(cfg.version));
     if (!parsed) {
       std::cerr << "--api-rate-limit: " << parsed.error().message << "\n";
       return 2;
@@ -72,7 +84,8 @@ int main(int argc, char** argv) {
   try {
     cn::fakes::FakeCiliumAgent agent(cfg);
     agent.start();
-    std::cerr << "fake-cilium-agent " << version << " listening on " << cfg.socket_path << std::endl;
+    std::cerr << "fake-cilium-agent " << version << " listening on " << cfg.socket_path
+              << std::endl;
     if (!ready_file.empty()) std::ofstream(ready_file) << cfg.socket_path << "\n";
     int sig = 0;
     sigwait(&stop_signals, &sig);

@@ -1,8 +1,8 @@
 // fake-nomad: the FakeNomad fake as a process, for the demo and benchmarks. Scenario and faults
 // are driven through /_fake/ (see tests/fakes/nomad/spec_json.h and docs/testing.md).
 #include <csignal>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 
@@ -13,7 +13,9 @@
 namespace {
 
 volatile std::sig_atomic_t g_stop = 0;
-void on_signal(int) { g_stop = 1; }
+void on_signal(int) {
+  g_stop = 1;
+}
 
 }  // namespace
 
@@ -46,8 +48,8 @@ int main(int argc, char** argv) {
   cfg.heartbeat = std::chrono::milliseconds{heartbeat_ms};
   cfg.publish_delay = std::chrono::milliseconds{publish_delay_ms};
   cfg.event_buffer_size = static_cast<std::size_t>(buffer);
-  cfg.stream_transport =
-      transport == "chunked" ? cn::fakes::StreamTransport::kChunked : cn::fakes::StreamTransport::kRaw;
+  cfg.stream_transport = transport == "chunked" ? cn::fakes::StreamTransport::kChunked
+                                                : cn::fakes::StreamTransport::kRaw;
   cfg.stream_denied_as_eof = denied_as_eof;
   for (const auto& t : tokens) cfg.tokens.push_back(cn::fakes::TokenSpec{t, true, {}, true, true});
   cfg.acl_enabled = !tokens.empty();
@@ -84,7 +86,9 @@ int main(int argc, char** argv) {
   }
   std::cout << "fake-nomad listening on 127.0.0.1:" << fake.port() << std::endl;
   while (!g_stop) {
-    struct timespec ts{0, 100'000'000};
+    struct timespec ts {
+      0, 100'000'000
+    };
     nanosleep(&ts, nullptr);
   }
   fake.stop();
