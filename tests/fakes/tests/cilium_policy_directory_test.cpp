@@ -57,6 +57,14 @@ void write_file(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
 }
 
+// As a careful writer does it: one IN_MOVED_TO, so the watcher reads the file exactly once
+// (a write in place gives IN_CREATE and IN_MODIFY, each a read and maybe a revision).
+void install_file(const std::string& dir, const std::string& name, const std::string& text) {
+  const std::string tmp = dir + "/." + name + ".tmp";
+  write_file(tmp, text);
+  std::filesystem::rename(tmp, dir + "/" + name);
+}
+
 json parse_yaml_policy(const std::string& yaml, const InjectionOptions& opts,
                        std::string* error = nullptr) {
   auto doc = cilium::yaml_to_json(yaml);
@@ -361,7 +369,7 @@ TEST_F(CiliumPolicyDirectory, ReportsSubjectAndPeerEndpoints) {
       endpoint("fe2", {"nomad:nomad.job=frontend", "k8s:io.kubernetes.pod.namespace=default",
                        "k8s:io.cilium.k8s.policy.cluster=west"});
   const int backend = endpoint("be", {"nomad:nomad.job=backend"});
-  write_file(path("frontend.yaml"), kFrontendCcnp);
+  install_file(policies_.path().string(), "frontend.yaml", kFrontendCcnp);
   ASSERT_TRUE(eventually([&] { return loaded("frontend.yaml"); }, 5s));
   json p = policy("frontend.yaml");
   EXPECT_EQ(p["kind"], "CiliumClusterwideNetworkPolicy");
@@ -370,11 +378,17 @@ TEST_F(CiliumPolicyDirectory, ReportsSubjectAndPeerEndpoints) {
   (void)bare;
   (void)wrong_cluster;
 
-  // The endpoint's realized policy revision follows the repository.
-  auto ep = agent_->endpoint(std::to_string(backend));
-  ASSERT_TRUE(ep);
-  EXPECT_GE((*ep)["status"]["policy"]["realized"]["policy-revision"].get<std::uint64_t>(),
-            agent_->policies()["revision"].get<std::uint64_t>());
+  // The endpoint's realized policy revision catches up with the repository (after the change,
+  // as regeneration does upstream).
+  const std::uint64_t repo_revision = agent_->policies()["revision"];
+  EXPECT_TRUE(eventually(
+      [&] {
+        auto ep = agent_->endpoint(std::to_string(backend));
+        return ep &&
+               (*ep)["status"]["policy"]["realized"]["policy-revision"].get<std::uint64_t>() >=
+                   repo_revision;
+      },
+      5s));
 
   // Over the control API, and /v1/policy is gone in the emulated 1.20.
   auto r =
@@ -394,7 +408,7 @@ TEST_F(CiliumPolicyDirectory, Before119NoClusterIsInjectedAndV1PolicyAnswers) {
   start(CiliumVersion::v1_17);
   const int frontend =
       endpoint("fe", {"nomad:nomad.job=frontend", "k8s:io.kubernetes.pod.namespace=default"});
-  write_file(path("frontend.yaml"), kFrontendCcnp);
+  install_file(policies_.path().string(), "frontend.yaml", kFrontendCcnp);
   ASSERT_TRUE(eventually([&] { return loaded("frontend.yaml"); }, 5s));
   EXPECT_EQ(policy("frontend.yaml")["peer_endpoints"], json::array({frontend}));
   auto v1 = http_request(HttpTarget::unix_socket(dir_.file("cilium.sock")), "GET", "/v1/policy");
