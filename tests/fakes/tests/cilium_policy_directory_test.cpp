@@ -281,9 +281,12 @@ TEST_F(CiliumPolicyDirectory, InitialScanLoadsValidYamlNamesOnly) {
   write_file(path("ignored.json"), "garbage: [");
   write_file(path("frontend.yaml.tmp"), "garbage: [");
   write_file(path("Bad_Name.yaml"), "garbage: [");  // logged, skipped, not fatal
+  // One object per file: a second document is never read (cilium issue #37724).
+  write_file(path("two-docs.yaml"), std::string(kFrontendCcnp) + "---\ngarbage: [\n");
   start();
   EXPECT_TRUE(loaded("frontend.yaml"));
-  EXPECT_EQ(agent_->policies()["policies"].size(), 1u);
+  EXPECT_TRUE(loaded("two-docs.yaml"));
+  EXPECT_EQ(agent_->policies()["policies"].size(), 2u);
   EXPECT_TRUE(logged("CNP name parse validation failed\" name=Bad_Name.yaml"));
   EXPECT_TRUE(logged("Upserted policy to repository\" file=frontend.yaml"));
   EXPECT_EQ(fatal(), "");

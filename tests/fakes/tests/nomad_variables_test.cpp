@@ -5,14 +5,21 @@
 //   nomad/state/state_store_variables.go (check-and-set semantics, zero-value conflicts)
 //   nomad/state/paginator/               ("<namespace>.<path>" tokens)
 //   acl/acl.go, acl/policy.go            (capabilities, read implies list, closest glob)
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
 #include <future>
 
 #include <gtest/gtest.h>
 
+#include "tests/fakes/http/raw_http_client.h"
 #include "tests/fakes/nomad/fake_nomad.h"
 #include "tests/fakes/nomad/spec_json.h"
 #include "tests/fakes/nomad/variables.h"
+#include "tests/fakes/tests/http_test_util.h"
 #include "tests/fakes/tests/nomad_test_util.h"
+#include "tests/support/child_process.h"
 
 namespace cn::fakes {
 namespace {
@@ -398,6 +405,48 @@ TEST_F(NomadVariables, ControlApiScenarioFaultsAndRequestLog) {
   EXPECT_EQ(send(fake, "GET", "/v1/vars", "", "r").status, 200);
   EXPECT_EQ(fake.request_count("variables"), 2);
   EXPECT_EQ(fake.request_count("variable"), 2);
+}
+
+// The fake-nomad binary: --acl-variables-token builds a token from SECRET=NS:PATH:CAPS rules.
+TEST(NomadVariablesExecutable, VariablesTokenFlag) {
+  const char* bin_dir = std::getenv("CN_BIN_DIR");
+  if (!bin_dir) GTEST_SKIP() << "CN_BIN_DIR not set (run through ctest)";
+  const std::string bin = std::string(bin_dir) + "/fake-nomad";
+  ASSERT_EQ(access(bin.c_str(), X_OK), 0) << bin;
+  testing::TempDir dir;
+  const std::string scenario = dir.file("scenario.json");
+  std::ofstream(scenario) << json{{"variables",
+                                   {{{"path", "cilium/policies/web"}, {"items", {{"p", "1"}}}},
+                                    {{"path", "other/x"}, {"items", {{"p", "2"}}}}}}}
+                                 .dump();
+  const std::string port_file = dir.file("port");
+  cn::testing::ChildProcess nomad(
+      {bin, "--port-file", port_file, "--scenario", scenario, "--acl-token", "root",
+       "--acl-variables-token", "policy-reader=default:cilium/policies/*:list,read"},
+      cn::testing::current_environment(),
+      {dir.file("fake-nomad.log"), cn::testing::ChildProcess::LogMode::kTruncate, {}});
+  ASSERT_TRUE(nomad.started()) << nomad.start_error();
+  int port = 0;
+  ASSERT_TRUE(testing::eventually(
+      [&] {
+        std::ifstream in(port_file);
+        return static_cast<bool>(in >> port) && port > 0;
+      },
+      10s));
+  const auto target = HttpTarget::tcp("127.0.0.1", port);
+  auto list = http_request(target, "GET", "/v1/vars", {}, {{"X-Nomad-Token", "policy-reader"}});
+  ASSERT_TRUE(list);
+  EXPECT_EQ(json::parse(list->body).size(), 1u);
+  EXPECT_EQ(http_request(target, "GET", "/v1/var/other/x", {}, {{"X-Nomad-Token", "policy-reader"}})
+                ->status,
+            403);
+  EXPECT_EQ(
+      http_request(target, "GET", "/v1/var/cilium/policies/web", {}, {{"X-Nomad-Token", "root"}})
+          ->status,
+      200);
+  auto status = nomad.stop(SIGTERM, 10s);
+  ASSERT_TRUE(status) << nomad.log();
+  EXPECT_EQ(status->exit_code, 0) << nomad.log();
 }
 
 }  // namespace
