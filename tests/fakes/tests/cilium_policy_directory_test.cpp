@@ -355,6 +355,24 @@ TEST_F(CiliumPolicyDirectory, AnUntranslatableFileAtRuntimeIsFatal) {
   EXPECT_TRUE(agent_->policies().contains("fatal"));
 }
 
+// fsnotify watches IN_MODIFY, not IN_CLOSE_WRITE: the agent reads after each write(2), so a
+// file still being written in place is read half-way. The first half here is broken YAML.
+TEST_F(CiliumPolicyDirectory, AHalfWrittenFileIsReadAndIsFatal) {
+  start();
+  const std::string text = kFrontendCcnp;
+  const std::size_t half = text.find("  ingress:");
+  std::FILE* f = std::fopen(path("frontend.yaml").c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  // Stops inside a flow sequence: "[nomad" with no closing bracket.
+  const std::string first = text.substr(0, half) + "  egress: [nomad";
+  ASSERT_EQ(std::fwrite(first.data(), 1, first.size(), f), first.size());
+  ASSERT_EQ(std::fflush(f), 0);
+  ASSERT_TRUE(eventually([&] { return !fatal().empty(); }, 5s))
+      << "the writer has not closed the file yet, and the agent already read it";
+  std::fclose(f);
+  EXPECT_NE(fatal().find("Failed to translate policy yaml file"), std::string::npos) << fatal();
+}
+
 TEST_F(CiliumPolicyDirectory, AStartupRuleErrorIsFatal) {
   write_file(path("noname.yaml"), "spec:\n  endpointSelector: {}\n");
   EXPECT_THROW(start(), std::runtime_error);
