@@ -116,8 +116,8 @@ std::vector<std::string> variable_capabilities(const std::vector<VariablePathRul
   }
   const std::string name = ns + '\0' + path;
   if (auto it = exact.find(name); it != exact.end()) return {it->second.begin(), it->second.end()};
-  // The closest glob: the smallest (name length - pattern length + number of '*'); among equals
-  // the first in key order, which is the order Nomad's radix tree walks them.
+  // The closest glob: the smallest (name length - pattern length + number of '*'). Among equals
+  // the fake takes the first in key order (Nomad's radix walk order; its sort leaves ties open).
   const std::set<std::string>* best = nullptr;
   long best_diff = 0;
   for (const auto& [key, caps] : globs) {
