@@ -76,7 +76,7 @@ LabelOutcome AllocLabeler::failed_call(Peer peer, std::string context, const Err
 void AllocLabeler::note_labeled(const std::string& alloc_id) {
   constexpr std::size_t kRemembered = 4096;  // more than a node runs; beyond it, forget the old
   const MonoTime now = clock_.now();
-  std::lock_guard lock(labeled_mu_);
+  MutexLock lock(labeled_mu_);
   labeled_at_[alloc_id] = now;
   if (labeled_at_.size() <= kRemembered) return;
   // A resync snapshot is minutes old at most; forgetting older entries costs at worst one
@@ -87,7 +87,7 @@ void AllocLabeler::note_labeled(const std::string& alloc_id) {
 }
 
 bool AllocLabeler::labeled_since(const std::string& alloc_id, MonoTime since) {
-  std::lock_guard lock(labeled_mu_);
+  MutexLock lock(labeled_mu_);
   auto it = labeled_at_.find(alloc_id);
   return it != labeled_at_.end() && it->second >= since;
 }

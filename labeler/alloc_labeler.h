@@ -5,7 +5,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <semaphore>
 #include <stop_token>
 #include <string>
@@ -19,6 +18,7 @@
 #include "common/nomad/client/nomad_api.h"
 #include "common/notify/protocol.h"
 #include "common/state/state_store.h"
+#include "common/util/mutex.h"
 #include "common/util/retry_rule.h"
 #include "labeler/call_recorder.h"
 #include "labeler/label_step.h"
@@ -95,8 +95,8 @@ class AllocLabeler {
   LabelOutcome failed_call(Peer peer, std::string context, const Error& error) const;
   // When this process last saw each allocation's endpoint carry its labels. A prefetched
   // endpoint read before that is stale: planning a write from it would write a second time.
-  void note_labeled(const std::string& alloc_id);
-  bool labeled_since(const std::string& alloc_id, MonoTime since);
+  void note_labeled(const std::string& alloc_id) EXCLUDES(labeled_mu_);
+  bool labeled_since(const std::string& alloc_id, MonoTime since) EXCLUDES(labeled_mu_);
 
   nomad::NomadApi& nomad_;
   cilium::CiliumApi& cilium_;
@@ -111,8 +111,8 @@ class AllocLabeler {
   // older ones): tried first next time, which saves a 400/404 round trip per allocation.
   std::atomic<int> preferred_kind_{static_cast<int>(cilium::EndpointIdKind::cni_attachment)};
   std::atomic<bool> endpoint_patch_gone_{false};
-  std::mutex labeled_mu_;
-  std::map<std::string, MonoTime> labeled_at_;
+  Mutex labeled_mu_;
+  std::map<std::string, MonoTime> labeled_at_ GUARDED_BY(labeled_mu_);
 };
 
 }  // namespace cn::labeler

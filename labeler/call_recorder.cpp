@@ -22,7 +22,7 @@ void CallRecorder::record(Peer peer, const Error* error) {
       .Increment();
   Listener listener;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     listener = listener_;
   }
   // A cancelled call says nothing about the peer: shutdown, not an outage.
@@ -30,7 +30,7 @@ void CallRecorder::record(Peer peer, const Error* error) {
 }
 
 void CallRecorder::set_listener(Listener listener) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   listener_ = std::move(listener);
 }
 

@@ -3,8 +3,8 @@
 // status} with status "ok" or the error's kind (one scheme: a failure is never counted twice
 // under two names), and whoever listens for reachability (the health tracker).
 #include <functional>
-#include <mutex>
 
+#include "common/util/mutex.h"
 #include "common/util/result.h"
 #include "common/util/retry_rule.h"
 #include "labeler/metrics.h"
@@ -22,17 +22,17 @@ class CallRecorder {
 
   explicit CallRecorder(Metrics& metrics) : metrics_(metrics) {}
 
-  void record(Peer peer, const Error* error);
+  void record(Peer peer, const Error* error) EXCLUDES(mu_);
   template <class T>
   void record(Peer peer, const std::expected<T, Error>& result) {
     record(peer, result ? nullptr : &result.error());
   }
-  void set_listener(Listener listener);
+  void set_listener(Listener listener) EXCLUDES(mu_);
 
  private:
   Metrics& metrics_;
-  std::mutex mu_;
-  Listener listener_;
+  Mutex mu_;
+  Listener listener_ GUARDED_BY(mu_);
 };
 
 }  // namespace cn::labeler

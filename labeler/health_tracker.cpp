@@ -23,17 +23,17 @@ HealthTracker::HealthTracker(Clock& clock, std::chrono::seconds unhealthy_after)
     : clock_(clock), unhealthy_after_(unhealthy_after) {}
 
 void HealthTracker::started() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   started_ = true;
 }
 
 void HealthTracker::succeeded(Dependency dependency) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   outages_[index_of(dependency)].reset();
 }
 
 void HealthTracker::failed(Dependency dependency, std::string reason) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto& outage = outages_[index_of(dependency)];
   if (outage) {
     outage->reason = std::move(reason);
@@ -43,7 +43,7 @@ void HealthTracker::failed(Dependency dependency, std::string reason) {
 }
 
 HealthVerdict HealthTracker::verdict() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!started_) return {false, "starting"};
   const MonoTime now = clock_.now();
   std::string reason;

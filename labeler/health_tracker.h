@@ -8,11 +8,11 @@
 // (a 404 for one allocation is an answer, a refused connection or a timeout is not).
 #include <array>
 #include <chrono>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "common/util/clock.h"
+#include "common/util/mutex.h"
 
 namespace cn::labeler {
 
@@ -51,9 +51,9 @@ class HealthTracker {
 
   Clock& clock_;
   const std::chrono::seconds unhealthy_after_;
-  mutable std::mutex mu_;
-  bool started_ = false;
-  std::array<std::optional<Outage>, 2> outages_;  // indexed by Dependency
+  mutable Mutex mu_;
+  bool started_ GUARDED_BY(mu_) = false;
+  std::array<std::optional<Outage>, 2> outages_ GUARDED_BY(mu_);  // indexed by Dependency
 };
 
 }  // namespace cn::labeler

@@ -61,12 +61,12 @@ LabelerDaemon::~LabelerDaemon() {
 }
 
 void LabelerDaemon::set_reason(std::string reason) {
-  std::lock_guard lock(reason_mu_);
+  MutexLock lock(reason_mu_);
   not_ready_reason_ = std::move(reason);
 }
 
 std::string LabelerDaemon::not_ready_reason() const {
-  std::lock_guard lock(reason_mu_);
+  MutexLock lock(reason_mu_);
   return not_ready_reason_;
 }
 
@@ -208,7 +208,7 @@ void LabelerDaemon::stop() {
 }
 
 Result<ReconcileReport> LabelerDaemon::reconcile_now(std::stop_token stop) {
-  std::lock_guard lock(reconcile_mu_);
+  MutexLock lock(reconcile_mu_);
   // Decoding a big node's lists can run out of memory: one failed pass, retried like any other.
   try {
     auto report = reconciler_->run(
@@ -229,7 +229,7 @@ void LabelerDaemon::resync_loop(std::stop_token stop) {
     long long spread = interval.count() / 10;
     std::chrono::milliseconds wait;
     {
-      std::lock_guard lock(rng_mu_);
+      MutexLock lock(rng_mu_);
       wait = interval + std::chrono::milliseconds{
                             std::uniform_int_distribution<long long>(-spread, spread)(rng_)};
     }

@@ -3,7 +3,6 @@
 // reconciler at startup and on every resync, and the readiness the health endpoint reports.
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <stop_token>
 #include <string>
@@ -12,6 +11,7 @@
 #include <spdlog/fwd.h>
 
 #include "common/util/backoff.h"
+#include "common/util/mutex.h"
 #include "labeler/alloc_labeler.h"
 #include "labeler/call_recorder.h"
 #include "labeler/daemon_config.h"
@@ -39,14 +39,14 @@ class LabelerDaemon {
 
   // For tests and the health endpoint.
   bool ready() const { return ready_; }
-  std::string not_ready_reason() const;
+  std::string not_ready_reason() const EXCLUDES(reason_mu_);
   Metrics& metrics() { return metrics_; }
   CallRecorder& calls() { return calls_; }
   HealthTracker& health() { return health_; }
   WorkQueue& queue() { return *queue_; }
   const std::string& node_id() const { return node_id_; }
   policy::PolicyDistributor* policies() { return policies_.get(); }
-  Result<ReconcileReport> reconcile_now(std::stop_token stop = {});
+  Result<ReconcileReport> reconcile_now(std::stop_token stop = {}) EXCLUDES(reconcile_mu_);
 
  private:
   void on_notification(const notify::Request& request);
@@ -57,7 +57,7 @@ class LabelerDaemon {
   // Stops every call and wait of the daemon's own threads (workers, reconciles) at once: stop()
   // requests it first, so nothing it joins afterwards still waits out a deadline.
   std::stop_token shutdown_token() const { return shutdown_.get_token(); }
-  void set_reason(std::string reason);
+  void set_reason(std::string reason) EXCLUDES(reason_mu_);
   // --watch: runs the configured watcher on its own thread; `index` is the first reconcile's.
   void start_watcher(std::uint64_t index);
 
@@ -71,22 +71,22 @@ class LabelerDaemon {
   HealthTracker health_;
   state::StateStore state_;
   std::unique_ptr<AllocLabeler> labeler_;
-  std::unique_ptr<Reconciler> reconciler_;
-  std::unique_ptr<OrphanCollector> orphans_;
+  std::unique_ptr<Reconciler> reconciler_ PT_GUARDED_BY(reconcile_mu_);
+  std::unique_ptr<OrphanCollector> orphans_ PT_GUARDED_BY(reconcile_mu_);
   std::unique_ptr<NotifyServer> server_;
   std::unique_ptr<WorkQueue> queue_;
   std::string node_id_;
   std::atomic<bool> ready_{false};
-  mutable std::mutex reason_mu_;
-  std::string not_ready_reason_ = "starting";
+  mutable Mutex reason_mu_;
+  std::string not_ready_reason_ GUARDED_BY(reason_mu_) = "starting";
   std::stop_source shutdown_;
   // Work items that did not finish: from half a second up to a minute, full jitter.
   Backoff item_backoff_{BackoffPolicy{std::chrono::milliseconds{500}, std::chrono::seconds{60},
                                       std::chrono::milliseconds{100}}};
-  std::mutex rng_mu_;
-  std::mt19937_64 rng_{std::random_device{}()};
+  Mutex rng_mu_;
+  std::mt19937_64 rng_ GUARDED_BY(rng_mu_){std::random_device{}()};
   std::jthread resync_thread_;
-  std::mutex reconcile_mu_;  // the resync loop and the watcher may both ask for a reconcile
+  Mutex reconcile_mu_;  // the resync loop and the watcher may both ask for a reconcile
   std::unique_ptr<Watcher> watcher_;
   std::jthread watch_thread_;
   std::unique_ptr<policy::PolicyDistributor> policies_;  // with --policy-dir only

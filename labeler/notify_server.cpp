@@ -114,12 +114,12 @@ void NotifyServer::stop() {
   if (expire_thread_.joinable()) {
     expire_thread_.request_stop();
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       expire_wake_.request_stop();
     }
     expire_thread_ = {};
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (auto& [id, w] : waiters_) {
     (void)id;
     ::close(w.fd);  // the plugin sees EOF and fails open
@@ -246,7 +246,7 @@ void NotifyServer::serve_request(int fd, int pid, const std::string& line) {
   }
   metrics_.notifications(request->op, NotifyOutcome::accepted).Increment();
   if (request->wait_ms > 0) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     MonoTime answer_by = clock_.now() + std::chrono::milliseconds{request->wait_ms} - kAnswerMargin;
     bool earliest = std::none_of(waiters_.begin(), waiters_.end(),
                                  [&](const auto& kv) { return kv.second.answer_by <= answer_by; });
@@ -267,7 +267,7 @@ void NotifyServer::send_and_close(int fd, const notify::Reply& reply) {
 void NotifyServer::reply(const std::string& alloc_id, const notify::Reply& r) {
   std::vector<int> fds;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto [begin, end] = waiters_.equal_range(alloc_id);
     for (auto it = begin; it != end; ++it) fds.push_back(it->second.fd);
     waiters_.erase(begin, end);
@@ -276,7 +276,7 @@ void NotifyServer::reply(const std::string& alloc_id, const notify::Reply& r) {
 }
 
 std::size_t NotifyServer::waiting() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return waiters_.size();
 }
 
@@ -285,7 +285,7 @@ void NotifyServer::expire_loop(std::stop_token stop) {
     MonoTime next;
     std::stop_token wake;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       // Checked under the lock stop() takes to wake this loop: otherwise a stop landing between
       // the loop condition and here would have its wake-up mistaken for a new waiter's and
       // discarded below, and the loop would sleep its hour while stop() waits to join it.
@@ -299,7 +299,7 @@ void NotifyServer::expire_loop(std::stop_token stop) {
     if (stop.stop_requested()) return;
     std::vector<std::pair<std::string, int>> due;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       MonoTime now = clock_.now();
       for (auto it = waiters_.begin(); it != waiters_.end();) {
         if (it->second.answer_by <= now) {

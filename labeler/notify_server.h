@@ -6,7 +6,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -16,6 +15,7 @@
 
 #include "common/notify/protocol.h"
 #include "common/util/clock.h"
+#include "common/util/mutex.h"
 #include "labeler/metrics.h"
 
 namespace cn::labeler {
@@ -40,8 +40,8 @@ class NotifyServer {
   void stop();  // closes the socket file too
 
   // Answers every plugin waiting on this allocation.
-  void reply(const std::string& alloc_id, const notify::Reply& reply);
-  std::size_t waiting() const;
+  void reply(const std::string& alloc_id, const notify::Reply& reply) EXCLUDES(mu_);
+  std::size_t waiting() const EXCLUDES(mu_);
 
  private:
   struct Waiter {
@@ -60,8 +60,8 @@ class NotifyServer {
   bool admit(int fd, int& pid);
   // Reads what `r` has now; true when it is done with (served or closed).
   bool advance(Reading& r);
-  void serve_request(int fd, int pid, const std::string& line);
-  void expire_loop(std::stop_token stop);
+  void serve_request(int fd, int pid, const std::string& line) EXCLUDES(mu_);
+  void expire_loop(std::stop_token stop) EXCLUDES(mu_);
   void send_and_close(int fd, const notify::Reply& reply);
 
   Options options_;
@@ -71,9 +71,9 @@ class NotifyServer {
   Handler handler_;
   int listen_fd_ = -1;
   int wake_pipe_[2] = {-1, -1};
-  mutable std::mutex mu_;
-  std::multimap<std::string, Waiter> waiters_;
-  std::stop_source expire_wake_;
+  mutable Mutex mu_;
+  std::multimap<std::string, Waiter> waiters_ GUARDED_BY(mu_);
+  std::stop_source expire_wake_ GUARDED_BY(mu_);
   std::jthread accept_thread_;
   std::jthread expire_thread_;
 };

@@ -23,7 +23,7 @@ void WorkQueue::start() {
 
 void WorkQueue::stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_ && threads_.empty()) return;
     stopping_ = true;
     timer_wake_.request_stop();
@@ -31,7 +31,7 @@ void WorkQueue::stop() {
   for (auto& t : threads_) t.request_stop();
   ready_cv_.notify_all();
   threads_.clear();  // joins
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ready_.clear();
   ready_order_.clear();
   delayed_.clear();
@@ -39,7 +39,7 @@ void WorkQueue::stop() {
   idle_cv_.notify_all();
 }
 
-bool WorkQueue::enqueue_locked(WorkItem item) {
+bool WorkQueue::add(WorkItem item) {
   const std::string id = item.alloc_id;
   if (running_.contains(id)) {
     auto [it, inserted] = rerun_.try_emplace(id, item);
@@ -58,16 +58,16 @@ bool WorkQueue::enqueue_locked(WorkItem item) {
 
 bool WorkQueue::enqueue(WorkItem item) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) return false;
-    if (!enqueue_locked(std::move(item))) return false;
+    if (!add(std::move(item))) return false;
   }
   ready_cv_.notify_one();
   return true;
 }
 
 bool WorkQueue::enqueue_after(WorkItem item, std::chrono::milliseconds delay) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (stopping_ || ready_.size() + delayed_.size() >= max_queued_) return false;
   MonoTime due = clock_.now() + delay;
   bool earliest = delayed_.empty() || due < delayed_.begin()->first;
@@ -77,18 +77,18 @@ bool WorkQueue::enqueue_after(WorkItem item, std::chrono::milliseconds delay) {
 }
 
 std::size_t WorkQueue::depth() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return ready_.size() + delayed_.size() + rerun_.size();
 }
 
 std::size_t WorkQueue::in_flight() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return running_.size();
 }
 
 bool WorkQueue::wait_idle(std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu_);
-  return idle_cv_.wait_for(lock, timeout, [&] {
+  MutexLock lock(mu_);
+  return idle_cv_.wait_for(lock, timeout, [&]() REQUIRES(mu_) {
     return ready_.empty() && delayed_.empty() && running_.empty() && rerun_.empty();
   });
 }
@@ -97,8 +97,9 @@ void WorkQueue::worker_loop(std::stop_token stop) {
   for (;;) {
     WorkItem item;
     {
-      std::unique_lock lock(mu_);
-      if (!ready_cv_.wait(lock, stop, [&] { return !ready_order_.empty(); })) return;
+      MutexLock lock(mu_);
+      if (!ready_cv_.wait(lock, stop, [&]() REQUIRES(mu_) { return !ready_order_.empty(); }))
+        return;
       std::string id = ready_order_.front();
       ready_order_.erase(ready_order_.begin());
       auto node = ready_.extract(id);
@@ -107,10 +108,10 @@ void WorkQueue::worker_loop(std::stop_token stop) {
     }
     handler_(item);
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       running_.erase(item.alloc_id);
       if (auto node = rerun_.extract(item.alloc_id); !node.empty() && !stopping_) {
-        enqueue_locked(std::move(node.mapped()));
+        add(std::move(node.mapped()));
         ready_cv_.notify_one();
       }
       if (ready_.empty() && delayed_.empty() && running_.empty() && rerun_.empty()) {
@@ -125,23 +126,23 @@ void WorkQueue::timer_loop(std::stop_token stop) {
     MonoTime due;
     std::stop_token wake;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (timer_wake_.stop_requested()) timer_wake_ = std::stop_source{};
       wake = timer_wake_.get_token();
       due = delayed_.empty() ? clock_.now() + std::chrono::hours{24} : delayed_.begin()->first;
     }
     std::stop_callback on_stop(stop, [&] {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       timer_wake_.request_stop();
     });
     clock_.sleep_until(due, wake);
     if (stop.stop_requested()) return;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     MonoTime now = clock_.now();
     bool moved = false;
     while (!delayed_.empty() && delayed_.begin()->first <= now) {
       auto node = delayed_.extract(delayed_.begin());
-      moved = enqueue_locked(std::move(node.mapped())) || moved;
+      moved = add(std::move(node.mapped())) || moved;
     }
     if (moved) ready_cv_.notify_all();
   }

@@ -10,13 +10,13 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <set>
 #include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/util/mutex.h"
 #include "labeler/work_item.h"
 
 namespace cn::labeler {
@@ -35,34 +35,35 @@ class WorkQueue {
   // reconcile picks them up: the state file and Cilium are the source of truth, not this queue).
   void stop();
 
-  bool enqueue(WorkItem item);
-  bool enqueue_after(WorkItem item, std::chrono::milliseconds delay);
+  bool enqueue(WorkItem item) EXCLUDES(mu_);
+  bool enqueue_after(WorkItem item, std::chrono::milliseconds delay) EXCLUDES(mu_);
 
-  std::size_t depth() const;  // queued (ready + delayed), not counting in-flight
-  std::size_t in_flight() const;
+  std::size_t depth() const EXCLUDES(mu_);  // queued (ready + delayed), not counting in-flight
+  std::size_t in_flight() const EXCLUDES(mu_);
   // Blocks (bounded, real time) until nothing is queued or in flight: for tests and shutdown.
-  bool wait_idle(std::chrono::milliseconds timeout);
+  bool wait_idle(std::chrono::milliseconds timeout) EXCLUDES(mu_);
 
  private:
-  void worker_loop(std::stop_token stop);
-  void timer_loop(std::stop_token stop);
-  bool enqueue_locked(WorkItem item);
+  void worker_loop(std::stop_token stop) EXCLUDES(mu_);
+  void timer_loop(std::stop_token stop) EXCLUDES(mu_);
+  // Queues the item, merges it into the queued one, or keeps it for a rerun.
+  bool add(WorkItem item) REQUIRES(mu_);
 
   Clock& clock_;
   int worker_count_;
   std::size_t max_queued_;
   Handler handler_;
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable_any ready_cv_;
-  std::condition_variable idle_cv_;
-  std::vector<std::string> ready_order_;   // FIFO of alloc IDs
-  std::map<std::string, WorkItem> ready_;  // alloc ID -> merged item
-  std::multimap<MonoTime, WorkItem> delayed_;
-  std::set<std::string> running_;
-  std::map<std::string, WorkItem> rerun_;  // arrived while running
-  std::stop_source timer_wake_;
-  bool stopping_ = false;
+  std::condition_variable_any idle_cv_;
+  std::vector<std::string> ready_order_ GUARDED_BY(mu_);   // FIFO of alloc IDs
+  std::map<std::string, WorkItem> ready_ GUARDED_BY(mu_);  // alloc ID -> merged item
+  std::multimap<MonoTime, WorkItem> delayed_ GUARDED_BY(mu_);
+  std::set<std::string> running_ GUARDED_BY(mu_);
+  std::map<std::string, WorkItem> rerun_ GUARDED_BY(mu_);  // arrived while running
+  std::stop_source timer_wake_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::vector<std::jthread> threads_;
 };
 

@@ -36,9 +36,13 @@ run_dir=$work/run
 state_file=$run_dir/state.json
 labeler_sock=$run_dir/labeler.sock
 plugin_log=$work/cni-plugin.log
+policy_dir=$work/policies            # node 1: the agent's --static-cnp-path, the labeler's --policy-dir
+node2_id=$(cat /proc/sys/kernel/random/uuid)
+sock2=$work/node2/cilium.sock        # node 2: a second agent and labeler, for policies only
+policy_dir2=$work/node2/policies
 conflist=$work/cni/cilium.conflist
 cni_path=/usr/lib/cni:$bin
-mkdir -p "$work/cni" "$work/allocs"
+mkdir -p "$work/cni" "$work/allocs" "$policy_dir" "$policy_dir2"
 
 # --- cleanup: every process, namespace and file this run created ---------------------------------
 dump_logs() {
@@ -97,7 +101,7 @@ show() { sed "s|$work|\$TMP|g"; }  # paths relative to $TMP keep lines short
 
 section "1. Fakes"
 "$bin/fake-cilium-agent" --socket "$sock" --identity-delay-ms 5 --regeneration-step-ms 1 \
-  --ready-file "$work/agent.ready" >"$work/agent.log" 2>&1 &
+  --static-cnp-path "$policy_dir" --ready-file "$work/agent.ready" >"$work/agent.log" 2>&1 &
 agent_pid=$!
 pids+=("$agent_pid")
 "$bin/fake-nomad" --port 0 --port-file "$work/nomad.port" --node-id "$node_id" --node-name demo-node \
@@ -278,7 +282,7 @@ done
 section "4. Labeler starts: its startup reconcile labels what it missed"
 labeler_cmd=("$bin/cilium-nomad-labeler" run --cilium-socket "$sock" --nomad-addr "$nomad_addr"
   --node-id "$node_id" --socket "$labeler_sock" --state-file "$state_file" --meta-labels "team,tier"
-  --metrics-addr "")
+  --policy-dir "$policy_dir" --metrics-addr "")
 printf '$ cilium-nomad-labeler'; for a in "${labeler_cmd[@]:1}"; do printf ' %s' "${a:-\"\"}"; done | show; echo
 "${labeler_cmd[@]}" >"$work/labeler.log" 2>&1 &
 labeler_pid=$!
@@ -354,5 +358,76 @@ echo "  endpoint deleted, state entry removed; $(("${#order[@]}" - 1)) allocatio
 # Nothing on this node may be left with reserved:init (host and health are reserved by design).
 init_left=$(agent /v1/endpoint | jq '[.[] | select((.status.identity.labels // []) | index("reserved:init"))] | length')
 [ "$init_left" -eq 0 ] || die "$init_left endpoint(s) still reserved:init"
+
+# --- policies --------------------------------------------------------------------------------------
+section "10. Policies: one Nomad variable, enforced by the agents of two nodes"
+# Node 2 runs an agent emulating Cilium 1.20 (it also injects the cluster into peer selectors)
+# and its own labeler; it has no workloads, it only shows that every node gets the policy.
+"$bin/fake-cilium-agent" --socket "$sock2" --version 1.20 --static-cnp-path "$policy_dir2" \
+  --ready-file "$work/node2/agent.ready" >"$work/node2/agent.log" 2>&1 &
+agent2_pid=$!
+pids+=("$agent2_pid")
+wait_for "node 2's fake-cilium-agent" 10 ready "$agent2_pid" fake-cilium-agent "$work/node2/agent.ready"
+"$bin/cilium-nomad-labeler" run --cilium-socket "$sock2" --nomad-addr "$nomad_addr" --node-id "$node2_id" \
+  --socket "$work/node2/run/labeler.sock" --state-file "$work/node2/run/state.json" \
+  --policy-dir "$policy_dir2" --metrics-addr "" >"$work/node2/labeler.log" 2>&1 &
+labeler2_pid=$!
+pids+=("$labeler2_pid")
+agent2() { curl -sS --unix-socket "$sock2" "http://localhost$1"; }
+var_put() {  # var_put NAME POLICY_TEXT: nomad var put -namespace default cilium/policies/NAME policy=...
+  jq -n --arg path "cilium/policies/$1" --arg p "$2" '{Namespace: "default", Path: $path, Items: {policy: $p}}' |
+    curl -sS --fail-with-body -X PUT -H 'Content-Type: application/json' -d @- "$nomad_addr/v1/var/cilium/policies/$1" >/dev/null
+}
+policy_on() {  # policy_on AGENT_FN FILE -> that file's entry in the agent's /_fake/policies, or nothing
+  "$1" /_fake/policies | jq -c --arg f "$2" '.policies[] | select(.file == $f)'
+}
+both_have() { [ -n "$(policy_on agent "$1")" ] && [ -n "$(policy_on agent2 "$1")" ]; }
+neither_has() { [ -z "$(policy_on agent "$1")" ] && [ -z "$(policy_on agent2 "$1")" ]; }
+policy_text() {  # job shop may reach job web on TCP $1
+  printf '%s\n' 'apiVersion: cilium.io/v2' 'kind: CiliumClusterwideNetworkPolicy' 'metadata:' '  name: web' \
+    'spec:' '  endpointSelector:' '    matchLabels:' '      nomad:nomad.job: web' '  ingress:' \
+    '  - fromEndpoints:' '    - matchLabels:' '        nomad:nomad.job: shop' '    toPorts:' \
+    '    - ports:' "      - port: \"$1\"" '        protocol: TCP'
+}
+names_of() {  # endpoint IDs -> "ID (allocation name)" on node 1
+  local ep id out=()
+  for ep in "$@"; do
+    for id in "${order[@]}"; do
+      [ "$(ep_row "$id" | cut -f1)" = "$ep" ] && out+=("$ep (${alloc_name[$id]})")
+    done
+  done
+  (IFS=','; echo "${out[*]:-none}" | sed 's/,/, /g')
+}
+echo '$ nomad var put -namespace default cilium/policies/web policy=@web.yaml   # shop -> web on TCP 8080'
+var_put web "$(policy_text 8080)"
+wait_for "both agents to load nomad-web.yaml" 10 both_have nomad-web.yaml
+for n in 1 2; do
+  fn=agent; [ "$n" = 1 ] || fn=agent2
+  entry=$(policy_on "$fn" nomad-web.yaml)
+  subjects=$(jq -r '.subject_endpoints | map(tostring) | join(" ")' <<<"$entry")
+  peers=$(jq -r '.peer_endpoints | map(tostring) | join(" ")' <<<"$entry")
+  # shellcheck disable=SC2086
+  printf '  node %s: nomad-web.yaml loaded (revision %s); subjects: %s; peers: %s\n' "$n" \
+    "$(jq -r .revision <<<"$entry")" "$(names_of $subjects)" "$(names_of $peers)"
+done
+[ "$(policy_on agent nomad-web.yaml | jq '.subject_endpoints | length')" -ge 1 ] || die "no subject endpoint on node 1"
+[ "$(policy_on agent nomad-web.yaml | jq '.peer_endpoints | length')" -ge 1 ] || die "no peer endpoint on node 1"
+echo '  peers match because every endpoint carries k8s:io.kubernetes.pod.namespace (README "Label scheme")'
+
+echo '$ nomad var put ... cilium/policies/web policy=@web.yaml   # port "70000": invalid'
+var_put web "$(policy_text 70000)"
+refused() { "$bin/cilium-nomad-labeler" policy status --state-file "$1" --json 2>/dev/null |
+  jq -e '.policies[] | select(.variable_path == "cilium/policies/web" and .state == "invalid")' >/dev/null; }
+wait_for "both labelers to refuse it" 10 refused "$state_file"
+wait_for "both labelers to refuse it" 10 refused "$work/node2/run/state.json"
+alive "$agent_pid" && alive "$agent2_pid" || die "an agent exited"
+grep -q '"8080"' "$policy_dir/nomad-web.yaml" || die "the last good policy was not kept"
+echo "  refused by both labelers, the last good file kept, both agents up:"
+"$bin/cilium-nomad-labeler" policy status --state-file "$state_file" | show | sed 's/^/    /'
+
+echo '$ nomad var purge -namespace default cilium/policies/web'
+curl -sS --fail-with-body -X DELETE "$nomad_addr/v1/var/cilium/policies/web" >/dev/null
+wait_for "both agents to drop nomad-web.yaml" 10 neither_has nomad-web.yaml
+echo "  removed from both nodes' policy directories; the agents dropped it"
 
 printf '\ndemo: OK - %d endpoints labeled, none reserved:init (%d ms)\n' "${#order[@]}" $(($(now_ms) - started_ms))

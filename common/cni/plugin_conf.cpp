@@ -17,7 +17,7 @@ std::optional<CniError> read_string(const nlohmann::json& j, const char* key, st
     return CniError{ErrorCode::kInvalidNetworkConfig, std::string("invalid ") + key,
                     std::string(key) + " must be a string"};
   }
-  out = it->get<std::string>();
+  it->get_to(out);
   return std::nullopt;
 }
 

@@ -1,12 +1,12 @@
 #include "common/http/http_client.h"
 
-#include <mutex>
 #include <vector>
 
 #include <spdlog/spdlog.h>
 
 #include "common/http/detail/curl_handles.h"
 #include "common/http/detail/transfer.h"
+#include "common/util/mutex.h"
 
 namespace cn::http {
 
@@ -124,7 +124,7 @@ class HttpClient::Impl {
   const HttpTarget& target() const { return cfg_.target; }
 
   std::size_t idle_connections() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return idle_.size();
   }
 
@@ -270,7 +270,7 @@ class HttpClient::Impl {
 
   std::unique_ptr<Slot> acquire() {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (!idle_.empty()) {
         auto slot = std::move(idle_.back());
         idle_.pop_back();
@@ -281,7 +281,7 @@ class HttpClient::Impl {
   }
 
   void release(std::unique_ptr<Slot> slot) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (idle_.size() < cfg_.max_idle_connections) idle_.push_back(std::move(slot));
   }
 
@@ -290,8 +290,8 @@ class HttpClient::Impl {
   std::string url_base_;
   std::string connect_to_;
   std::string host_header_;
-  mutable std::mutex mu_;
-  std::vector<std::unique_ptr<Slot>> idle_;
+  mutable Mutex mu_;
+  std::vector<std::unique_ptr<Slot>> idle_ GUARDED_BY(mu_);
 };
 
 HttpClient::HttpClient(HttpClientConfig config)

@@ -18,7 +18,7 @@ std::chrono::milliseconds backoff_delay(const BackoffPolicy& policy, int attempt
 Backoff::Backoff(BackoffPolicy policy, std::uint64_t seed) : policy_(policy), rng_(seed) {}
 
 std::chrono::milliseconds Backoff::delay(int attempt) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return backoff_delay(policy_, attempt, rng_);
 }
 

@@ -6,8 +6,9 @@
 // near 0 from turning into a busy loop.
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <random>
+
+#include "common/util/mutex.h"
 
 namespace cn {
 
@@ -25,13 +26,13 @@ std::chrono::milliseconds backoff_delay(const BackoffPolicy& policy, int attempt
 class Backoff {
  public:
   explicit Backoff(BackoffPolicy policy, std::uint64_t seed = std::random_device{}());
-  std::chrono::milliseconds delay(int attempt);
+  std::chrono::milliseconds delay(int attempt) EXCLUDES(mu_);
   const BackoffPolicy& policy() const { return policy_; }
 
  private:
   BackoffPolicy policy_;
-  std::mutex mu_;
-  std::mt19937_64 rng_;
+  Mutex mu_;
+  std::mt19937_64 rng_ GUARDED_BY(mu_);
 };
 
 }  // namespace cn

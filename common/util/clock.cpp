@@ -21,27 +21,27 @@ SystemClock& system_clock() {
 ManualClock::ManualClock(WallTime wall_start) : mono_(std::chrono::hours{1}), wall_(wall_start) {}
 
 MonoTime ManualClock::now() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return mono_;
 }
 
 WallTime ManualClock::wall_now() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return wall_;
 }
 
 bool ManualClock::sleep_until(MonoTime deadline, std::stop_token stop) {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   ++sleepers_;
   cv_.notify_all();  // wait_for_sleepers() watches the count
-  bool reached = cv_.wait(lock, stop, [&] { return mono_ >= deadline; });
+  bool reached = cv_.wait(lock, stop, [&]() REQUIRES(mu_) { return mono_ >= deadline; });
   --sleepers_;
   return reached;
 }
 
 void ManualClock::advance(std::chrono::nanoseconds d) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     mono_ += std::chrono::duration_cast<MonoTime::duration>(d);
     wall_ += std::chrono::duration_cast<WallTime::duration>(d);
   }
@@ -49,17 +49,17 @@ void ManualClock::advance(std::chrono::nanoseconds d) {
 }
 
 void ManualClock::jump_wall(std::chrono::nanoseconds d) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   wall_ += std::chrono::duration_cast<WallTime::duration>(d);
 }
 
 bool ManualClock::wait_for_sleepers(int n, std::chrono::milliseconds real_timeout) {
-  std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, real_timeout, [&] { return sleepers_ >= n; });
+  MutexLock lock(mu_);
+  return cv_.wait_for(lock, real_timeout, [&]() REQUIRES(mu_) { return sleepers_ >= n; });
 }
 
 int ManualClock::sleepers() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return sleepers_;
 }
 

@@ -7,6 +7,8 @@
 #include <mutex>
 #include <stop_token>
 
+#include "common/util/mutex.h"
+
 namespace cn {
 
 using MonoTime = std::chrono::steady_clock::time_point;
@@ -58,11 +60,11 @@ class ManualClock final : public Clock {
   int sleepers() const;
 
  private:
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable_any cv_;
-  MonoTime mono_{};
-  WallTime wall_;
-  int sleepers_ = 0;
+  MonoTime mono_ GUARDED_BY(mu_) = {};
+  WallTime wall_ GUARDED_BY(mu_);
+  int sleepers_ GUARDED_BY(mu_) = 0;
 };
 
 SystemClock& system_clock();

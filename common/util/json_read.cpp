@@ -46,14 +46,14 @@ void JsonReader::read(std::string_view key, std::string& out) {
   const auto* v = find(key);
   if (v == nullptr) return;
   if (!v->is_string()) return wrong_type(key, "a string", *v);
-  out = v->get_ref<const std::string&>();
+  v->get_to(out);
 }
 
 void JsonReader::read(std::string_view key, std::uint64_t& out) {
   const auto* v = find(key);
   if (v == nullptr) return;
   if (v->is_number_unsigned()) {
-    out = v->get<std::uint64_t>();
+    v->get_to(out);
   } else if (v->is_number_integer()) {
     fail(path(key) + ": negative value where an unsigned integer belongs");
   } else {
@@ -71,7 +71,7 @@ void JsonReader::read(std::string_view key, std::int64_t& out) {
     }
     out = static_cast<std::int64_t>(u);
   } else if (v->is_number_integer()) {
-    out = v->get<std::int64_t>();
+    v->get_to(out);
   } else {
     wrong_type(key, "an integer", *v);
   }
@@ -81,7 +81,7 @@ void JsonReader::read(std::string_view key, bool& out) {
   const auto* v = find(key);
   if (v == nullptr) return;
   if (!v->is_boolean()) return wrong_type(key, "a boolean", *v);
-  out = v->get<bool>();
+  v->get_to(out);
 }
 
 void JsonReader::read(std::string_view key, std::map<std::string, std::string>& out) {

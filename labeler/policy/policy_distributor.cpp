@@ -44,12 +44,12 @@ Deadline PolicyDistributor::call_deadline(std::stop_token stop) const {
 }
 
 PolicyStatus PolicyDistributor::status() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return status_;
 }
 
 bool PolicyDistributor::has_pending() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return std::any_of(status_.policies.begin(), status_.policies.end(),
                      [](const auto& p) { return p.second.state == PolicyState::pending; });
 }
@@ -93,7 +93,7 @@ void PolicyDistributor::apply(const std::vector<nomad::VariableMeta>& listed,
     auto name = cn::policy::policy_name_from_path(settings_.prefix, meta.path);
     PolicyRecord rec;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       rec = status_.policies[meta.path];
     }
     rec.variable_path = meta.path;
@@ -109,13 +109,13 @@ void PolicyDistributor::apply(const std::vector<nomad::VariableMeta>& listed,
       rec.name = *name;
       apply_variable(meta, *name, *files, rec, stop);
     }
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     status_.policies[meta.path] = std::move(rec);
   }
   remove_unlisted(*files, listed_names, stop);
   {
     // A record of a variable no longer listed and with no file of ours has nothing left to show.
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     std::erase_if(status_.policies, [&](const auto& p) {
       return !listed_paths.contains(p.first) &&
              (p.second.name.empty() || !files->contains(p.second.name));
@@ -234,7 +234,7 @@ void PolicyDistributor::remove_unlisted(const std::map<std::string, OwnedFile>& 
     metrics_.policy_last_apply_timestamp().Set(static_cast<double>(unix_millis(clock_.wall_now())) /
                                                1000.0);
     log_->info("policy removed path={} file={}", file.source->variable_path, file.path);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     status_.policies.erase(file.source->variable_path);
   }
 }
@@ -242,7 +242,7 @@ void PolicyDistributor::remove_unlisted(const std::map<std::string, OwnedFile>& 
 void PolicyDistributor::publish() {
   std::string text;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     int applied = 0;
     int invalid = 0;
     for (const auto& [path, rec] : status_.policies) {

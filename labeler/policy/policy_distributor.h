@@ -19,7 +19,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <stop_token>
 #include <string>
@@ -30,6 +29,7 @@
 #include "common/nomad/client/nomad_api.h"
 #include "common/util/backoff.h"
 #include "common/util/clock.h"
+#include "common/util/mutex.h"
 #include "labeler/call_recorder.h"
 #include "labeler/metrics.h"
 #include "labeler/policy/policy_directory.h"
@@ -75,9 +75,9 @@ class PolicyDistributor {
   Backoff backoff_;
 
   // Written by the one thread that runs passes; read by status() from others.
-  mutable std::mutex mu_;
-  PolicyStatus status_;
-  std::string last_status_text_;
+  mutable Mutex mu_;
+  PolicyStatus status_ GUARDED_BY(mu_);
+  std::string last_status_text_ GUARDED_BY(mu_);
 };
 
 }  // namespace cn::labeler::policy

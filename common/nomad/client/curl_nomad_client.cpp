@@ -123,11 +123,9 @@ Result<std::string> CurlNomadClient::local_node_id(Deadline deadline) {
   auto doc = nlohmann::json::parse(res->body, nullptr, false);
   if (doc.is_discarded() || !doc.is_object())
     return fail(ErrorKind::bad_answer, "/v1/agent/self: body is not a JSON object");
-  const auto* node_id =
-      doc.contains("stats") && doc["stats"].is_object() && doc["stats"].contains("client") &&
-              doc["stats"]["client"].is_object() && doc["stats"]["client"].contains("node_id")
-          ? &doc["stats"]["client"]["node_id"]
-          : nullptr;
+  // contains() is false, never a throw, when a level on the way is missing or not an object.
+  static const nlohmann::json::json_pointer kNodeId("/stats/client/node_id");
+  const auto* node_id = doc.contains(kNodeId) ? &doc.at(kNodeId) : nullptr;
   if (node_id == nullptr || !node_id->is_string() ||
       node_id->get_ref<const std::string&>().empty()) {
     return fail(ErrorKind::bad_answer,

@@ -177,6 +177,21 @@ TEST_F(NomadClientTest, LocalNodeIdFromAgentSelf) {
   EXPECT_EQ(*id, FakeNomadConfig{}.node_id);
 }
 
+// The node ID sits three objects deep; an agent answering another shape (a server-only agent has
+// no "client" stats) must give a clear error, whatever level is missing or of the wrong type.
+TEST_F(NomadClientTest, AgentSelfWithoutAClientNodeIdIsABadAnswer) {
+  auto c = client(config());
+  for (const char* body :
+       {R"({})", R"({"stats":"x"})", R"({"stats":{"client":[1]}})", R"({"stats":{"client":{}}})",
+        R"({"stats":{"client":{"node_id":7}}})", R"({"stats":{"client":{"node_id":""}}})"}) {
+    fake_->fail_next(1, 200, "/v1/agent/self", body);
+    auto id = c->local_node_id(soon());
+    ASSERT_FALSE(id) << body;
+    EXPECT_EQ(id.error().kind, ErrorKind::bad_answer) << body;
+    EXPECT_NE(id.error().message.find("stats.client.node_id"), std::string::npos) << body;
+  }
+}
+
 TEST_F(NomadClientTest, AllocationAndJob) {
   const std::string alloc = place();
   auto c = client(config());
