@@ -1,0 +1,114 @@
+#include "common/policy/policy_object.h"
+
+#include <regex>
+
+#include "common/policy/policy_rules.h"
+#include "common/policy/policy_syntax.h"
+#include "common/policy/policy_walker.h"
+
+namespace cn::policy {
+namespace {
+
+using nlohmann::json;
+using namespace walk;
+
+// RFC 3339 as Go's time.Time decodes it; the agent's json.Unmarshal fails (and the agent exits)
+// on anything else in metadata's timestamps.
+bool is_rfc3339(const std::string& s) {
+  static const std::regex kTime(
+      R"(^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$)");
+  return s.size() < 64 && std::regex_match(s, kTime);
+}
+
+// metadata decodes into Kubernetes' ObjectMeta: every typed member must have its type, or the
+// agent cannot decode the file at all.
+void metadata(const json& doc, bool namespaced) {
+  const json* meta = member(doc, "metadata");
+  if (!meta) refuse("/metadata", "required");
+  object(*meta, "/metadata",
+         {"name", "namespace", "labels", "annotations", "generateName", "uid", "resourceVersion",
+          "selfLink", "generation", "creationTimestamp", "deletionTimestamp",
+          "deletionGracePeriodSeconds", "finalizers", "ownerReferences", "managedFields"});
+  for (auto key : {"generateName", "uid", "resourceVersion", "selfLink"}) {
+    if (const json* v = member(*meta, key)) string(*v, child("/metadata", key));
+  }
+  for (auto key : {"labels", "annotations"}) {
+    if (const json* v = member(*meta, key)) string_map(*v, child("/metadata", key));
+  }
+  for (auto key : {"generation", "deletionGracePeriodSeconds"}) {
+    if (const json* v = member(*meta, key))
+      integer(*v, child("/metadata", key), INT64_MIN, INT64_MAX);
+  }
+  for (auto key : {"creationTimestamp", "deletionTimestamp"}) {
+    if (const json* v = member(*meta, key)) {
+      if (!is_rfc3339(string(*v, child("/metadata", key)))) {
+        refuse(child("/metadata", key), "is not an RFC 3339 time");
+      }
+    }
+  }
+  if (const json* v = member(*meta, "finalizers")) string_array(*v, "/metadata/finalizers");
+  for (auto key : {"ownerReferences", "managedFields"}) {
+    if (const json* v = member(*meta, key)) {
+      array(*v, child("/metadata", key));
+      for (std::size_t i = 0; i < v->size(); ++i) {
+        if (!(*v)[i].is_object()) refuse(child(child("/metadata", key), i), "must be an object");
+      }
+    }
+  }
+  const json* name = member(*meta, "name");
+  if (!name || string(*name, "/metadata/name").empty()) refuse("/metadata/name", "required");
+  const json* ns = member(*meta, "namespace");
+  const std::string empty;
+  const std::string& ns_text = ns ? string(*ns, "/metadata/namespace") : empty;
+  if (namespaced) {
+    if (ns_text.empty()) {
+      refuse("/metadata/namespace", "required for a CiliumNetworkPolicy (the Nomad namespace)");
+    }
+    if (!is_nomad_namespace(ns_text)) {
+      refuse("/metadata/namespace",
+             "\"" + ns_text + "\" is not a Nomad namespace name (1-128 of [a-zA-Z0-9-])");
+    }
+  } else if (!ns_text.empty()) {
+    // The agent reads every file as a CiliumNetworkPolicy: a namespace would make it one.
+    refuse("/metadata/namespace", "a CiliumClusterwideNetworkPolicy has no namespace");
+  }
+}
+
+}  // namespace
+
+Status validate_policy_object(const json& doc) {
+  try {
+    if (!doc.is_object()) refuse("", "the document must be one object, not " + type_name(doc));
+    object(doc, "", {"apiVersion", "kind", "metadata", "spec", "specs", "status"});
+    const json* api = member(doc, "apiVersion");
+    if (!api) refuse("/apiVersion", "required");
+    if (string(*api, "/apiVersion") != kApiVersion) {
+      refuse("/apiVersion",
+             "\"" + api->get<std::string>() + "\" is not " + std::string(kApiVersion));
+    }
+    const json* kind = member(doc, "kind");
+    if (!kind) refuse("/kind", "required");
+    bool namespaced =
+        one_of(*kind, "/kind", {kKindNamespaced, kKindClusterwide}) == kKindNamespaced;
+    metadata(doc, namespaced);
+    const json* spec = member(doc, "spec");
+    const json* specs = member(doc, "specs");
+    if (!spec && (!specs || (specs->is_array() && specs->empty()))) {
+      refuse("", "a policy needs spec or a non-empty specs");
+    }
+    if (spec) check_rule(*spec, "/spec", namespaced);
+    if (specs) {
+      array(*specs, "/specs");
+      for (std::size_t i = 0; i < specs->size(); ++i)
+        check_rule((*specs)[i], child("/specs", i), namespaced);
+    }
+    // `status` is the API server's and the distributor drops it (policy_object_from_item);
+    // its members are not checked.
+    if (const json* status = member(doc, "status")) object(*status, "/status", {});
+    return {};
+  } catch (const Violation& v) {
+    return fail(ErrorKind::invalid, (v.pointer.empty() ? "/" : v.pointer) + ": " + v.reason);
+  }
+}
+
+}  // namespace cn::policy
