@@ -11,6 +11,7 @@
 #include "common/nomad/client/curl_nomad_client.h"
 #include "labeler/labeler_daemon.h"
 #include "labeler/logging.h"
+#include "labeler/policy_validate_command.h"
 #include "labeler/readiness.h"
 #include "labeler/signal_watcher.h"
 #include "labeler/state_command.h"
@@ -169,9 +170,24 @@ int main(int argc, char** argv) {
   state_cmd->add_option("--state-file", state_file, "State file to read")->capture_default_str();
   state_cmd->add_flag("--json", as_json, "JSON keyed by allocation ID");
 
+  auto* policy_cmd = app.add_subcommand("policy", "Cilium network policies from Nomad Variables");
+  policy_cmd->require_subcommand(1);
+  std::vector<std::string> policy_files;
+  auto* validate_cmd = policy_cmd->add_subcommand(
+      "validate", "Check policy files (YAML or JSON) offline, as the distributor would");
+  validate_cmd->add_option("files", policy_files, "Policy files")->required();
+
   auto* version_cmd = app.add_subcommand("version", "Print the version");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Help is a success; every usage error exits 2, the code the README promises.
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+
+  if (*validate_cmd) return labeler::validate_policy_files(policy_files, std::cout, std::cerr);
 
   if (*version_cmd) {
     std::cout << "cilium-nomad-labeler v" << CN_VERSION << "\n";
