@@ -141,7 +141,13 @@ class JsonBuilder : public YAML::EventHandler {
     no_anchor(anchor);
     if (tag == "?") {
       if (expecting_key()) {
-        put(json(value), value);  // a key is a string whatever it looks like
+        // Go's YAML reader types keys too and the JSON step prints them back: "on" becomes
+        // "true", "1.0" becomes "1". Only keys that come back as written are taken unquoted.
+        json typed = plain_scalar(value, here());
+        if (!typed.is_string() && !(typed.is_number_integer() && typed.dump() == value)) {
+          throw Refused{here(), "the key \"" + value + "\" is not a string in YAML; quote it"};
+        }
+        put(json(value), value);
       } else {
         put(plain_scalar(value, here()), "");
       }

@@ -106,6 +106,9 @@ TEST(PolicyText, RefusesWhatCouldBeReadTwoWays) {
       {"a: 99999999999999999999999\n", "/a: number 99999999999999999999999 is out of range"},
       {"a: \"\xff\"\n", "/: not valid UTF-8"},
       {"a: \"\xed\xa0\x80\"\n", "/: not valid UTF-8"},
+      {"a: {on: x}\n", "/a: \"on\" reads differently"},
+      {"a: {1.0: x}\n", "/a: the key \"1.0\" is not a string"},
+      {"a: {true: x}\n", "/a: the key \"true\" is not a string"},
       {"[1, 2]", "/: the document must be one object, not an array"},
       {"\"text\"", "/: the document must be one object, not a string"},
   };
