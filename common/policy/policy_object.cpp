@@ -1,6 +1,6 @@
 #include "common/policy/policy_object.h"
 
-#include <regex>
+#include <string_view>
 
 #include "common/policy/policy_rules.h"
 #include "common/policy/policy_syntax.h"
@@ -12,12 +12,42 @@ namespace {
 using nlohmann::json;
 using namespace walk;
 
-// RFC 3339 as Go's time.Time decodes it; the agent's json.Unmarshal fails (and the agent exits)
-// on anything else in metadata's timestamps.
-bool is_rfc3339(const std::string& s) {
-  static const std::regex kTime(
-      R"(^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$)");
-  return s.size() < 64 && std::regex_match(s, kTime);
+// RFC 3339 as Go's time.Parse(time.RFC3339, ...) reads it (uppercase T and Z, fractional
+// seconds allowed, every field in range, the day inside its month); the agent's decoder fails on
+// anything else in metadata's timestamps, and the agent exits.
+bool is_rfc3339(std::string_view s) {
+  auto digits = [&](std::size_t at, std::size_t n, int& out) {
+    if (at + n > s.size()) return false;
+    out = 0;
+    for (std::size_t i = at; i < at + n; ++i) {
+      if (s[i] < '0' || s[i] > '9') return false;
+      out = out * 10 + (s[i] - '0');
+    }
+    return true;
+  };
+  int year, month, day, hour, minute, second;
+  if (!digits(0, 4, year) || s.size() < 20 || s[4] != '-' || !digits(5, 2, month) || s[7] != '-' ||
+      !digits(8, 2, day) || s[10] != 'T' || !digits(11, 2, hour) || s[13] != ':' ||
+      !digits(14, 2, minute) || s[16] != ':' || !digits(17, 2, second)) {
+    return false;
+  }
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) return false;
+  if (day < 1 || day > kDays[month - 1] + (month == 2 && leap ? 1 : 0)) return false;
+  std::size_t i = 19;
+  if (i < s.size() && s[i] == '.') {
+    std::size_t start = ++i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    if (i == start) return false;
+  }
+  if (i < s.size() && s[i] == 'Z') return i + 1 == s.size();
+  int oh, om;
+  if (i + 6 != s.size() || (s[i] != '+' && s[i] != '-') || !digits(i + 1, 2, oh) ||
+      s[i + 3] != ':' || !digits(i + 4, 2, om)) {
+    return false;
+  }
+  return oh <= 23 && om <= 59;
 }
 
 // metadata decodes into Kubernetes' ObjectMeta: every typed member must have its type, or the

@@ -113,7 +113,7 @@ void cidr_rule_list(const json& obj, std::string_view key, const std::string& p)
     const json& r = (*list)[i];
     std::string rp = child(lp, i);
     object(r, rp, {"cidr", "cidrGroupRef", "cidrGroupSelector", "except"});
-    if (member(r, "cidrGroupSelector")) {
+    if (r.contains("cidrGroupSelector")) {  // even null: a 1.17+ agent reads it as a selector
       refuse(child(rp, "cidrGroupSelector"),
              "needs Cilium 1.17 or later; a 1.16 agent would drop it and refuse the rule");
     }
@@ -244,44 +244,76 @@ void fqdn_list(const json& obj, const std::string& p) {
   for (std::size_t i = 0; i < list->size(); ++i) fqdn_selector((*list)[i], child(lp, i));
 }
 
+// icmp.go: a type name must be one of its family's (IPv4 when no family is given); the agent's
+// decoder fails on any other name, and an agent that cannot decode a file exits.
+constexpr std::string_view kIcmpv4Names[] = {"EchoReply",
+                                             "DestinationUnreachable",
+                                             "Redirect",
+                                             "Echo",
+                                             "EchoRequest",
+                                             "RouterAdvertisement",
+                                             "RouterSelection",
+                                             "TimeExceeded",
+                                             "ParameterProblem",
+                                             "Timestamp",
+                                             "TimestampReply",
+                                             "Photuris",
+                                             "ExtendedEchoRequest",
+                                             "ExtendedEchoReply"};
+constexpr std::string_view kIcmpv6Names[] = {"DestinationUnreachable",
+                                             "PacketTooBig",
+                                             "TimeExceeded",
+                                             "ParameterProblem",
+                                             "EchoRequest",
+                                             "EchoReply",
+                                             "MulticastListenerQuery",
+                                             "MulticastListenerReport",
+                                             "MulticastListenerDone",
+                                             "RouterSolicitation",
+                                             "RouterAdvertisement",
+                                             "NeighborSolicitation",
+                                             "NeighborAdvertisement",
+                                             "RedirectMessage",
+                                             "RouterRenumbering",
+                                             "ICMPNodeInformationQuery",
+                                             "ICMPNodeInformationResponse",
+                                             "InverseNeighborDiscoverySolicitation",
+                                             "InverseNeighborDiscoveryAdvertisement",
+                                             "HomeAgentAddressDiscoveryRequest",
+                                             "HomeAgentAddressDiscoveryReply",
+                                             "MobilePrefixSolicitation",
+                                             "MobilePrefixAdvertisement",
+                                             "DuplicateAddressRequestCodeSuffix",
+                                             "DuplicateAddressConfirmationCodeSuffix",
+                                             "ExtendedEchoRequest",
+                                             "ExtendedEchoReply"};
+
+void icmp_type(const json& type, const std::string& p, bool v6) {
+  if (type.is_number_integer()) {
+    integer(type, p, 0, 255);
+    return;
+  }
+  if (!type.is_string()) refuse(p, "must be an integer or a string, not " + type_name(type));
+  const std::string& s = type.get_ref<const std::string&>();
+  auto number = parse_port_number(s);
+  if (number && *number <= 255) return;
+  bool known = false;
+  if (v6) {
+    for (auto n : kIcmpv6Names) known = known || s == n;
+  } else {
+    for (auto n : kIcmpv4Names) known = known || s == n;
+  }
+  if (!known) {
+    refuse(p, "\"" + s + "\" is not an " + (v6 ? "ICMPv6" : "ICMPv4") +
+                  " type (0-255 or a type name of that family)");
+  }
+}
+
 void icmp_list(const json& obj, const std::string& p) {
   const json* list = member(obj, "icmps");
   if (!list) return;
   std::string lp = child(p, "icmps");
   array(*list, lp);
-  static constexpr std::string_view kTypeNames[] = {"EchoReply",
-                                                    "DestinationUnreachable",
-                                                    "Redirect",
-                                                    "Echo",
-                                                    "EchoRequest",
-                                                    "RouterAdvertisement",
-                                                    "RouterSelection",
-                                                    "TimeExceeded",
-                                                    "ParameterProblem",
-                                                    "Timestamp",
-                                                    "TimestampReply",
-                                                    "Photuris",
-                                                    "ExtendedEchoRequest",
-                                                    "ExtendedEchoReply",
-                                                    "PacketTooBig",
-                                                    "MulticastListenerQuery",
-                                                    "MulticastListenerReport",
-                                                    "MulticastListenerDone",
-                                                    "RouterSolicitation",
-                                                    "NeighborSolicitation",
-                                                    "NeighborAdvertisement",
-                                                    "RedirectMessage",
-                                                    "RouterRenumbering",
-                                                    "ICMPNodeInformationQuery",
-                                                    "ICMPNodeInformationResponse",
-                                                    "InverseNeighborDiscoverySolicitation",
-                                                    "InverseNeighborDiscoveryAdvertisement",
-                                                    "HomeAgentAddressDiscoveryRequest",
-                                                    "HomeAgentAddressDiscoveryReply",
-                                                    "MobilePrefixSolicitation",
-                                                    "MobilePrefixAdvertisement",
-                                                    "DuplicateAddressRequestCodeSuffix",
-                                                    "DuplicateAddressConfirmationCodeSuffix"};
   for (std::size_t i = 0; i < list->size(); ++i) {
     std::string ip = child(lp, i);
     object((*list)[i], ip, {"fields"});
@@ -293,23 +325,14 @@ void icmp_list(const json& obj, const std::string& p) {
       const json& f = (*fields)[j];
       std::string ep = child(fp, j);
       object(f, ep, {"family", "type"});
-      if (const json* fam = member(f, "family"))
-        one_of(*fam, child(ep, "family"), {"IPv4", "IPv6"});
+      bool v6 = false;
+      if (const json* family = member(f, "family")) {
+        v6 = one_of(*family, child(ep, "family"), {"IPv4", "IPv6"}) == "IPv6";
+      }
+      // A missing type makes the agent's decoder dereference nothing (icmp.go).
       const json* type = member(f, "type");
       if (!type) refuse(child(ep, "type"), "required");
-      if (type->is_number_integer()) {
-        integer(*type, child(ep, "type"), 0, 255);
-      } else if (type->is_string()) {
-        const std::string& s = type->get_ref<const std::string&>();
-        bool known = false;
-        for (auto n : kTypeNames) known = known || s == n;
-        auto number = parse_port_number(s);
-        if (!known && !(number && *number <= 255)) {
-          refuse(child(ep, "type"), "\"" + s + "\" is not an ICMP type (0-255 or a type name)");
-        }
-      } else {
-        refuse(child(ep, "type"), "must be an integer or a string, not " + type_name(*type));
-      }
+      icmp_type(*type, child(ep, "type"), v6);
     }
   }
 }
@@ -475,7 +498,7 @@ void l7_rules(const json& rules, const std::string& p, bool& has_dns, bool& is_e
   if (kinds > 1) refuse(p, "multiple L7 protocol rule types specified in single rule");
 }
 
-void port_rule(const json& pr, const std::string& p, bool ingress) {
+void port_rule(const json& pr, const std::string& p, bool ingress, bool host) {
   object(pr, p, {"ports", "rules", "listener", "originatingTLS", "terminatingTLS", "serverNames"});
   PortSummary ports = port_list(pr, p);
   bool has_dns = false;
@@ -518,6 +541,10 @@ void port_rule(const json& pr, const std::string& p, bool ingress) {
     }
   }
   if (ingress && has_dns) refuse(child(p, "rules"), "DNS rules are not allowed on ingress");
+  // 1.16 refuses every L7 rule in a host policy (1.19 still refuses HTTP and Kafka there).
+  if (host && !rules_empty) {
+    refuse(child(p, "rules"), "host policies (nodeSelector) do not support L7 rules");
+  }
   if (!rules_empty) {
     if (!has_dns && !ports.all_tcp) {
       refuse(child(p, "ports"), "L7 rules can only apply to TCP, except for DNS rules");
@@ -557,7 +584,7 @@ void deny_port_rule(const json& pr, const std::string& p) {
   port_list(pr, p);
 }
 
-void port_rules(const json& rule, const std::string& p, bool ingress, bool deny) {
+void port_rules(const json& rule, const std::string& p, bool ingress, bool deny, bool host) {
   const json* list = member(rule, "toPorts");
   if (!list) return;
   std::string lp = child(p, "toPorts");
@@ -566,7 +593,7 @@ void port_rules(const json& rule, const std::string& p, bool ingress, bool deny)
     if (deny)
       deny_port_rule((*list)[i], child(lp, i));
     else
-      port_rule((*list)[i], child(lp, i), ingress);
+      port_rule((*list)[i], child(lp, i), ingress, host);
   }
 }
 
@@ -601,7 +628,7 @@ void icmps_without_ports(const json& rule, const std::string& p) {
   }
 }
 
-void ingress_rule(const json& r, const std::string& p, bool deny) {
+void ingress_rule(const json& r, const std::string& p, bool deny, bool host) {
   if (deny) {
     object(r, p,
            {"fromEndpoints", "fromRequires", "fromCIDR", "fromCIDRSet", "fromEntities",
@@ -620,14 +647,14 @@ void ingress_rule(const json& r, const std::string& p, bool deny) {
   group_list(r, "fromGroups", p);
   selector_list(r, "fromNodes", p);
   icmp_list(r, p);
-  port_rules(r, p, true, deny);
+  port_rules(r, p, true, deny, host);
   one_peer_kind(
       r, p,
       {"fromEndpoints", "fromCIDR", "fromCIDRSet", "fromEntities", "fromNodes", "fromGroups"});
   icmps_without_ports(r, p);
 }
 
-void egress_rule(const json& r, const std::string& p, bool deny) {
+void egress_rule(const json& r, const std::string& p, bool deny, bool host) {
   if (deny) {
     object(r, p,
            {"toEndpoints", "toRequires", "toCIDR", "toCIDRSet", "toEntities", "toGroups", "toNodes",
@@ -648,24 +675,28 @@ void egress_rule(const json& r, const std::string& p, bool deny) {
   selector_list(r, "toNodes", p);
   service_list(r, p);
   icmp_list(r, p);
-  port_rules(r, p, false, deny);
+  port_rules(r, p, false, deny, host);
   one_peer_kind(r, p,
                 {"toCIDR", "toCIDRSet", "toEndpoints", "toEntities", "toServices", "toGroups",
                  "toNodes", "toFQDNs"});
+  // 1.16: "combining ToServices and ToPorts is not supported yet" (allowed from 1.17).
+  if (count(r, "toServices") > 0 && count(r, "toPorts") > 0) {
+    refuse(child(p, "toPorts"), "combining toServices and toPorts is not supported by Cilium 1.16");
+  }
   icmps_without_ports(r, p);
 }
 
 void rule_list(const json& rule, std::string_view key, const std::string& p, bool ingress,
-               bool deny) {
+               bool deny, bool host) {
   const json* list = member(rule, key);
   if (!list) return;
   std::string lp = child(p, key);
   array(*list, lp);
   for (std::size_t i = 0; i < list->size(); ++i) {
     if (ingress)
-      ingress_rule((*list)[i], child(lp, i), deny);
+      ingress_rule((*list)[i], child(lp, i), deny, host);
     else
-      egress_rule((*list)[i], child(lp, i), deny);
+      egress_rule((*list)[i], child(lp, i), deny, host);
   }
 }
 
@@ -675,6 +706,13 @@ void check_rule(const json& rule, const std::string& p, bool namespaced) {
   object(rule, p,
          {"endpointSelector", "nodeSelector", "ingress", "ingressDeny", "egress", "egressDeny",
           "labels", "description", "enableDefaultDeny", "log"});
+  // The agent's selector decoder (selector.go UnmarshalJSON) also runs for null and makes an
+  // empty selector of it: a null selector selects everything, and counts as present.
+  for (auto key : {"endpointSelector", "nodeSelector"}) {
+    if (auto it = rule.find(key); it != rule.end() && it->is_null()) {
+      refuse(child(p, key), "null selects every endpoint in the agent; write {} if that is meant");
+    }
+  }
   const json* endpoints = member(rule, "endpointSelector");
   const json* nodes = member(rule, "nodeSelector");
   if (endpoints && nodes) {
@@ -690,10 +728,11 @@ void check_rule(const json& rule, const std::string& p, bool namespaced) {
              "CiliumClusterwideNetworkPolicy)");
     }
   }
-  rule_list(rule, "ingress", p, true, false);
-  rule_list(rule, "ingressDeny", p, true, true);
-  rule_list(rule, "egress", p, false, false);
-  rule_list(rule, "egressDeny", p, false, true);
+  bool host = nodes != nullptr;
+  rule_list(rule, "ingress", p, true, false, host);
+  rule_list(rule, "ingressDeny", p, true, true, host);
+  rule_list(rule, "egress", p, false, false, host);
+  rule_list(rule, "egressDeny", p, false, true, host);
   if (count(rule, "ingress") + count(rule, "ingressDeny") + count(rule, "egress") +
           count(rule, "egressDeny") ==
       0) {
@@ -707,8 +746,8 @@ void check_rule(const json& rule, const std::string& p, bool namespaced) {
       std::string ep = child(lp, i);
       object(l, ep, {"key", "source", "value"});
       const json* key = member(l, "key");
-      if (!key) refuse(child(ep, "key"), "required");
-      string(*key, child(ep, "key"));
+      // labels.go Label.UnmarshalJSON refuses an empty key: the agent could not load the file.
+      if (!key || string(*key, child(ep, "key")).empty()) refuse(child(ep, "key"), "required");
       if (const json* s = member(l, "source")) string(*s, child(ep, "source"));
       if (const json* v = member(l, "value")) string(*v, child(ep, "value"));
     }
