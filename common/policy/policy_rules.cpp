@@ -744,6 +744,12 @@ void check_rule(const json& rule, const std::string& p, bool namespaced) {
     for (std::size_t i = 0; i < labels->size(); ++i) {
       const json& l = (*labels)[i];
       std::string ep = child(lp, i);
+      // labels.go Label.UnmarshalJSON also takes the short form "[source:]key[=value]", which
+      // `cilium policy import` files (netreap's) may hold; the CRD schema knows only objects.
+      if (l.is_string()) {
+        if (l.get_ref<const std::string&>().empty()) refuse(ep, "an empty label");
+        continue;
+      }
       object(l, ep, {"key", "source", "value"});
       const json* key = member(l, "key");
       // labels.go Label.UnmarshalJSON refuses an empty key: the agent could not load the file.
