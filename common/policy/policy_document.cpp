@@ -70,11 +70,14 @@ Result<json> policy_object_from_item(std::string_view policy_item, std::string_v
 
 Result<std::string> policy_name_from_path(std::string_view prefix, std::string_view path) {
   while (prefix.ends_with('/')) prefix.remove_suffix(1);
-  if (!path.starts_with(prefix) || path.size() <= prefix.size() + 1 || path[prefix.size()] != '/') {
+  // An empty prefix (every variable of the namespace) names a policy by its whole path.
+  std::size_t skip = prefix.empty() ? 0 : prefix.size() + 1;
+  if (!path.starts_with(prefix) || path.size() <= skip ||
+      (!prefix.empty() && path[prefix.size()] != '/')) {
     return fail(ErrorKind::invalid, "variable \"" + std::string(path) + "\" is not under \"" +
                                         std::string(prefix) + "/\"");
   }
-  std::string name(path.substr(prefix.size() + 1));
+  std::string name(path.substr(skip));
   for (char& c : name)
     if (c == '/') c = '.';
   if (name.size() > kMaxNameLength) {

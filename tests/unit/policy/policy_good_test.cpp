@@ -109,6 +109,8 @@ TEST(PolicyText, RefusesWhatCouldBeReadTwoWays) {
       {"a: {on: x}\n", "/a: \"on\" reads differently"},
       {"a: {1.0: x}\n", "/a: the key \"1.0\" is not a string"},
       {"a: {true: x}\n", "/a: the key \"true\" is not a string"},
+      {"{\"a\": [1, 1e400]}", "/a/1: number 1e400 is out of range"},
+      {"a: [1, 1e400]\n", "/a/1: number 1e400 is out of range"},
       {"[1, 2]", "/: the document must be one object, not an array"},
       {"\"text\"", "/: the document must be one object, not a string"},
   };

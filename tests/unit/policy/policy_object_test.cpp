@@ -100,6 +100,13 @@ TEST(PolicyName, PathAfterThePrefixWithDots) {
             "a-1.b2.c");
 }
 
+TEST(PolicyName, EmptyPrefixTakesTheWholePath) {
+  EXPECT_EQ(policy_name_from_path("", "team/web").value(), "team.web");
+  EXPECT_EQ(policy_name_from_path("/", "web").value(), "web");
+  EXPECT_FALSE(policy_name_from_path("", ""));
+  EXPECT_FALSE(policy_name_from_path("", "/web"));
+}
+
 TEST(PolicyName, RefusesWhatTheAgentWouldNotLoad) {
   for (const char* path : {"cilium/policies", "cilium/policies/", "cilium/policiesx/web",
                            "other/web", "cilium/policies/Web", "cilium/policies/my_policy",
