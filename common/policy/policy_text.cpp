@@ -84,10 +84,11 @@ bool is_ambiguous_plain(std::string_view s) {
 }
 
 json plain_scalar(std::string_view s, const std::string& pointer) {
+  // The spellings both YAML versions read as booleans; "tRUE" is a string in YAML 1.1.
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
   std::string l = lower(s);
-  if (l == "true") return true;
-  if (l == "false") return false;
-  if (is_ambiguous_plain(s)) {
+  if (is_ambiguous_plain(s) || l == "true" || l == "false") {
     throw Refused{pointer, "\"" + std::string(s) +
                                "\" reads differently in YAML 1.1 and 1.2; quote it if it is a "
                                "string, or write a plain decimal number or true/false"};

@@ -15,9 +15,11 @@ inline constexpr int kMaxPolicyDepth = 64;
 // anything else goes through yaml-cpp. YAML is read with the types Go's YAML-to-JSON step would
 // give, and what could be read two ways is refused rather than guessed (docs/policies.md):
 //   - quoted, block and !!str scalars are strings; plain scalars are null (~, null, empty),
-//     booleans (true/false in any case), decimal integers, decimal floats, else strings;
-//   - plain yes/no/on/off/y/n (YAML 1.1 booleans), octal/hex/sexagesimal-looking numbers,
-//     .inf/.nan are refused: "quote it";
+//     booleans (true, True, TRUE, and the same for false), decimal integers, decimal floats,
+//     else strings;
+//   - plain yes/no/on/off/y/n (YAML 1.1 booleans), other spellings of true/false,
+//     octal/hex/underscored/sexagesimal-looking numbers, .inf/.nan are refused: "quote it";
+//   - unquoted keys that are not strings (on, true, 1.0) are refused, decimal integers are kept;
 //   - anchors, aliases, merge keys (<<), non-scalar keys, duplicate keys and other tags are
 //   refused.
 // Errors are `invalid` with "/: <reason>" or "<JSON pointer>: <reason>".

@@ -106,6 +106,7 @@ TEST(PolicyText, RefusesWhatCouldBeReadTwoWays) {
       {"a: 99999999999999999999999\n", "/a: number 99999999999999999999999 is out of range"},
       {"a: \"\xff\"\n", "/: not valid UTF-8"},
       {"a: \"\xed\xa0\x80\"\n", "/: not valid UTF-8"},
+      {"a: tRUE\n", "/a: \"tRUE\" reads differently"},
       {"a: {on: x}\n", "/a: \"on\" reads differently"},
       {"a: {1.0: x}\n", "/a: the key \"1.0\" is not a string"},
       {"a: {true: x}\n", "/a: the key \"true\" is not a string"},
