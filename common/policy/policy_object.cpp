@@ -4,6 +4,7 @@
 
 #include "common/policy/policy_rules.h"
 #include "common/policy/policy_syntax.h"
+#include "common/policy/policy_text.h"
 #include "common/policy/policy_walker.h"
 
 namespace cn::policy {
@@ -48,6 +49,27 @@ bool is_rfc3339(std::string_view s) {
     return false;
   }
   return oh <= 23 && om <= 59;
+}
+
+// A JSON escape ("\u007f") brings in what the text itself may not hold, and a JSON writer puts
+// it back raw, where the agent's YAML reader refuses the whole file. No string may hold it.
+void printable_strings(const json& v, const std::string& pointer) {
+  if (v.is_string()) {
+    if (auto why = unreadable_text(v.get_ref<const std::string&>())) {
+      refuse(pointer, "the string holds a " + why->substr(0, why->find(" at byte")) +
+                          ", which the agent's YAML reader refuses");
+    }
+  } else if (v.is_array()) {
+    for (std::size_t i = 0; i < v.size(); ++i) printable_strings(v[i], child(pointer, i));
+  } else if (v.is_object()) {
+    for (const auto& [key, member] : v.items()) {
+      if (auto why = unreadable_text(key)) {
+        refuse(child(pointer, key), "the key holds a " + why->substr(0, why->find(" at byte")) +
+                                        ", which the agent's YAML reader refuses");
+      }
+      printable_strings(member, child(pointer, key));
+    }
+  }
 }
 
 // metadata decodes into Kubernetes' ObjectMeta: every typed member must have its type, or the
@@ -109,6 +131,7 @@ void metadata(const json& doc, bool namespaced) {
 Status validate_policy_object(const json& doc) {
   try {
     if (!doc.is_object()) refuse("", "the document must be one object, not " + type_name(doc));
+    printable_strings(doc, "");
     object(doc, "", {"apiVersion", "kind", "metadata", "spec", "specs", "status"});
     const json* api = member(doc, "apiVersion");
     if (!api) refuse("/apiVersion", "required");

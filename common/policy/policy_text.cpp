@@ -2,7 +2,9 @@
 
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <exception>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -240,31 +242,6 @@ class JsonBuilder : public YAML::EventHandler {
   }
 };
 
-// Go's YAML reader refuses invalid UTF-8, and a JSON writer cannot write it back.
-bool is_utf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    auto c = static_cast<unsigned char>(s[i]);
-    std::size_t len = c < 0x80           ? 1
-                      : (c >> 5) == 0x6  ? 2
-                      : (c >> 4) == 0xE  ? 3
-                      : (c >> 3) == 0x1E ? 4
-                                         : 0;
-    if (len == 0 || i + len > s.size()) return false;
-    std::uint32_t cp = len == 1 ? c : c & (0xFF >> (len + 1));
-    for (std::size_t k = 1; k < len; ++k) {
-      auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc >> 6) != 0x2) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    // Overlong forms, surrogates and values past U+10FFFF are not UTF-8.
-    static constexpr std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += len;
-  }
-  return true;
-}
-
 std::string where(const std::string& pointer) {
   return pointer.empty() ? "/" : pointer;
 }
@@ -285,12 +262,47 @@ std::string pointer_token(std::string_view key) {
   return out;
 }
 
+std::optional<std::string> unreadable_text(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    auto c = static_cast<unsigned char>(s[i]);
+    std::size_t len = c < 0x80           ? 1
+                      : (c >> 5) == 0x6  ? 2
+                      : (c >> 4) == 0xE  ? 3
+                      : (c >> 3) == 0x1E ? 4
+                                         : 0;
+    if (len == 0 || i + len > s.size()) return "not valid UTF-8";
+    std::uint32_t cp = len == 1 ? c : c & (0xFF >> (len + 1));
+    for (std::size_t k = 1; k < len; ++k) {
+      auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc >> 6) != 0x2) return "not valid UTF-8";
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    // Overlong forms, surrogates and values past U+10FFFF are not UTF-8.
+    static constexpr std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return "not valid UTF-8";
+    }
+    bool printable = cp == 0x09 || cp == 0x0A || cp == 0x0D || (cp >= 0x20 && cp <= 0x7E) ||
+                     cp == 0x85 || (cp >= 0xA0 && cp <= 0xD7FF) || (cp >= 0xE000 && cp <= 0xFFFD) ||
+                     cp >= 0x10000;
+    if (!printable) {
+      char code[8];
+      std::snprintf(code, sizeof code, "%04X", static_cast<unsigned>(cp));
+      return "control character U+" + std::string(code) + " at byte " + std::to_string(i) +
+             " (YAML does not allow it; write it escaped)";
+    }
+    i += len;
+  }
+  return std::nullopt;
+}
+
 Result<nlohmann::json> parse_policy_text(std::string_view text) {
   if (text.size() > kMaxPolicyBytes) {
     return fail(ErrorKind::invalid, "/: " + std::to_string(text.size()) + " bytes, more than the " +
                                         std::to_string(kMaxPolicyBytes) + " allowed");
   }
-  if (!is_utf8(text)) return fail(ErrorKind::invalid, "/: not valid UTF-8");
+  if (auto why = unreadable_text(text)) return fail(ErrorKind::invalid, "/: " + *why);
   // Strict JSON first: one reader for JSON input in this project (common/util/json_read.h).
   std::size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string_view::npos && (text[first] == '{' || text[first] == '[')) {

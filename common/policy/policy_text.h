@@ -1,5 +1,7 @@
 #pragma once
 // Policy text (YAML or JSON, as the agent's directory watcher reads it) to one JSON value.
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +26,11 @@ inline constexpr int kMaxPolicyDepth = 64;
 //   refused.
 // Errors are `invalid` with "/: <reason>" or "<JSON pointer>: <reason>".
 Result<nlohmann::json> parse_policy_text(std::string_view text);
+
+// What Go's YAML reader (a port of libyaml's reader) refuses before parsing: invalid UTF-8, and
+// characters outside YAML's printable set (most control characters). The agent reads every file
+// with it, JSON included. nullopt when the text is fine, else why.
+std::optional<std::string> unreadable_text(std::string_view text);
 
 // RFC 6901 escaping of one reference token ("~" -> "~0", "/" -> "~1").
 std::string pointer_token(std::string_view key);

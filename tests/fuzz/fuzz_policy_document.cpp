@@ -12,6 +12,7 @@
 
 #include "common/policy/policy_document.h"
 #include "common/policy/policy_syntax.h"
+#include "common/policy/policy_text.h"
 
 namespace {
 
@@ -35,6 +36,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (valid) std::abort();
   } else {
     std::string written = object->dump();  // throws (and so fails) on anything unwritable
+    // The agent reads the file with Go's YAML reader: nothing in it may be unreadable there.
+    if (cn::policy::unreadable_text(written)) std::abort();
     if (!cn::policy::validate_policy_document(written)) std::abort();
     auto again = cn::policy::policy_object_from_item(written, "nomad-fuzz", source);
     if (!again || *again != *object) std::abort();

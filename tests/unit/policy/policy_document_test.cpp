@@ -56,7 +56,8 @@ TEST_P(BadDocument, IsRefusedWithPointerAndReason) {
   } else {
     doc[ptr] = json::parse(c.value);
   }
-  auto r = validate_policy_document(doc.dump());
+  // ASCII-only text, so that an escaped control character reaches the object checks.
+  auto r = validate_policy_document(doc.dump(-1, ' ', true));
   ASSERT_FALSE(r) << c.name;
   EXPECT_EQ(r.error().kind, ErrorKind::invalid);
   EXPECT_TRUE(r.error().message.starts_with(std::string(c.error) + ": ")) << r.error().message;
@@ -84,6 +85,10 @@ const BadCase kBadCases[] = {
     {"specs_type", "/specs", R"({"a": 1})", "/specs", "must be an array"},
     {"status_type", "/status", "[]", "/status", "must be an object"},
     {"case_variant_top", "/Spec", "{}", "/Spec", "would read it as \"spec\""},
+    {"escaped_control", "/spec/description", R"("x\u007fy")", "/spec/description",
+     "control character U+007F"},
+    {"escaped_control_key", "/metadata/labels", R"({"a\u0080": "x"})", "/metadata/labels/a\u0080",
+     "control character U+0080"},
     // Rule level.
     {"both_selectors", "/spec/nodeSelector", "{}", "/spec/nodeSelector", "both"},
     {"no_selector", "/spec/endpointSelector", "DELETE", "/spec", "one of endpointSelector"},
