@@ -197,8 +197,9 @@ class JsonBuilder : public YAML::EventHandler {
   }
   void open(const std::string& tag, YAML::anchor_t anchor, json empty) {
     no_anchor(anchor);
-    if (tag != "?" && tag != "!" && tag != "tag:yaml.org,2002:map" &&
-        tag != "tag:yaml.org,2002:seq") {
+    // A collection's tag is "?" unless one was written; "!" is the explicit non-specific tag,
+    // which yaml-cpp also takes glued to "[" or "{" where Go's reader refuses it.
+    if (tag != "?" && tag != "tag:yaml.org,2002:map" && tag != "tag:yaml.org,2002:seq") {
       throw Refused{here(), "YAML tag " + tag + " is not supported"};
     }
     if (expecting_key()) throw Refused{here(), "a mapping key must be a scalar"};

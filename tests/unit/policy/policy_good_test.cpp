@@ -110,6 +110,7 @@ TEST(PolicyText, RefusesWhatCouldBeReadTwoWays) {
       {"a: \"x\x01y\"\n", "/: control character U+0001 at byte 5"},
       {"{\"a\": \"x\x7fy\"}", "/: control character U+007F"},
       {"a: \"\xc2\x80\"\n", "/: control character U+0080"},
+      {"a: ![1]\n", "/a: YAML tag ! is not supported"},
       {"a: {on: x}\n", "/a: \"on\" reads differently"},
       {"a: {1.0: x}\n", "/a: the key \"1.0\" is not a string"},
       {"a: {true: x}\n", "/a: the key \"true\" is not a string"},
