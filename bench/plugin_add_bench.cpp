@@ -56,7 +56,8 @@ void populate(const std::string& dir) {
       e.labeled = state::LabeledInfo{
           1000 + i,
           48213,
-          {"nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"},
+          {"k8s:io.cilium.k8s.policy.cluster=default", "k8s:io.kubernetes.pod.namespace=default",
+           "nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"},
           "2026-11-29T20:00:00.000Z"};
     }
     return true;

@@ -16,6 +16,19 @@ namespace "*" {
   capabilities = ["read-job"]
 }
 
+# The namespace of the policy variables (--policy-namespace). Nomad applies the most
+# specific namespace rule alone, not merged with "*", so read-job is repeated here.
+#   GET /v1/vars?prefix=cilium/policies   -> list   (entries without it are left out silently)
+#   GET /v1/var/cilium/policies/<name>    -> read
+namespace "default" {
+  capabilities = ["read-job"]
+  variables {
+    path "cilium/policies/*" {
+      capabilities = ["list", "read"]
+    }
+  }
+}
+
 node {
   policy = "read"
 }

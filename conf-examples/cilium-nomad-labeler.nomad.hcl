@@ -2,7 +2,7 @@
 # Cilium-networked allocations.
 #
 # Before `nomad job run`:
-#   1. every client defines the two host volumes below (client snippet in README.md);
+#   1. every client defines the three host volumes below (client snippet in README.md);
 #   2. the ACL policy in acl-policy.hcl is bound to this job (command in README.md).
 #
 # Why host volumes and not docker `volumes`/`mount` binds: binding arbitrary host paths
@@ -59,6 +59,14 @@ job "cilium-nomad-labeler" {
       read_only = true
     }
 
+    # The Cilium agent's --static-cnp-path: the labeler writes the policies kept in Nomad
+    # Variables there (README "Policies"). Persistent, so the agent finds them at boot.
+    volume "cilium-nomad-policies" {
+      type      = "host"
+      source    = "cilium-nomad-policies"
+      read_only = false
+    }
+
     restart {
       attempts = 10
       interval = "30m"
@@ -86,6 +94,9 @@ job "cilium-nomad-labeler" {
           "--watch", "node",
           "--metrics-addr", "127.0.0.1:9810",
           "--log-format", "json",
+          "--policy-dir", "/var/lib/cilium-nomad/policies",
+          # The agent's --cluster-name, when it is not "default".
+          # "--cluster-name", "default",
           # Only low-cardinality meta keys; see cilium-agent-flags.md before adding any.
           # "--meta-labels", "team,tier",
         ]
@@ -98,6 +109,10 @@ job "cilium-nomad-labeler" {
       volume_mount {
         volume      = "cilium-run"
         destination = "/var/run/cilium"
+      }
+      volume_mount {
+        volume      = "cilium-nomad-policies"
+        destination = "/var/lib/cilium-nomad/policies"
       }
 
       # Workload identity in NOMAD_TOKEN, used against the task API socket, which every

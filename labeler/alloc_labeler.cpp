@@ -193,8 +193,7 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(
   // rate-limited PATCH and another identity change; confirm() waits for the resolution instead.
   if (!endpoint_patch_gone_) {
     auto pending = labels::LabelSet::from_strings(ep.security_relevant_labels);
-    if (pending.only_source(labels::kSourceNomad) == desired &&
-        !pending.has_source(labels::kSourceReserved)) {
+    if (labels::only_ours(pending) == desired && !pending.has_source(labels::kSourceReserved)) {
       return ep;
     }
   }

@@ -6,6 +6,7 @@
 
 #include "common/labels/label_policy.h"
 #include "labeler/label_step.h"
+#include "labeler/policy/policy_settings.h"
 
 namespace cn::labeler {
 
@@ -28,6 +29,7 @@ struct DaemonConfig {
   std::string state_file = "/run/cilium-nomad/state.json";
   std::string node_id;  // empty: ask /v1/agent/self
   labels::LabelPolicy policy;
+  policy::PolicySettings policies;  // off while policies.dir is empty
   int workers = 4;
   std::size_t max_queued = 4096;
   std::chrono::milliseconds call_timeout{5000};

@@ -36,6 +36,10 @@ LabelerDaemon::LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium
   orphans_ = std::make_unique<OrphanCollector>(
       nomad_, cilium_, clock_, metrics_, calls_,
       OrphanCollector::Options{config_.gc_endpoints, config_.gc_grace, config_.call_timeout}, log_);
+  if (!config_.policies.dir.empty()) {
+    policies_ = std::make_unique<policy::PolicyDistributor>(config_.policies, nomad_, clock_,
+                                                            metrics_, calls_, log_);
+  }
   server_ = std::make_unique<NotifyServer>(
       NotifyServer::Options{config_.socket_path, config_.allowed_uids}, clock_, metrics_, log_);
   queue_ = std::make_unique<WorkQueue>(clock_, config_.workers, config_.max_queued,
@@ -73,6 +77,12 @@ Status LabelerDaemon::start(std::stop_token stop) {
   log_->info("listening: socket={} state={} workers={} watch={} resync_s={}", config_.socket_path,
              config_.state_file, config_.workers, to_string(config_.watch),
              config_.resync_interval.count());
+
+  // Policies need neither the agent nor this node's ID: the agent reads the directory whenever
+  // it starts, so the files are there first.
+  if (policies_) {
+    policy_thread_ = std::jthread([this](std::stop_token st) { policies_->run(st); });
+  }
 
   // The caller's stop, or stop(): whichever comes first ends a half-started daemon's waits.
   std::stop_callback forward(stop, [this] { shutdown_.request_stop(); });
@@ -186,6 +196,7 @@ void LabelerDaemon::stop() {
   // Asked first, joined last: a node-mode blocking query in flight holds the watcher until it
   // returns, and nothing else should wait behind it.
   if (watch_thread_.joinable()) watch_thread_.request_stop();
+  if (policy_thread_.joinable()) policy_thread_.request_stop();
   if (resync_thread_.joinable()) {
     resync_thread_.request_stop();
     resync_thread_ = {};
@@ -193,6 +204,7 @@ void LabelerDaemon::stop() {
   if (server_) server_->stop();
   if (queue_) queue_->stop();
   if (watch_thread_.joinable()) watch_thread_ = {};
+  if (policy_thread_.joinable()) policy_thread_ = {};
 }
 
 Result<ReconcileReport> LabelerDaemon::reconcile_now(std::stop_token stop) {

@@ -18,6 +18,7 @@
 #include "labeler/health_tracker.h"
 #include "labeler/notify_server.h"
 #include "labeler/orphan_collector.h"
+#include "labeler/policy/policy_distributor.h"
 #include "labeler/reconciler.h"
 #include "labeler/watcher.h"
 #include "labeler/work_queue.h"
@@ -44,6 +45,7 @@ class LabelerDaemon {
   HealthTracker& health() { return health_; }
   WorkQueue& queue() { return *queue_; }
   const std::string& node_id() const { return node_id_; }
+  policy::PolicyDistributor* policies() { return policies_.get(); }
   Result<ReconcileReport> reconcile_now(std::stop_token stop = {});
 
  private:
@@ -87,6 +89,8 @@ class LabelerDaemon {
   std::mutex reconcile_mu_;  // the resync loop and the watcher may both ask for a reconcile
   std::unique_ptr<Watcher> watcher_;
   std::jthread watch_thread_;
+  std::unique_ptr<policy::PolicyDistributor> policies_;  // with --policy-dir only
+  std::jthread policy_thread_;
 };
 
 }  // namespace cn::labeler

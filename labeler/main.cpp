@@ -11,6 +11,8 @@
 #include "common/nomad/client/curl_nomad_client.h"
 #include "labeler/labeler_daemon.h"
 #include "labeler/logging.h"
+#include "labeler/policy/policy_status.h"
+#include "labeler/policy/policy_status_command.h"
 #include "labeler/policy_validate_command.h"
 #include "labeler/readiness.h"
 #include "labeler/signal_watcher.h"
@@ -30,6 +32,8 @@ struct RunFlags {
   long long resync_seconds = 300;
   long long gc_grace_seconds = 600;
   long long unhealthy_after_seconds = 60;
+  bool k8s_compat_labels = true;
+  std::string cluster_name = "default";
 };
 
 const char* env_or_null(const char* name) {
@@ -50,6 +54,10 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
     return 2;
   }
   config.policy = *policy;
+  config.policy.k8s_compat = flags.k8s_compat_labels;
+  config.policy.cluster_name = flags.cluster_name;
+  config.policies.resync_interval = std::chrono::seconds{flags.resync_seconds};
+  config.policies.status_file = labeler::policy::policy_status_path(config.state_file);
   config.resync_interval = std::chrono::seconds{flags.resync_seconds};
   config.gc_grace = std::chrono::seconds{flags.gc_grace_seconds};
   config.unhealthy_after = std::chrono::seconds{flags.unhealthy_after_seconds};
@@ -67,9 +75,12 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
   }
   cilium::CurlCiliumClient cilium_client(
       cilium::CiliumClientConfig::resolve(flags.cilium_socket, env_or_null));
-  spdlog::info("starting cilium-nomad-labeler v{}: nomad={{{}}} cilium={{{}}} meta_labels={}",
-               CN_VERSION, nomad_config->redacted(), cilium_client.config().describe(),
-               flags.meta_labels.empty() ? "-" : flags.meta_labels);
+  spdlog::info(
+      "starting cilium-nomad-labeler v{}: nomad={{{}}} cilium={{{}}} meta_labels={} "
+      "k8s_compat_labels={} cluster={} policy_dir={}",
+      CN_VERSION, nomad_config->redacted(), cilium_client.config().describe(),
+      flags.meta_labels.empty() ? "-" : flags.meta_labels, config.policy.k8s_compat,
+      config.policy.cluster_name, config.policies.dir.empty() ? "-" : config.policies.dir);
 
   // Declared first, destroyed last: every return below, early ones included, wakes and joins
   // the signal thread, so a daemon that cannot start exits instead of waiting for a signal.
@@ -164,14 +175,48 @@ int main(int argc, char** argv) {
                    "Seconds an endpoint stays orphaned before deletion")
       ->capture_default_str();
 
+  run_cmd
+      ->add_option("--k8s-compat-labels", flags.k8s_compat_labels,
+                   "Also label endpoints k8s:io.kubernetes.pod.namespace=<namespace> and "
+                   "k8s:io.cilium.k8s.policy.cluster=<cluster>, which policies from the policy "
+                   "directory need to select them as peers")
+      ->capture_default_str();
+  run_cmd->add_option("--cluster-name", flags.cluster_name, "The Cilium agent's --cluster-name")
+      ->capture_default_str();
+  run_cmd->add_option("--policy-dir", config.policies.dir,
+                      "The agent's --static-cnp-path: write the policies kept in Nomad Variables "
+                      "there (empty: off)");
+  run_cmd
+      ->add_option("--policy-namespace", config.policies.nomad_namespace,
+                   "Nomad namespace of the policy variables")
+      ->capture_default_str();
+  run_cmd
+      ->add_option("--policy-prefix", config.policies.prefix,
+                   "Variable path prefix: one variable under it is one policy")
+      ->capture_default_str();
+  run_cmd
+      ->add_option("--policy-max-count", config.policies.max_policies,
+                   "Most policy files the labeler keeps in --policy-dir")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+
   std::string state_file = config.state_file;
   bool as_json = false;
   auto* state_cmd = app.add_subcommand("state", "Show the node state file");
   state_cmd->add_option("--state-file", state_file, "State file to read")->capture_default_str();
   state_cmd->add_flag("--json", as_json, "JSON keyed by allocation ID");
 
-  auto* policy_cmd = app.add_subcommand("policy", "Cilium network policies from Nomad Variables");
+  auto* policy_cmd = app.add_subcommand("policy", "Policies distributed from Nomad Variables");
   policy_cmd->require_subcommand(1);
+  std::string policy_state_file = config.state_file;
+  bool policy_json = false;
+  auto* policy_status_cmd =
+      policy_cmd->add_subcommand("status", "Each policy's variable, file and state");
+  policy_status_cmd
+      ->add_option("--state-file", policy_state_file,
+                   "The daemon's state file (the policy status file is beside it)")
+      ->capture_default_str();
+  policy_status_cmd->add_flag("--json", policy_json, "The status file as JSON");
   std::vector<std::string> policy_files;
   auto* validate_cmd = policy_cmd->add_subcommand(
       "validate", "Check policy files (YAML or JSON) offline, as the distributor would");
@@ -197,6 +242,16 @@ int main(int argc, char** argv) {
     auto text = labeler::render_state(state_file, as_json, system_clock());
     if (!text) {
       std::cerr << "cannot read " << state_file << ": " << text.error().message << "\n";
+      return 1;
+    }
+    std::cout << *text;
+    return 0;
+  }
+  if (*policy_status_cmd) {
+    const std::string file = labeler::policy::policy_status_path(policy_state_file);
+    auto text = labeler::policy::render_policy_status(file, policy_json, system_clock());
+    if (!text) {
+      std::cerr << "cannot read " << file << ": " << text.error().message << "\n";
       return 1;
     }
     std::cout << *text;

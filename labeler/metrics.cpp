@@ -69,6 +69,22 @@ std::string_view to_string(ErrorKindLabel kind) {
   return "exception";
 }
 
+std::string_view to_string(PolicyErrorReason reason) {
+  switch (reason) {
+    case PolicyErrorReason::list:
+      return "list";
+    case PolicyErrorReason::read:
+      return "read";
+    case PolicyErrorReason::invalid:
+      return "invalid";
+    case PolicyErrorReason::write:
+      return "write";
+    case PolicyErrorReason::remove:
+      return "remove";
+  }
+  return "invalid";
+}
+
 std::string_view to_string(LabelWriteApi api) {
   return api == LabelWriteApi::endpoint ? "endpoint" : "labels";
 }
@@ -101,6 +117,8 @@ Metrics::Metrics()
                                     "Plugin notifications received, by op and outcome")),
       watch_reconnects_family_(counter(*registry_, "cilium_nomad_watch_reconnects_total",
                                        "Watch loop restarts, by mode")),
+      policy_errors_family_(counter(*registry_, "cilium_nomad_policy_errors_total",
+                                    "What kept a policy from the policy directory, by reason")),
       endpoints_deleted_(counter(*registry_, "cilium_nomad_endpoints_deleted_total",
                                  "Orphaned endpoints deleted with --gc-endpoints")
                              .Add({})),
@@ -114,6 +132,13 @@ Metrics::Metrics()
                    "1 when /healthz says ok: first reconcile done, neither Cilium nor Nomad "
                    "unreachable longer than "
                    "--unhealthy-after")),
+      policies_applied_(gauge(*registry_, "cilium_nomad_policies_applied",
+                              "Policies whose current version is in the policy directory")),
+      policies_invalid_(gauge(*registry_, "cilium_nomad_policies_invalid",
+                              "Policies whose current version was refused (the last good file "
+                              "stays)")),
+      policy_last_apply_(gauge(*registry_, "cilium_nomad_policy_last_apply_timestamp_seconds",
+                               "Unix time of the last policy file written or removed")),
       add_to_labeled_(
           histogram(*registry_, "cilium_nomad_add_to_labeled_seconds",
                     "Time from the plugin's ADD to the endpoint carrying its final identity",
@@ -135,6 +160,7 @@ Metrics::Metrics()
   }
   watch_reconnects(WatchMode::kNode);
   watch_reconnects(WatchMode::kEvents);
+  for (PolicyErrorReason reason : kAllPolicyErrorReasons) policy_errors(reason);
 }
 
 Counter& Metrics::endpoints_labeled(WorkSource source) {
@@ -152,6 +178,10 @@ Counter& Metrics::api_calls(Peer target, std::optional<ErrorKind> error) {
 
 Counter& Metrics::errors(ErrorKindLabel kind) {
   return errors_family_.Add({{"kind", label(to_string(kind))}});
+}
+
+Counter& Metrics::policy_errors(PolicyErrorReason reason) {
+  return policy_errors_family_.Add({{"reason", label(to_string(reason))}});
 }
 
 Counter& Metrics::notifications(std::optional<notify::Op> op, NotifyOutcome outcome) {

@@ -67,6 +67,19 @@ std::string_view to_string(LabelWriteApi api);
 enum class NotifyOutcome { accepted, invalid, refused_peer, unreadable };
 std::string_view to_string(NotifyOutcome outcome);
 
+// cilium_nomad_policy_errors_total{reason}: what kept a policy from the directory.
+enum class PolicyErrorReason {
+  list,     // the variable list failed
+  read,     // a variable could not be read
+  invalid,  // a policy was refused (validation, size, count, name)
+  write,    // the directory could not be listed or a file written
+  remove,   // a file of a deleted variable could not be removed
+};
+inline constexpr PolicyErrorReason kAllPolicyErrorReasons[] = {
+    PolicyErrorReason::list, PolicyErrorReason::read, PolicyErrorReason::invalid,
+    PolicyErrorReason::write, PolicyErrorReason::remove};
+std::string_view to_string(PolicyErrorReason reason);
+
 class Metrics {
  public:
   Metrics();
@@ -83,12 +96,16 @@ class Metrics {
   prometheus::Counter& notifications(std::optional<notify::Op> op, NotifyOutcome outcome);
   prometheus::Counter& watch_reconnects(WatchMode mode);
   prometheus::Counter& endpoints_deleted() { return endpoints_deleted_; }
+  prometheus::Counter& policy_errors(PolicyErrorReason reason);
 
   // Gauges.
   prometheus::Gauge& queue_depth() { return queue_depth_; }
   prometheus::Gauge& orphan_endpoints() { return orphan_endpoints_; }
   prometheus::Gauge& state_entries() { return state_entries_; }
   prometheus::Gauge& ready() { return ready_; }
+  prometheus::Gauge& policies_applied() { return policies_applied_; }
+  prometheus::Gauge& policies_invalid() { return policies_invalid_; }
+  prometheus::Gauge& policy_last_apply_timestamp() { return policy_last_apply_; }
 
   // Histograms, in seconds.
   prometheus::Histogram& add_to_labeled_seconds() { return add_to_labeled_; }
@@ -106,11 +123,15 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& errors_family_;
   prometheus::Family<prometheus::Counter>& notifications_family_;
   prometheus::Family<prometheus::Counter>& watch_reconnects_family_;
+  prometheus::Family<prometheus::Counter>& policy_errors_family_;
   prometheus::Counter& endpoints_deleted_;
   prometheus::Gauge& queue_depth_;
   prometheus::Gauge& orphan_endpoints_;
   prometheus::Gauge& state_entries_;
   prometheus::Gauge& ready_;
+  prometheus::Gauge& policies_applied_;
+  prometheus::Gauge& policies_invalid_;
+  prometheus::Gauge& policy_last_apply_;
   prometheus::Histogram& add_to_labeled_;
   prometheus::Histogram& reconcile_duration_;
 };

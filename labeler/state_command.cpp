@@ -1,20 +1,11 @@
 #include "labeler/state_command.h"
 
-#include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "common/state/state_store.h"
+#include "labeler/text_table.h"
 
 namespace cn::labeler {
-namespace {
-
-std::string pad(std::string s, std::size_t width) {
-  if (s.size() < width) s.append(width - s.size(), ' ');
-  return s;
-}
-
-}  // namespace
 
 Result<std::string> render_state(const std::string& state_file, bool as_json, Clock& clock) {
   state::StateStore store({state_file}, clock, nullptr);
@@ -41,15 +32,7 @@ Result<std::string> render_state(const std::string& state_file, bool as_json, Cl
                    : "-",
          or_dash(e.added_at), e.labeled ? e.labeled->at : "no"});
   }
-  std::vector<std::size_t> widths(rows[0].size(), 0);
-  for (const auto& r : rows)
-    for (std::size_t i = 0; i < r.size(); ++i) widths[i] = std::max(widths[i], r[i].size());
-  std::string out;
-  for (const auto& r : rows) {
-    for (std::size_t i = 0; i < r.size(); ++i)
-      out += (i + 1 < r.size() ? pad(r[i], widths[i] + 2) : r[i]);
-    out += "\n";
-  }
+  std::string out = render_table(rows);
   out += std::to_string(doc->allocations.size()) + " allocation(s) in " + state_file + "\n";
   return out;
 }

@@ -127,12 +127,14 @@ printf '%-28s %-8s %-12s %s\n' JOB TYPE GROUPS META \
   shop service "api, worker" "team=shop, group api: tier=backend"
 
 # Expected identity labels per job/group (--meta-labels team,tier): the smoke test's oracle.
-# A periodic child is labeled with its parent's job ID.
+# A periodic child is labeled with its parent's job ID. Every set starts with the two k8s: labels
+# that let policies from the agent's policy directory select it as a peer (README "Label scheme").
+k8s="k8s:io.cilium.k8s.policy.cluster=default,k8s:io.kubernetes.pod.namespace=default"
 declare -A expect=(
-  [web/app]="nomad:nomad.group=app,nomad:nomad.job=web,nomad:nomad.namespace=default,nomad:team=payments,nomad:tier=frontend"
-  [$report_child/generate]="nomad:nomad.group=generate,nomad:nomad.job=report,nomad:nomad.namespace=default,nomad:team=finance"
-  [shop/api]="nomad:nomad.group=api,nomad:nomad.job=shop,nomad:nomad.namespace=default,nomad:team=shop,nomad:tier=backend"
-  [shop/worker]="nomad:nomad.group=worker,nomad:nomad.job=shop,nomad:nomad.namespace=default,nomad:team=shop"
+  [web/app]="$k8s,nomad:nomad.group=app,nomad:nomad.job=web,nomad:nomad.namespace=default,nomad:team=payments,nomad:tier=frontend"
+  [$report_child/generate]="$k8s,nomad:nomad.group=generate,nomad:nomad.job=report,nomad:nomad.namespace=default,nomad:team=finance"
+  [shop/api]="$k8s,nomad:nomad.group=api,nomad:nomad.job=shop,nomad:nomad.namespace=default,nomad:team=shop,nomad:tier=backend"
+  [shop/worker]="$k8s,nomad:nomad.group=worker,nomad:nomad.job=shop,nomad:nomad.namespace=default,nomad:team=shop"
 )
 
 # --- the CNI chain, as Nomad runs the conflist ---------------------------------------------------

@@ -22,9 +22,10 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
 
 // The fake agent's JSON for one endpoint labeled the way the labeler labels it.
 json labeled_template() {
-  const std::vector<std::string> labels = {"nomad:nomad.group=app",
-                                           std::string("nomad:nomad.job=") + kTemplateJob,
-                                           "nomad:nomad.namespace=default"};
+  const std::vector<std::string> labels = {
+      "k8s:io.cilium.k8s.policy.cluster=default", "k8s:io.kubernetes.pod.namespace=default",
+      "nomad:nomad.group=app", std::string("nomad:nomad.job=") + kTemplateJob,
+      "nomad:nomad.namespace=default"};
   BenchDir dir;
   fakes::FakeCiliumAgentConfig ac;
   ac.socket_path = dir.file("template.sock");

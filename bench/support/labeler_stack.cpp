@@ -11,8 +11,9 @@ namespace {
 
 using nlohmann::json;
 
-const std::vector<std::string> kFinalLabels = {"nomad:nomad.group=app", "nomad:nomad.job=web",
-                                               "nomad:nomad.namespace=default"};
+const std::vector<std::string> kFinalLabels = {
+    "k8s:io.cilium.k8s.policy.cluster=default", "k8s:io.kubernetes.pod.namespace=default",
+    "nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"};
 
 }  // namespace
 

@@ -37,7 +37,27 @@ LabelSet derive_labels(const AllocationIdentity& identity, const LabelPolicy& po
   set.insert(
       nomad_label(kKeyJob, identity.parent_id.empty() ? identity.job_id : identity.parent_id));
   set.insert(nomad_label(kKeyGroup, identity.task_group));
+  if (policy.k8s_compat) {
+    const auto k8s = std::string(kSourceK8s);
+    set.insert(
+        Label{k8s, std::string(kKeyK8sNamespace), sanitize_label_value(identity.nomad_namespace)});
+    set.insert(Label{k8s, std::string(kKeyK8sCluster), sanitize_label_value(policy.cluster_name)});
+  }
   return set;
+}
+
+bool is_ours(const Label& label) {
+  if (label.source == kSourceNomad) return true;
+  return label.source == kSourceK8s &&
+         (label.key == kKeyK8sNamespace || label.key == kKeyK8sCluster);
+}
+
+LabelSet only_ours(const LabelSet& set) {
+  LabelSet out;
+  for (const auto& label : set) {
+    if (is_ours(label)) out.insert(label);
+  }
+  return out;
 }
 
 }  // namespace cn::labels

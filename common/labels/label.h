@@ -10,6 +10,7 @@ namespace cn::labels {
 inline constexpr std::string_view kSourceNomad = "nomad";
 inline constexpr std::string_view kSourceReserved = "reserved";
 inline constexpr std::string_view kSourceUnspec = "unspec";
+inline constexpr std::string_view kSourceK8s = "k8s";
 
 struct Label {
   std::string source;

@@ -15,6 +15,13 @@ inline constexpr std::string_view kReservedKeyPrefix = "nomad.";
 
 struct LabelPolicy {
   std::vector<std::string> meta_keys;  // sorted, unique, each a valid label key
+  // --k8s-compat-labels: also write the two `k8s:` labels that Cilium injects into the peer
+  // selectors of every policy loaded from its policy directory (docs/policies.md). Without them
+  // an endpoint is never matched as a peer. Each is per namespace or per cluster, so they add no
+  // identities.
+  bool k8s_compat = true;
+  // The agent's cluster name (--cluster-name, or what the agent reports).
+  std::string cluster_name = "default";
 
   friend bool operator==(const LabelPolicy&, const LabelPolicy&) = default;
 };

@@ -1,6 +1,7 @@
 #include "common/state/state_store.h"
 
 #include "common/state/state_lines.h"
+#include "common/util/atomic_file.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -8,7 +9,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -35,19 +35,6 @@ Status ensure_dir(const std::string& dir) {
   std::filesystem::create_directories(dir, ec);
   if (ec) return fail_errno("cannot create " + dir + ": " + ec.message(), ec.value());
   ::chmod(dir.c_str(), 0700);
-  return {};
-}
-
-Status write_all(int fd, const std::string& data) {
-  std::size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail_errno(errno_text(errno), errno);
-    }
-    done += static_cast<std::size_t>(n);
-  }
   return {};
 }
 
@@ -150,42 +137,18 @@ Status StateStore::write_locked(const StateDoc& doc) {
 }
 
 Status StateStore::write_text_locked(const std::string& text) {
-  static std::atomic<unsigned> counter{0};
-  std::string tmp = options_.path + ".tmp." + std::to_string(::getpid()) + "." +
-                    std::to_string(counter.fetch_add(1));
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return fail_errno("cannot create " + tmp + ": " + errno_text(errno), errno);
-  Status written = write_all(fd, text);
-  if (written && ::fsync(fd) != 0) written = fail_errno("fsync: " + errno_text(errno), errno);
-  ::close(fd);
-  if (!written) {
-    ::unlink(tmp.c_str());
-    return std::unexpected(with_context("cannot write " + tmp + ": ", written.error()));
-  }
-  if (::rename(tmp.c_str(), options_.path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return fail_errno("cannot rename " + tmp + ": " + errno_text(err), err);
-  }
-  // The rename is durable only once the directory entry is.
-  std::string dir = parent_dir(options_.path);
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
-  return {};
+  return replace_file_atomically(options_.path, text, 0600);
 }
 
 Result<int> StateStore::remove_orphan_temp_files() {
   auto lock = acquire();
   if (!lock) return std::unexpected(lock.error());
   const std::filesystem::path file(options_.path);
-  const std::string prefix = file.filename().string() + ".tmp.";
+  const std::string target = file.filename().string();
   std::error_code ec;
   int removed = 0;
   for (const auto& item : std::filesystem::directory_iterator(parent_dir(options_.path), ec)) {
-    if (!item.path().filename().string().starts_with(prefix)) continue;
+    if (!is_temp_file_of(item.path().filename().string(), target)) continue;
     if (std::filesystem::remove(item.path(), ec)) ++removed;
   }
   if (removed > 0)

@@ -22,8 +22,9 @@ namespace {
 
 using nlohmann::json;
 
-const std::vector<std::string> kWebLabels = {"nomad:nomad.group=app", "nomad:nomad.job=web",
-                                             "nomad:nomad.namespace=default"};
+const std::vector<std::string> kWebLabels = {
+    "k8s:io.cilium.k8s.policy.cluster=default", "k8s:io.kubernetes.pod.namespace=default",
+    "nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"};
 
 class LabelerE2E : public ::testing::Test {
  protected:

@@ -72,7 +72,8 @@ void StubLabeler::handle(int fd) {
         notify::ReplyStatus::kLabeled,
         1734,
         48213,
-        {"nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"},
+        {"k8s:io.cilium.k8s.policy.cluster=default", "k8s:io.kubernetes.pod.namespace=default",
+         "nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"},
         ""};
     (void)notify::send_all(fd, notify::encode(reply), clock, clock.now() + std::chrono::seconds{5});
   }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/labels/derive_labels.h"
+
 namespace cn::cilium {
 
 namespace {
@@ -29,8 +31,8 @@ LabelWritePlan plan_label_write(const Endpoint& current, const labels::LabelSet&
   for (const auto& label : desired) {
     if (!identity.contains(label)) plan.missing.push_back(label.to_string());
   }
-  for (const auto& label : identity.only_source(labels::kSourceNomad)) {
-    if (!desired.contains(label)) plan.stale.push_back(label.to_string());
+  for (const auto& label : identity) {
+    if (labels::is_ours(label) && !desired.contains(label)) plan.stale.push_back(label.to_string());
   }
   const bool init = is_init(current);
 

@@ -23,12 +23,12 @@ struct LabelWritePlan {
   LabelWriteAction action = LabelWriteAction::none;
   std::string reason;                // one line for logs
   std::vector<std::string> missing;  // desired labels not in the identity
-  std::vector<std::string> stale;    // `nomad:` identity labels that are not desired
+  std::vector<std::string> stale;    // identity labels of ours (labels::is_ours) not desired
 };
 
-// Compares the identity labels (status.identity.labels) with `desired`. Only labels of source
-// `nomad` count as ours: labels of other sources are left alone, except that one holding a key
-// we want (keys collide across sources) shows up as missing. Precedence: skip_reserved, then
+// Compares the identity labels (status.identity.labels) with `desired`. Only labels::is_ours()
+// labels can be stale: others are left alone, except that one holding a key we want (keys
+// collide across sources) shows up as missing. Precedence: skip_reserved, then
 // none, then filtered, then write (reserved:init alone forces a write, which is how the second
 // PATCH /labels that strips init gets triggered).
 LabelWritePlan plan_label_write(const Endpoint& current, const labels::LabelSet& desired);

@@ -19,6 +19,8 @@ using std::chrono::seconds;
 // Nomad caps a blocking query's wait at 300 s and treats 0 as 300 s (nomad/rpc.go in
 // hashicorp/nomad: maxQueryTime, defaultQueryTime).
 constexpr seconds kMaxBlockingWait{300};
+// A bound on pages of one list: a server looping on next_token cannot hold a caller forever.
+constexpr int kMaxListPages = 1000;
 
 std::optional<std::uint64_t> parse_index(std::optional<std::string_view> header) {
   if (!header || header->empty()) return std::nullopt;
@@ -150,23 +152,24 @@ Result<Job> CurlNomadClient::job(std::string_view nomad_namespace, std::string_v
   return http::refused_answer(parse_job_text(res->body));
 }
 
+milliseconds CurlNomadClient::blocking_cap(http::Target& target, std::uint64_t index,
+                                           seconds wait) const {
+  if (index == 0) return config_.request_timeout;
+  const seconds effective =
+      (wait.count() <= 0 || wait > kMaxBlockingWait) ? kMaxBlockingWait : wait;
+  target.query("index", std::to_string(index));
+  if (wait.count() > 0)
+    target.query("wait", std::to_string(std::min(wait, kMaxBlockingWait).count()) + "s");
+  return std::chrono::duration_cast<milliseconds>(effective) +
+         std::chrono::duration_cast<milliseconds>(effective) / 16 + config_.blocking_margin;
+}
+
 Result<Indexed<AllocationList>> CurlNomadClient::node_allocations(std::string_view node_id,
                                                                   std::uint64_t index, seconds wait,
                                                                   MonoTime deadline,
                                                                   std::stop_token stop) {
   http::Target target("/v1/node/" + http::percent_encode(node_id) + "/allocations");
-  milliseconds cap = config_.request_timeout;
-  if (index > 0) {
-    // Nomad holds the answer up to wait + wait/16 of jitter; past that plus a margin the
-    // connection is dead, not slow.
-    const seconds effective =
-        (wait.count() <= 0 || wait > kMaxBlockingWait) ? kMaxBlockingWait : wait;
-    target.query("index", std::to_string(index));
-    if (wait.count() > 0)
-      target.query("wait", std::to_string(std::min(wait, kMaxBlockingWait).count()) + "s");
-    cap = std::chrono::duration_cast<milliseconds>(effective) +
-          std::chrono::duration_cast<milliseconds>(effective) / 16 + config_.blocking_margin;
-  }
+  const milliseconds cap = blocking_cap(target, index, wait);
   auto res = get(finish(std::move(target)), Deadline{deadline, std::move(stop)}, cap);
   if (!res) return std::unexpected(res.error());
   auto new_index = parse_index(res->headers.get("X-Nomad-Index"));
@@ -240,6 +243,48 @@ Status CurlNomadClient::event_stream(const EventStreamQuery& query,
     return fail(ErrorKind::transport,
                 "event stream ended before the first heartbeat (denied subscription?)");
   return fail(ErrorKind::transport, "event stream ended");
+}
+
+Result<Indexed<std::vector<VariableMeta>>> CurlNomadClient::variables(
+    std::string_view nomad_namespace, std::string_view prefix, std::uint64_t index, seconds wait,
+    MonoTime deadline, std::stop_token stop) {
+  // Nomad pages lists (default 0 = all, but a server may cap it): follow X-Nomad-NextToken so
+  // that a long list is never mistaken for a short one, which would read as deletions.
+  Indexed<std::vector<VariableMeta>> out;
+  std::string next_token;
+  for (int page = 0;; ++page) {
+    http::Target target("/v1/vars");
+    target.query("prefix", prefix);
+    target.query("namespace", nomad_namespace);
+    // Only the first page blocks: later pages must answer at once from the same snapshot.
+    const milliseconds cap = blocking_cap(target, page == 0 ? index : 0, wait);
+    if (!next_token.empty()) target.query("next_token", next_token);
+    auto res = get(finish(std::move(target)), Deadline{deadline, stop}, cap);
+    if (!res) return std::unexpected(res.error());
+    auto new_index = parse_index(res->headers.get("X-Nomad-Index"));
+    if (!new_index)
+      return fail(ErrorKind::bad_answer, "variable list answer without a valid X-Nomad-Index");
+    auto list = http::refused_answer(parse_variable_list_text(res->body));
+    if (!list) return std::unexpected(list.error());
+    if (page == 0) out.index = *new_index;
+    out.value.insert(out.value.end(), std::make_move_iterator(list->begin()),
+                     std::make_move_iterator(list->end()));
+    next_token = std::string(res->headers.get("X-Nomad-NextToken").value_or(""));
+    if (next_token.empty()) return out;
+    if (page >= kMaxListPages)
+      return fail(ErrorKind::bad_answer,
+                  "variable list: more than " + std::to_string(kMaxListPages) + " pages");
+  }
+}
+
+Result<Variable> CurlNomadClient::variable(std::string_view nomad_namespace, std::string_view path,
+                                           Deadline deadline) {
+  // The path keeps its slashes: Nomad routes /v1/var/<path with slashes>.
+  http::Target target("/v1/var/" + http::percent_encode(path, "/"));
+  target.query("namespace", nomad_namespace);
+  auto res = get(finish(std::move(target)), std::move(deadline), config_.request_timeout);
+  if (!res) return std::unexpected(res.error());
+  return http::refused_answer(parse_variable_text(res->body));
 }
 
 }  // namespace cn::nomad

@@ -35,6 +35,12 @@ class CurlNomadClient final : public NomadApi {
   Status event_stream(const EventStreamQuery& query,
                       const std::function<bool(std::string_view line)>& on_line,
                       std::chrono::milliseconds idle_timeout, std::stop_token stop) override;
+  Result<Indexed<std::vector<VariableMeta>>> variables(std::string_view nomad_namespace,
+                                                       std::string_view prefix, std::uint64_t index,
+                                                       std::chrono::seconds wait, MonoTime deadline,
+                                                       std::stop_token stop = {}) override;
+  Result<Variable> variable(std::string_view nomad_namespace, std::string_view path,
+                            Deadline deadline) override;
 
   const NomadClientConfig& config() const { return config_; }
 
@@ -47,6 +53,10 @@ class CurlNomadClient final : public NomadApi {
                              std::chrono::milliseconds cap);
   Error error_from(const http::Response& response) const;
   Error error_from(Error failure) const;
+  // The read cap of a blocking query: Nomad holds it up to wait + wait/16 of jitter; past that
+  // plus a margin the connection is dead, not slow. Adds index and wait to `target`.
+  std::chrono::milliseconds blocking_cap(http::Target& target, std::uint64_t index,
+                                         std::chrono::seconds wait) const;
   // Appends ?region= when configured.
   std::string finish(http::Target target) const;
 

@@ -14,6 +14,7 @@
 
 #include "common/nomad/model/allocation.h"
 #include "common/nomad/model/job.h"
+#include "common/nomad/model/variable.h"
 #include "common/util/clock.h"
 #include "common/util/result.h"
 
@@ -62,6 +63,18 @@ class NomadApi {
   virtual Status event_stream(const EventStreamQuery& query,
                               const std::function<bool(std::string_view line)>& on_line,
                               std::chrono::milliseconds idle_timeout, std::stop_token stop) = 0;
+
+  // GET /v1/vars?prefix=&namespace=, every page: metadata only, no Items. With index > 0 it is a
+  // blocking query on the variables table, which wakes on any variable's write, not only those
+  // under the prefix. Nomad filters the list by the token's ACL, silently.
+  virtual Result<Indexed<std::vector<VariableMeta>>> variables(
+      std::string_view nomad_namespace, std::string_view prefix, std::uint64_t index,
+      std::chrono::seconds wait, MonoTime deadline, std::stop_token stop = {}) = 0;
+
+  // GET /v1/var/:path?namespace=, with Items. not_found only for Nomad's 404 "variable not
+  // found": the one answer that proves a variable is gone.
+  virtual Result<Variable> variable(std::string_view nomad_namespace, std::string_view path,
+                                    Deadline deadline) = 0;
 };
 
 }  // namespace cn::nomad

@@ -77,6 +77,7 @@ HttpResponse FakeCiliumAgent::handle_control(const HttpRequest& req) {
   const std::string& m = req.method;
   try {
     if (p == "/_fake/state" && m == "GET") return ok(dump_state());
+    if (p == "/_fake/policies" && m == "GET") return ok(policies());
     if (p == "/_fake/reset" && m == "POST") {
       reset();
       return ok();

@@ -39,6 +39,8 @@ RouteMatch match_route(std::string_view raw_path) {
       set("/endpoint", {"GET", "DELETE"});
     else if (segs[0] == "identity")
       set("/identity", {"GET"});
+    else if (segs[0] == "policy")
+      set("/policy", {"GET"});
   } else if (segs.size() == 2) {
     m.id = segs[1];
     if (segs[0] == "endpoint")

@@ -168,6 +168,7 @@ cilium::DaemonView AgentState::daemon_view() const {
   v.cilium_state = health_state;
   v.cilium_msg = health_msg;
   v.version_text = "Ok   " + to_string(cfg.version) + ".0 (fake)";
+  v.cluster_name = cfg.cluster_name;
   for (const auto& [uid, ep] : endpoints) {
     if (!ep.ipv4.empty()) v.allocated_ipv4.push_back(ep.ipv4);
   }

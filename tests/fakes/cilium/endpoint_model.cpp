@@ -233,7 +233,12 @@ json healthz_json(const DaemonView& view, bool brief) {
       {"attach-mode", "tcx"},
       {"ipam", {{"ipv4", view.allocated_ipv4}, {"status", "ok"}}},
       {"nodeMonitor", {{"cpus", 2}, {"npages", 64}, {"pagesize", 4096}}},
-      {"cluster", {{"ciliumHealth", {{"state", "Ok"}}}, {"self", "fake-node"}}},
+      // GetAbsoluteNodeName: "<cluster>/<node>", the bare node name for cluster "default" or "".
+      {"cluster",
+       {{"ciliumHealth", {{"state", "Ok"}}},
+        {"self", view.cluster_name.empty() || view.cluster_name == "default"
+                     ? std::string("fake-node")
+                     : view.cluster_name + "/fake-node"}}},
       {"masquerading", {{"enabled", true}, {"mode", "BPF"}}},
       {"cni-chaining", {{"mode", "none"}}},
   };

@@ -30,6 +30,7 @@ struct DaemonView {
   std::string cilium_msg;
   std::string version_text;
   std::vector<std::string> allocated_ipv4;
+  std::string cluster_name = "default";
 };
 nlohmann::json daemon_config_json(const DaemonView& view);
 nlohmann::json healthz_json(const DaemonView& view, bool brief);

@@ -6,6 +6,7 @@
 #include "tests/fakes/cilium/agent_routes.h"
 #include "tests/fakes/cilium/agent_state.h"
 #include "tests/fakes/cilium/endpoint_model.h"
+#include "tests/fakes/cilium/policy_directory.h"
 
 namespace cn::fakes {
 
@@ -50,6 +51,7 @@ FakeCiliumAgent::FakeCiliumAgent(FakeCiliumAgentConfig config)
 
 FakeCiliumAgent::~FakeCiliumAgent() {
   stop();
+  policy_directory_.reset();
 }
 
 void FakeCiliumAgent::start_server() {
@@ -69,6 +71,7 @@ std::stop_token FakeCiliumAgent::serving_token() {
 
 void FakeCiliumAgent::start() {
   std::lock_guard lock(server_mu_);
+  if (!config_.static_cnp_path.empty() && !policy_directory_) start_policy_directory();
   {
     std::lock_guard stop_lock(stop_mu_);
     stopped_ = false;
@@ -93,6 +96,7 @@ void FakeCiliumAgent::stop() {
     server_->stop();
     server_.reset();
   }
+  if (policy_directory_) policy_directory_->stop();
 }
 
 void FakeCiliumAgent::restart(RestartOptions options) {
@@ -213,6 +217,7 @@ HttpResponse FakeCiliumAgent::handle(const HttpRequest& req) {
     r.headers.emplace_back("Allow", allow);
     return finish(std::move(r));
   }
+  if (route.route == "/policy") return finish(policy_get());
   return finish(cilium::serve_v1(*state_, route, req, serving_token()));
 }
 

@@ -27,7 +27,9 @@ namespace cn::fakes {
 
 namespace cilium {
 class AgentState;
-}
+class PolicyDirectory;
+class PolicyRepository;
+}  // namespace cilium
 
 // Emulated agent release; decides the PUT 201 body, container-id: addressing and limiter
 // defaults (fact sheet sections 2, 3 and 6).
@@ -61,6 +63,16 @@ struct FakeCiliumAgentConfig {
   std::string ipv6_router_ip;
   bool host_endpoint = true;
   bool health_endpoint = true;
+  // --static-cnp-path (Cilium >= 1.16); empty: off. Loaded by start(), before the socket.
+  std::string static_cnp_path;
+  // --cluster-name; injected into peer selectors of directory policies from 1.19 (emulated
+  // 1.20), and the prefix of healthz cluster.self when not "default".
+  std::string cluster_name = "default";
+  // logging.Fatal of the directory watcher. Empty: the fake records the message (policies()
+  // "fatal") and stops watching, like a dead agent. fake-cilium-agent exits the process.
+  std::function<void(const std::string&)> on_fatal;
+  // Every agent log line of the directory watcher, as it happens (the binary prints them).
+  std::function<void(const std::string&)> on_log;
 };
 
 struct AgentRequest {
@@ -114,7 +126,9 @@ class FakeCiliumAgent {
   FakeCiliumAgent(const FakeCiliumAgent&) = delete;
   FakeCiliumAgent& operator=(const FakeCiliumAgent&) = delete;
 
-  void start();  // binds the socket (throws std::system_error) and serves
+  // Loads --static-cnp-path (a fatal there throws std::runtime_error), binds the socket (throws
+  // std::system_error) and serves.
+  void start();
   void stop();
   const std::string& socket_path() const { return config_.socket_path; }
   const FakeCiliumAgentConfig& config() const { return config_; }
@@ -157,6 +171,12 @@ class FakeCiliumAgent {
                      const std::function<bool(const std::optional<nlohmann::json>&)>& pred,
                      std::chrono::milliseconds real_timeout = std::chrono::seconds(5)) const;
 
+  // --- static policy directory ----------------------------------------------------------------
+  // GET /_fake/policies: per loaded file its rules as injected and the endpoint IDs they select
+  // as subject and as peer; the revision, change counters, agent log lines and any fatal.
+  nlohmann::json policies() const;
+  std::vector<std::string> agent_log() const;
+
   // --- request log (only /v1 requests; /_fake/ calls are not logged) --------------------------
   std::vector<AgentRequest> requests() const;
   // Counts by method ("" = any) and route (e.g. "/endpoint/{id}/labels"; "" = any).
@@ -166,6 +186,8 @@ class FakeCiliumAgent {
  private:
   HttpResponse handle(const HttpRequest& req);
   HttpResponse handle_control(const HttpRequest& req);
+  void start_policy_directory();  // agent_policy_api.cpp
+  HttpResponse policy_get();
   void start_server();
   std::stop_token serving_token();
 
@@ -182,6 +204,11 @@ class FakeCiliumAgent {
   std::mutex stop_mu_;
   std::stop_source serving_stop_;
   bool stopped_ = false;
+  // policy_directory.h; the repository outlives the watcher that fills it.
+  std::unique_ptr<cilium::PolicyRepository> policy_repository_;
+  std::unique_ptr<cilium::PolicyDirectory> policy_directory_;
+  mutable std::mutex agent_log_mu_;
+  std::vector<std::string> agent_log_;
 };
 
 }  // namespace cn::fakes

@@ -192,6 +192,24 @@ HttpResponse FakeNomad::route_control(const HttpRequest& request,
       clear_requests();
       return ok();
     }
+    if (what == "variables" && s.size() == 2) {
+      if (m == "GET") {
+        json list = json::array();
+        for (const auto& v : variables()) list.push_back(encode_variable(v));
+        return control_reply({{"index", variables_index()}, {"variables", list}});
+      }
+      auto spec = variable_spec_from_json(body);
+      if (!spec) return error_reply(spec.error());
+      if (m == "POST") {
+        auto stored = put_variable(spec->namespace_, spec->path, spec->items);
+        if (!stored) return error_reply(stored.error());
+        return control_reply({{"index", stored->modify_index}});
+      }
+      if (m == "DELETE") {
+        delete_variable(spec->namespace_, spec->path);
+        return ok();
+      }
+    }
     if (what == "scenario" && m == "POST") {
       auto st = load_scenario(body);
       return st ? ok() : error_reply(st.error());

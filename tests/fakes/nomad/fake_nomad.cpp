@@ -148,6 +148,8 @@ std::string FakeNomad::route_of(const std::vector<std::string>& s) {
   if (s[1] == "allocations" && s.size() == 2) return "allocations";
   if (s[1] == "job" && s.size() >= 3) return "job";
   if (s[1] == "event" && s.size() == 3 && s[2] == "stream") return "event_stream";
+  if (s[1] == "vars" && s.size() == 2) return "variables";
+  if (s[1] == "var") return "variable";
   return "unknown";
 }
 

@@ -26,6 +26,7 @@
 #include "tests/fakes/nomad/event_buffer.h"
 #include "tests/fakes/nomad/go_values.h"
 #include "tests/fakes/nomad/model.h"
+#include "tests/fakes/nomad/variables.h"
 
 namespace cn::fakes {
 
@@ -39,6 +40,8 @@ struct TokenSpec {
   std::vector<std::string> namespaces;  // read-job namespaces of a client token; "*" = all
   bool node_read = true;
   bool agent_read = true;
+  // The variables blocks of the token's policies (a management token needs none).
+  std::vector<VariablePathRule> variables = {};
 };
 
 struct FakeNomadConfig {
@@ -98,7 +101,8 @@ struct StopOptions {
 };
 
 struct RequestRecord {
-  std::string route;  // agent_self node node_allocations allocation allocations job event_stream
+  // agent_self node node_allocations allocation allocations job event_stream variables variable
+  std::string route;
   std::string method;
   std::string target;
   int status = 0;
@@ -172,6 +176,17 @@ class FakeNomad {
   std::size_t pending_updates() const;
   // Applies every delayed client update now (in order), ignoring the delay.
   void flush_updates();
+
+  // ---- Variables (variables_routes.cpp) ----
+  // What a management PUT /v1/var/:path does (no ACL, no CAS): one Raft index, the variables
+  // table moves, blocking queries wake. Returns the stored variable, or the validation error.
+  Result<VariableRecord> put_variable(const std::string& ns, const std::string& path,
+                                      const StringMap& items);
+  // Deletes if present (a missing variable is not an error, as in Nomad).
+  void delete_variable(const std::string& ns, const std::string& path);
+  std::optional<VariableRecord> variable(const std::string& ns, const std::string& path) const;
+  std::vector<VariableRecord> variables() const;  // every namespace, ordered by (ns, path)
+  std::uint64_t variables_index() const;          // the variables table index
 
   // ---- ACL ----
   void set_acl_enabled(bool enabled);
@@ -260,6 +275,16 @@ class FakeNomad {
   HttpResponse allocations_list(const HttpRequest& request);
   HttpResponse job_get(const HttpRequest& request, const std::string& id);
   const TokenSpec* token_locked(const HttpRequest& request, bool& denied) const;
+
+  // variables_routes.cpp
+  HttpResponse variables_list(const HttpRequest& request);
+  HttpResponse variable_request(const HttpRequest& request, const std::string& path);
+  HttpResponse variable_get(const HttpRequest& request, const std::string& path);
+  HttpResponse variable_write(const HttpRequest& request, const std::string& path, bool remove);
+  bool variable_allowed_locked(const TokenSpec* token, const std::string& ns,
+                               const std::string& path, const std::string& capability) const;
+  VariableRecord& store_variable_locked(const std::string& ns, const std::string& path,
+                                        const StringMap& items, std::uint64_t index);
   bool can_read_ns_locked(const TokenSpec* token, const std::string& ns) const;
 
   // event_stream.cpp
@@ -279,6 +304,9 @@ class FakeNomad {
   std::map<std::string, std::shared_ptr<const Job>> jobs_;  // job_key -> latest version
   std::map<std::string, Alloc> allocs_;                     // by ID, so prefixes are ranges
   std::map<std::string, NodeRecord> nodes_;
+  // Keyed (namespace, path): Nomad's id index, which the list and its paging tokens follow.
+  std::map<std::pair<std::string, std::string>, VariableRecord> variables_;
+  std::uint64_t variables_index_ = 1;  // the variables table index (/v1/vars)
   EventBuffer events_;
   IdGenerator ids_;
   std::mt19937_64 jitter_rng_;

@@ -596,6 +596,11 @@ void FakeNomad::reset_index(std::uint64_t index) {
     clamp(n.modify_index);
   }
   clamp(allocs_index_);
+  for (auto& [key, v] : variables_) {
+    clamp(v.create_index);
+    clamp(v.modify_index);
+  }
+  clamp(variables_index_);
   events_.clear();       // the broker buffer is empty after a restore
   ++stream_generation_;  // and every subscription is closed
   wake_locked();

@@ -109,10 +109,27 @@ Result<TokenSpec> token_from_json(const json& j) {
     TokenSpec t;
     t.secret = j.at("secret").get<std::string>();
     t.namespaces = j.value("namespaces", std::vector<std::string>{});
-    t.management = j.value("management", t.namespaces.empty());
+    for (const auto& r : j.value("variables", json::array())) {
+      VariablePathRule rule;
+      rule.namespace_ = r.value("namespace", rule.namespace_);
+      rule.path = r.at("path").get<std::string>();
+      rule.capabilities = r.at("capabilities").get<std::vector<std::string>>();
+      t.variables.push_back(std::move(rule));
+    }
+    t.management = j.value("management", t.namespaces.empty() && t.variables.empty());
     t.node_read = j.value("node_read", true);
     t.agent_read = j.value("agent_read", true);
     return t;
+  });
+}
+
+Result<VariableRecord> variable_spec_from_json(const json& j) {
+  return guarded([&]() -> Result<VariableRecord> {
+    VariableRecord v;
+    v.namespace_ = j.value("namespace", v.namespace_);
+    v.path = j.at("path").get<std::string>();
+    v.items = string_map(j, "items");
+    return v;
   });
 }
 
@@ -148,6 +165,12 @@ Status FakeNomad::load_scenario(const json& doc) {
       auto token = token_from_json(t);
       if (!token) return std::unexpected(token.error());
       add_token(*token);
+    }
+    for (const auto& v : doc.value("variables", json::array())) {
+      auto spec = variable_spec_from_json(v);
+      if (!spec) return std::unexpected(spec.error());
+      auto stored = put_variable(spec->namespace_, spec->path, spec->items);
+      if (!stored) return std::unexpected(stored.error());
     }
     for (const auto& n : doc.value("nodes", json::array())) {
       auto node = node_from_json(n);

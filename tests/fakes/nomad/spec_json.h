@@ -10,10 +10,14 @@
 //                       "tasks": [{"name","driver","config","meta","cpu","memory_mb"}]}]}
 //   alloc: {"namespace","job","group","node","id","name_index","eval_id","deployment_id",
 //           "signing_key_id","ports": {"<label>": <host port>},"previous_allocation"}
-//   token: {"secret","management","namespaces","node_read","agent_read"}
+//   token: {"secret","management","namespaces","node_read","agent_read",
+//           "variables": [{"namespace","path","capabilities": ["list","read",...]}]}
+//          (management defaults to true only when neither namespaces nor variables are given)
+//   variable: {"namespace","path","items": {"k": "v"}}
 //   node:  {"id","name","ip","datacenter","node_pool","status","drain","meta"}
 //   network status: {"address","address_ipv6","interface"}
 //   scenario file: {"acl_enabled", "tokens": [...], "nodes": [...], "jobs": [...],
+//                   "variables": [...],
 //                   "allocs": [alloc + optional "network": {...} and "client_status"]}
 #include <nlohmann/json.hpp>
 
@@ -27,5 +31,7 @@ Result<PlaceRequest> place_request_from_json(const nlohmann::json& j);
 Result<TokenSpec> token_from_json(const nlohmann::json& j);
 Result<NodeRecord> node_from_json(const nlohmann::json& j);
 Result<NetworkStatusSpec> network_status_from_json(const nlohmann::json& j);
+// Namespace and path always; items empty when absent (a delete needs none).
+Result<VariableRecord> variable_spec_from_json(const nlohmann::json& j);
 
 }  // namespace cn::fakes

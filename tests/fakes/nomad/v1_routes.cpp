@@ -50,6 +50,9 @@ bool FakeNomad::can_read_ns_locked(const TokenSpec* token, const std::string& ns
 HttpResponse FakeNomad::route_v1(const HttpRequest& request, const std::vector<std::string>& s) {
   std::string route = route_of(s);
   if (route == "unknown") return text_error(404, "404 page not found\n");
+  // The variables endpoints take writes, so they answer their own methods.
+  if (route == "variables") return variables_list(request);
+  if (route == "variable") return variable_request(request, join_from(s, 2));
   if (request.method != "GET" && request.method != "HEAD") {
     return text_error(405, "Invalid method");
   }

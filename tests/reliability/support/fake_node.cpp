@@ -9,9 +9,13 @@ namespace cn::reliability {
 
 using nlohmann::json;
 
-const std::vector<std::string> kWebLabels = {"nomad:nomad.group=app", "nomad:nomad.job=web",
-                                             "nomad:nomad.namespace=default"};
-const std::vector<std::string> kWebLabelsWithTeam = {"nomad:nomad.group=app", "nomad:nomad.job=web",
+const std::vector<std::string> kWebLabels = {
+    "k8s:io.cilium.k8s.policy.cluster=default", "k8s:io.kubernetes.pod.namespace=default",
+    "nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"};
+const std::vector<std::string> kWebLabelsWithTeam = {"k8s:io.cilium.k8s.policy.cluster=default",
+                                                     "k8s:io.kubernetes.pod.namespace=default",
+                                                     "nomad:nomad.group=app",
+                                                     "nomad:nomad.job=web",
                                                      "nomad:nomad.namespace=default",
                                                      "nomad:team=payments"};
 

@@ -30,15 +30,41 @@ LabelPolicy policy(std::string_view text) {
   return p.value_or(LabelPolicy{});
 }
 
-TEST(DeriveLabelsTest, CoreLabelsOnlyWithoutPolicy) {
+TEST(DeriveLabelsTest, CoreLabelsAndTheK8sCompatLabelsWithoutPolicy) {
+  EXPECT_EQ(derive_labels(web(), {}).to_strings(),
+            (Strings{"k8s:io.cilium.k8s.policy.cluster=default",
+                     "k8s:io.kubernetes.pod.namespace=default", "nomad:nomad.group=app",
+                     "nomad:nomad.job=web", "nomad:nomad.namespace=default"}));
+}
+
+TEST(DeriveLabelsTest, K8sCompatLabelsFollowTheNamespaceAndClusterOrAreOff) {
+  auto id = web();
+  id.nomad_namespace = "payments";
+  LabelPolicy p;
+  p.cluster_name = "eu-west";
+  auto set = derive_labels(id, p);
+  EXPECT_EQ(set.find(kKeyK8sNamespace)->to_string(), "k8s:io.kubernetes.pod.namespace=payments");
+  EXPECT_EQ(set.find(kKeyK8sCluster)->to_string(), "k8s:io.cilium.k8s.policy.cluster=eu-west");
+  p.k8s_compat = false;
   EXPECT_EQ(
-      derive_labels(web(), {}).to_strings(),
-      (Strings{"nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"}));
+      derive_labels(id, p).to_strings(),
+      (Strings{"nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=payments"}));
+}
+
+TEST(DeriveLabelsTest, OursAreTheNomadLabelsAndTheTwoCompatKeys) {
+  EXPECT_TRUE(is_ours(parse_label("nomad:anything=x")));
+  EXPECT_TRUE(is_ours(parse_label("k8s:io.kubernetes.pod.namespace=a")));
+  EXPECT_TRUE(is_ours(parse_label("k8s:io.cilium.k8s.policy.cluster=a")));
+  EXPECT_FALSE(is_ours(parse_label("k8s:app=a")));
+  EXPECT_FALSE(is_ours(parse_label("reserved:init")));
+  EXPECT_FALSE(is_ours(parse_label("any:io.kubernetes.pod.namespace=a")));
 }
 
 TEST(DeriveLabelsTest, AllowListedMetaGroupWins) {
+  auto p = policy("team,tier,absent");
+  p.k8s_compat = false;
   EXPECT_EQ(
-      derive_labels(web(), policy("team,tier,absent")).to_strings(),
+      derive_labels(web(), p).to_strings(),
       (Strings{"nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default",
                "nomad:team=payments", "nomad:tier=frontend"}));
 }
@@ -80,6 +106,7 @@ TEST(DeriveLabelsTest, NeverProducesForeignSourceOrReservedOrForgedKeys) {
   id.job_meta = {{"nomad.job", "evil"}, {"reserved:init", "x"}, {"a=b", "c"}, {"k:x", "y"}};
   LabelPolicy forced;  // bypasses parse_label_policy on purpose
   forced.meta_keys = {"nomad.job", "reserved:init", "a=b", "k:x"};
+  forced.k8s_compat = false;  // the two `k8s:` labels are ours, not the meta's
   auto set = derive_labels(id, forced);
   for (const auto& l : set) {
     EXPECT_EQ(l.source, "nomad");

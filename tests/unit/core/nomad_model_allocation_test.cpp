@@ -59,10 +59,12 @@ TEST(NomadAllocationTest, ReferenceAllocationDerivesExpectedLabels) {
   ASSERT_TRUE(identity.has_value()) << identity.error().message;
   auto policy = labels::parse_label_policy("team,tier,role");
   ASSERT_TRUE(policy.has_value());
-  EXPECT_EQ(labels::derive_labels(*identity, *policy).to_strings(),
-            (std::vector<std::string>{"nomad:nomad.group=app", "nomad:nomad.job=web",
-                                      "nomad:nomad.namespace=default", "nomad:team=payments",
-                                      "nomad:tier=frontend"}));
+  EXPECT_EQ(
+      labels::derive_labels(*identity, *policy).to_strings(),
+      (std::vector<std::string>{"k8s:io.cilium.k8s.policy.cluster=default",
+                                "k8s:io.kubernetes.pod.namespace=default", "nomad:nomad.group=app",
+                                "nomad:nomad.job=web", "nomad:nomad.namespace=default",
+                                "nomad:team=payments", "nomad:tier=frontend"}));
 }
 
 TEST(NomadAllocationTest, SharedReferenceCopiesAreCurrent) {

@@ -16,8 +16,9 @@ using cn::testing::make_alloc;
 using cn::testing::NomadCall;
 
 constexpr const char* kAlloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
-const std::vector<std::string> kWebLabels = {"nomad:nomad.group=app", "nomad:nomad.job=web",
-                                             "nomad:nomad.namespace=default"};
+const std::vector<std::string> kWebLabels = {
+    "k8s:io.cilium.k8s.policy.cluster=default", "k8s:io.kubernetes.pod.namespace=default",
+    "nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"};
 
 class AllocLabelerTest : public ::testing::Test {
  protected:
@@ -95,10 +96,12 @@ TEST_F(AllocLabelerTest, MetaAllowListAddsLabels) {
   auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
   auto out = with_meta.label(notified());
   ASSERT_EQ(out.status, notify::ReplyStatus::kLabeled);
-  EXPECT_EQ(cilium_.get(ep).identity_labels,
-            (std::vector<std::string>{"nomad:nomad.group=app", "nomad:nomad.job=web",
-                                      "nomad:nomad.namespace=default", "nomad:team=payments",
-                                      "nomad:tier=frontend"}));
+  EXPECT_EQ(
+      cilium_.get(ep).identity_labels,
+      (std::vector<std::string>{"k8s:io.cilium.k8s.policy.cluster=default",
+                                "k8s:io.kubernetes.pod.namespace=default", "nomad:nomad.group=app",
+                                "nomad:nomad.job=web", "nomad:nomad.namespace=default",
+                                "nomad:team=payments", "nomad:tier=frontend"}));
 }
 
 TEST_F(AllocLabelerTest, NomadDownLabelsFromCniArgsAndAsksForARecheck) {
@@ -110,9 +113,11 @@ TEST_F(AllocLabelerTest, NomadDownLabelsFromCniArgsAndAsksForARecheck) {
   ASSERT_EQ(out.status, notify::ReplyStatus::kLabeled) << out.message;
   EXPECT_TRUE(out.degraded);
   EXPECT_TRUE(out.will_retry());
-  EXPECT_EQ(cilium_.get(ep).identity_labels,
-            (std::vector<std::string>{"nomad:nomad.group=app", "nomad:nomad.job=batch",
-                                      "nomad:nomad.namespace=default"}));
+  EXPECT_EQ(
+      cilium_.get(ep).identity_labels,
+      (std::vector<std::string>{"k8s:io.cilium.k8s.policy.cluster=default",
+                                "k8s:io.kubernetes.pod.namespace=default", "nomad:nomad.group=app",
+                                "nomad:nomad.job=batch", "nomad:nomad.namespace=default"}));
 }
 
 TEST_F(AllocLabelerTest, NomadDownWithoutHintIsPendingAndRetried) {

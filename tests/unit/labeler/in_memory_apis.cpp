@@ -139,12 +139,57 @@ int InMemoryNomad::calls(NomadCall call) const {
   return it == calls_.end() ? 0 : it->second;
 }
 
+void InMemoryNomad::fail_call(NomadCall call, int n, int code, std::string message) {
+  std::lock_guard lock(mu_);
+  call_failures_[call] = CallFailure{n, code, std::move(message)};
+}
+
 std::optional<Error> InMemoryNomad::injected(NomadCall call) {
   ++calls_[call];
+  if (auto it = call_failures_.find(call); it != call_failures_.end() && it->second.left > 0) {
+    --it->second.left;
+    return http_error(it->second.code, it->second.message);
+  }
   if (fail_left_ == 0) return std::nullopt;
   --fail_left_;
   return fail_code_ == 0 ? Error{ErrorKind::transport, "connection refused", 0, 0}
                          : http_error(fail_code_, fail_message_);
+}
+
+void InMemoryNomad::put_variable(const std::string& ns, const std::string& path,
+                                 std::map<std::string, std::string> items) {
+  std::lock_guard lock(mu_);
+  auto& var = variables_[{ns, path}];
+  var.meta = {ns, path, ++variables_index_};
+  var.items = std::move(items);
+}
+
+void InMemoryNomad::delete_variable(const std::string& ns, const std::string& path) {
+  std::lock_guard lock(mu_);
+  if (variables_.erase({ns, path}) > 0) ++variables_index_;
+}
+
+Result<nomad::Indexed<std::vector<nomad::VariableMeta>>> InMemoryNomad::variables(
+    std::string_view ns, std::string_view prefix, std::uint64_t, std::chrono::seconds, MonoTime,
+    std::stop_token) {
+  std::lock_guard lock(mu_);
+  if (auto e = injected(NomadCall::variables)) return std::unexpected(*e);
+  nomad::Indexed<std::vector<nomad::VariableMeta>> out;
+  out.index = std::max<std::uint64_t>(variables_index_, 1);
+  for (const auto& [key, var] : variables_) {
+    if (key.first == ns && key.second.starts_with(prefix) && !hidden_from_list.contains(key.second))
+      out.value.push_back(var.meta);
+  }
+  return out;
+}
+
+Result<nomad::Variable> InMemoryNomad::variable(std::string_view ns, std::string_view path,
+                                                Deadline) {
+  std::lock_guard lock(mu_);
+  if (auto e = injected(NomadCall::variable)) return std::unexpected(*e);
+  auto it = variables_.find({std::string(ns), std::string(path)});
+  if (it == variables_.end()) return std::unexpected(http_error(404, "variable not found"));
+  return it->second;
 }
 
 Result<std::string> InMemoryNomad::local_node_id(Deadline) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,15 @@ namespace cn::testing {
 
 // The calls each double counts, by name: a typo is a compile error, not a count of 0 that makes a
 // test expecting "no call" pass without testing anything.
-enum class NomadCall { agent_self, allocation, job, node_allocations, event_stream };
+enum class NomadCall {
+  agent_self,
+  allocation,
+  job,
+  node_allocations,
+  event_stream,
+  variables,
+  variable
+};
 enum class CiliumCall { config, get, list, patch_endpoint, patch_labels, del };
 
 class InMemoryNomad : public nomad::NomadApi {
@@ -25,6 +34,8 @@ class InMemoryNomad : public nomad::NomadApi {
   void put(nomad::Allocation alloc);
   void fail_next(int n, int code);  // code 0: transport error
   void fail_next_with(int n, int code, std::string message);
+  // The next n calls of one kind fail with this answer; other calls go through.
+  void fail_call(NomadCall call, int n, int code, std::string message);
   int calls(NomadCall call) const;
 
   Result<std::string> local_node_id(Deadline) override;
@@ -36,7 +47,20 @@ class InMemoryNomad : public nomad::NomadApi {
   Status event_stream(const nomad::EventStreamQuery&, const std::function<bool(std::string_view)>&,
                       std::chrono::milliseconds, std::stop_token) override;
 
+  Result<nomad::Indexed<std::vector<nomad::VariableMeta>>> variables(
+      std::string_view ns, std::string_view prefix, std::uint64_t index, std::chrono::seconds wait,
+      MonoTime, std::stop_token stop = {}) override;
+  Result<nomad::Variable> variable(std::string_view ns, std::string_view path, Deadline) override;
+
   std::string node_id = "f2c1e0b9-3a4d-5e6f-7a8b-9c0d1e2f3a4b";
+
+  // ---- Variables (never blocking: the list answers at once with the table's index) ----
+  void put_variable(const std::string& ns, const std::string& path,
+                    std::map<std::string, std::string> items);
+  void delete_variable(const std::string& ns, const std::string& path);
+  // Paths the list leaves out although GET still reads them, as an ACL with `read` but no
+  // `list` on them filters Nomad's list.
+  std::set<std::string> hidden_from_list;
 
   // ---- Watch support (node and events watchers) ----
   // Blocking node_allocations: with index > 0 the call waits (real time, bounded) until the
@@ -91,7 +115,15 @@ class InMemoryNomad : public nomad::NomadApi {
   bool live_open_ = false;
   std::optional<Error> live_end_;
   std::map<std::string, nomad::Allocation> allocs_;
+  std::map<std::pair<std::string, std::string>, nomad::Variable> variables_;
+  std::uint64_t variables_index_ = 0;
   std::map<NomadCall, int> calls_;
+  struct CallFailure {
+    int left = 0;
+    int code = 0;
+    std::string message;
+  };
+  std::map<NomadCall, CallFailure> call_failures_;
   int fail_left_ = 0;
   int fail_code_ = 0;
   std::string fail_message_ = "No cluster leader";

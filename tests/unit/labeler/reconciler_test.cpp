@@ -116,7 +116,8 @@ TEST_F(ReconcilerTest, DeletedAllocationIsNotRebuiltFromListsThatStillShowItAliv
   nomad_.put(make_alloc(id));
   auto ep = cilium_.add_init_endpoint(id, "10.200.3.1");
   cilium_.set_identity_labels(
-      ep, {"nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"});
+      ep, {"k8s:io.cilium.k8s.policy.cluster=default", "k8s:io.kubernetes.pod.namespace=default",
+           "nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"});
   bool removed = false;
   ASSERT_TRUE(state_.remove_entry(id, removed));
   auto report = run();

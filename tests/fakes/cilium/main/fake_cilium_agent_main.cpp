@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
@@ -47,6 +48,13 @@ int main(int argc, char** argv) {
   app.add_option("--health-ip", cfg.health_ipv4, "IPv4 of the health endpoint")
       ->capture_default_str();
   app.add_option("--ready-file", ready_file, "Written once the socket accepts connections");
+  app.add_option("--static-cnp-path", cfg.static_cnp_path,
+                 "Directory of CiliumNetworkPolicy YAML files to watch (1.16+); an "
+                 "untranslatable file makes the agent exit 1");
+  app.add_option("--cluster-name", cfg.cluster_name,
+                 "Cluster name (healthz cluster.self; peer selectors of directory policies on "
+                 "1.19+)")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   const auto v = cn::fakes::parse_cilium_version(version);
@@ -73,6 +81,17 @@ int main(int argc, char** argv) {
     cfg.rate_limit_overrides[parsed->first] = parsed->second;
   }
   cfg.label_patterns = cn::fakes::cilium::LabelFilter::split_patterns(labels);
+  if (!cfg.static_cnp_path.empty() && cfg.version == cn::fakes::CiliumVersion::v1_15) {
+    std::cerr << "unknown flag: --static-cnp-path (Cilium 1.15 has no static policy directory)\n";
+    return 2;
+  }
+  cfg.on_log = [](const std::string& line) { std::cerr << line << std::endl; };
+  // logging.Fatal: the agent's process ends with status 1. _Exit: no destructor may run while
+  // the watcher and connection threads still use the agent.
+  cfg.on_fatal = [](const std::string&) {
+    std::cerr.flush();
+    std::_Exit(1);
+  };
 
   // Block the stop signals before any thread starts so that only sigwait() sees them.
   sigset_t stop_signals;

@@ -5,6 +5,7 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include <CLI/CLI.hpp>
 
@@ -34,6 +35,10 @@ int main(int argc, char** argv) {
   app.add_option("--node-name", cfg.node_name, "the agent's own node name");
   app.add_option("--node-ip", cfg.node_ip, "the node's host IP");
   app.add_option("--acl-token", tokens, "management token secret (repeatable; enables ACLs)");
+  std::vector<std::string> variable_rules;
+  app.add_option("--acl-variables-token", variable_rules,
+                 "SECRET=NAMESPACE:PATH_GLOB:CAP[,CAP...] - a token with that variables rule "
+                 "(repeatable, rules of one secret add up; enables ACLs)");
   app.add_option("--heartbeat-ms", heartbeat_ms, "event stream heartbeat interval");
   app.add_option("--stream-transport", transport, "raw (>= 1.11.3) or chunked (<= 1.11.1)")
       ->check(CLI::IsMember({"raw", "chunked"}));
@@ -52,7 +57,36 @@ int main(int argc, char** argv) {
                                                 : cn::fakes::StreamTransport::kRaw;
   cfg.stream_denied_as_eof = denied_as_eof;
   for (const auto& t : tokens) cfg.tokens.push_back(cn::fakes::TokenSpec{t, true, {}, true, true});
-  cfg.acl_enabled = !tokens.empty();
+  std::map<std::string, cn::fakes::TokenSpec> variable_tokens;
+  for (const auto& spec : variable_rules) {
+    // SECRET=NS:PATH:CAPS; the path may not hold ':' (Nomad's path regex forbids it anyway).
+    auto eq = spec.find('=');
+    auto c1 = spec.find(':', eq == std::string::npos ? 0 : eq);
+    auto c2 = c1 == std::string::npos ? c1 : spec.find(':', c1 + 1);
+    if (eq == std::string::npos || c1 == std::string::npos || c2 == std::string::npos) {
+      std::cerr << "fake-nomad: --acl-variables-token wants SECRET=NS:PATH:CAPS, got " << spec
+                << "\n";
+      return 2;
+    }
+    cn::fakes::VariablePathRule rule;
+    rule.namespace_ = spec.substr(eq + 1, c1 - eq - 1);
+    rule.path = spec.substr(c1 + 1, c2 - c1 - 1);
+    std::string caps = spec.substr(c2 + 1);
+    for (std::size_t start = 0; start <= caps.size();) {
+      auto comma = caps.find(',', start);
+      std::string cap = caps.substr(start, comma == std::string::npos ? comma : comma - start);
+      if (!cap.empty()) rule.capabilities.push_back(cap);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    auto& token = variable_tokens[spec.substr(0, eq)];
+    token.secret = spec.substr(0, eq);
+    token.management = false;
+    token.namespaces.clear();
+    token.variables.push_back(std::move(rule));
+  }
+  for (auto& [secret, token] : variable_tokens) cfg.tokens.push_back(std::move(token));
+  cfg.acl_enabled = !tokens.empty() || !variable_tokens.empty();
 
   cn::fakes::FakeNomad fake(cfg);
   if (!scenario_file.empty()) {

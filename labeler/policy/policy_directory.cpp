@@ -1,0 +1,133 @@
+#include "labeler/policy/policy_directory.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "common/util/atomic_file.h"
+#include "common/util/json_read.h"
+
+namespace cn::labeler::policy {
+
+namespace {
+
+namespace fs = std::filesystem;
+using cn::policy::kFilePrefix;
+using cn::policy::kFileSuffix;
+
+// "nomad-<name>.yaml" -> "<name>"; nullopt for any other file name.
+std::optional<std::string> owned_name(std::string_view file_name) {
+  if (file_name.size() <= kFilePrefix.size() + kFileSuffix.size()) return std::nullopt;
+  if (!file_name.starts_with(kFilePrefix) || !file_name.ends_with(kFileSuffix)) return std::nullopt;
+  return std::string(file_name.substr(kFilePrefix.size(),
+                                      file_name.size() - kFilePrefix.size() - kFileSuffix.size()));
+}
+
+// Files are bounded by kMaxPolicyBytes when we write them; a larger one is not ours to parse.
+constexpr std::uintmax_t kMaxReadBytes = 4 * cn::policy::kMaxPolicyBytes;
+
+std::optional<cn::policy::PolicySource> source_of(const std::string& content) try {
+  auto doc = json::parse_json_text(content, "policy file");
+  if (!doc || !doc->is_object()) return std::nullopt;
+  const auto annotations =
+      doc->value(nlohmann::json::json_pointer("/metadata/annotations"), nlohmann::json::object());
+  if (!annotations.is_object()) return std::nullopt;
+  cn::policy::PolicySource source;
+  source.nomad_namespace =
+      annotations.value(std::string(cn::policy::kAnnotationNamespace), std::string());
+  source.variable_path = annotations.value(std::string(cn::policy::kAnnotationPath), std::string());
+  const std::string index =
+      annotations.value(std::string(cn::policy::kAnnotationModifyIndex), std::string());
+  if (source.nomad_namespace.empty() || source.variable_path.empty() || index.empty())
+    return std::nullopt;
+  source.modify_index = std::stoull(index);
+  return source;
+} catch (const std::exception&) {
+  // A file that is not what we write (hand-edited, another version's) has no source we trust:
+  // the caller keeps it rather than deleting on a guess.
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string PolicyDirectory::file_path(std::string_view name) const {
+  return (fs::path(dir_) /
+          (std::string(kFilePrefix) + std::string(name) + std::string(kFileSuffix)))
+      .string();
+}
+
+Result<std::map<std::string, OwnedFile>> PolicyDirectory::owned_files() const {
+  std::error_code ec;
+  fs::directory_iterator it(dir_, ec);
+  if (ec) return fail_errno("cannot list " + dir_ + ": " + ec.message(), ec.value());
+  std::map<std::string, OwnedFile> out;
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) return fail_errno("cannot list " + dir_ + ": " + ec.message(), ec.value());
+    auto name = owned_name(it->path().filename().string());
+    if (!name || !it->is_regular_file(ec)) continue;
+    OwnedFile file;
+    file.path = it->path().string();
+    file.name = *name;
+    if (it->file_size(ec) <= kMaxReadBytes && !ec) {
+      std::ifstream in(file.path, std::ios::binary);
+      std::ostringstream text;
+      text << in.rdbuf();
+      if (in || in.eof()) {
+        file.content = text.str();
+        file.source = source_of(file.content);
+      }
+    }
+    out.emplace(*name, std::move(file));
+  }
+  return out;
+}
+
+Status PolicyDirectory::write(std::string_view name, std::string_view content,
+                              bool& changed) const {
+  const std::string path = file_path(name);
+  changed = true;
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (in) {
+      std::ostringstream current;
+      current << in.rdbuf();
+      if (current.str() == content) {
+        changed = false;
+        return {};
+      }
+    }
+  }
+  // 0644: the agent reads it; nothing in a policy is secret.
+  return replace_file_atomically(path, content, 0644);
+}
+
+Status PolicyDirectory::remove(std::string_view name) const {
+  const std::string path = file_path(name);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+    return fail_errno("cannot remove " + path + ": " + std::strerror(errno), errno);
+  return {};
+}
+
+int PolicyDirectory::remove_temp_files() const {
+  std::error_code ec;
+  int removed = 0;
+  for (fs::directory_iterator it(dir_, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    const std::string file_name = it->path().filename().string();
+    const auto tmp = file_name.find(".tmp.");
+    if (tmp == std::string::npos) continue;
+    const std::string target = file_name.substr(0, tmp);
+    if (!owned_name(target) || !is_temp_file_of(file_name, target)) continue;
+    std::error_code rm;
+    if (fs::remove(it->path(), rm)) ++removed;
+  }
+  return removed;
+}
+
+}  // namespace cn::labeler::policy

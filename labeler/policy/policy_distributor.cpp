@@ -1,0 +1,337 @@
+#include "labeler/policy/policy_distributor.h"
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "common/policy/policy_document.h"
+#include "common/util/atomic_file.h"
+
+namespace cn::labeler::policy {
+
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// Nomad's one answer proving a variable is gone (api/variables.go ErrVariableNotFound): a 404
+// from anything else (a proxy, an old Nomad without the API) proves nothing.
+bool proves_deleted(const Error& error) {
+  return error.kind == ErrorKind::not_found && error.status == 404 &&
+         error.message.find("variable not found") != std::string::npos;
+}
+
+}  // namespace
+
+PolicyDistributor::PolicyDistributor(PolicySettings settings, nomad::NomadApi& nomad, Clock& clock,
+                                     Metrics& metrics, CallRecorder& calls,
+                                     std::shared_ptr<spdlog::logger> log)
+    : settings_(std::move(settings)),
+      nomad_(nomad),
+      clock_(clock),
+      metrics_(metrics),
+      calls_(calls),
+      log_(log ? std::move(log) : spdlog::default_logger()),
+      dir_(settings_.dir),
+      backoff_(settings_.backoff) {
+  status_.nomad_namespace = settings_.nomad_namespace;
+  status_.prefix = settings_.prefix;
+  status_.directory = settings_.dir;
+}
+
+Deadline PolicyDistributor::call_deadline(std::stop_token stop) const {
+  return Deadline{clock_.now() + settings_.call_timeout, std::move(stop)};
+}
+
+PolicyStatus PolicyDistributor::status() const {
+  std::lock_guard lock(mu_);
+  return status_;
+}
+
+bool PolicyDistributor::has_pending() const {
+  std::lock_guard lock(mu_);
+  return std::any_of(status_.policies.begin(), status_.policies.end(),
+                     [](const auto& p) { return p.second.state == PolicyState::pending; });
+}
+
+void PolicyDistributor::set_state(PolicyRecord& rec, PolicyState state, std::string reason) {
+  if (rec.state == state && rec.reason == reason) return;
+  rec.state = state;
+  rec.reason = std::move(reason);
+  rec.changed_unix_ms = unix_millis(clock_.wall_now());
+}
+
+Result<std::uint64_t> PolicyDistributor::reconcile(std::stop_token stop) {
+  auto listed = nomad_.variables(settings_.nomad_namespace, settings_.prefix, 0, settings_.wait,
+                                 clock_.now() + settings_.call_timeout, stop);
+  calls_.record(Peer::nomad, listed);
+  if (!listed) {
+    metrics_.policy_errors(PolicyErrorReason::list).Increment();
+    return std::unexpected(listed.error());
+  }
+  apply(listed->value, stop);
+  return listed->index;
+}
+
+void PolicyDistributor::apply(const std::vector<nomad::VariableMeta>& listed,
+                              std::stop_token stop) {
+  auto files = dir_.owned_files();
+  if (!files) {
+    // Without a view of the directory nothing can be decided safely: no write, no removal.
+    metrics_.policy_errors(PolicyErrorReason::write).Increment();
+    log_->warn("policy directory unreadable dir={} error=\"{}\"", settings_.dir,
+               files.error().message);
+    return;
+  }
+  std::set<std::string> listed_names;
+  std::set<std::string> listed_paths;
+  for (const auto& meta : listed) {
+    if (stop.stop_requested()) return;
+    // `namespace=*` is never asked for, but a proxy or a future Nomad might widen the answer.
+    if (meta.nomad_namespace != settings_.nomad_namespace) continue;
+    listed_paths.insert(meta.path);
+    auto name = cn::policy::policy_name_from_path(settings_.prefix, meta.path);
+    PolicyRecord rec;
+    {
+      std::lock_guard lock(mu_);
+      rec = status_.policies[meta.path];
+    }
+    rec.variable_path = meta.path;
+    if (!name) {
+      if (rec.seen_index != meta.modify_index || rec.state != PolicyState::invalid) {
+        metrics_.policy_errors(PolicyErrorReason::invalid).Increment();
+        log_->warn("policy refused path={} reason=\"{}\"", meta.path, name.error().message);
+      }
+      rec.seen_index = meta.modify_index;
+      set_state(rec, PolicyState::invalid, name.error().message);
+    } else {
+      listed_names.insert(*name);
+      rec.name = *name;
+      apply_variable(meta, *name, *files, rec, stop);
+    }
+    std::lock_guard lock(mu_);
+    status_.policies[meta.path] = std::move(rec);
+  }
+  remove_unlisted(*files, listed_names, stop);
+  {
+    // A record of a variable no longer listed and with no file of ours has nothing left to show.
+    std::lock_guard lock(mu_);
+    std::erase_if(status_.policies, [&](const auto& p) {
+      return !listed_paths.contains(p.first) &&
+             (p.second.name.empty() || !files->contains(p.second.name));
+    });
+  }
+  publish();
+}
+
+void PolicyDistributor::apply_variable(const nomad::VariableMeta& meta, const std::string& name,
+                                       const std::map<std::string, OwnedFile>& files,
+                                       PolicyRecord& rec, std::stop_token stop) {
+  const auto file = files.find(name);
+  const bool file_exists = file != files.end();
+  const auto file_holds = [&](std::uint64_t index) {
+    return file_exists && file->second.source &&
+           file->second.source->nomad_namespace == settings_.nomad_namespace &&
+           file->second.source->variable_path == meta.path &&
+           file->second.source->modify_index == index;
+  };
+  // Nothing moved and the file still holds what we wrote: the common case, no Nomad call.
+  if (rec.seen_index == meta.modify_index && rec.state != PolicyState::pending &&
+      (rec.state == PolicyState::invalid || file_holds(rec.applied_index))) {
+    return;
+  }
+  // A restart finds the directory already current: no read, no rewrite.
+  if (file_holds(meta.modify_index)) {
+    rec.seen_index = rec.applied_index = meta.modify_index;
+    rec.file = file->second.path;
+    set_state(rec, PolicyState::applied, "");
+    return;
+  }
+  rec.seen_index = meta.modify_index;
+
+  auto var = nomad_.variable(settings_.nomad_namespace, meta.path, call_deadline(stop));
+  calls_.record(Peer::nomad, var);
+  if (!var) {
+    // Deleted between the list and the read: the next listing no longer has it, and the removal
+    // rule takes it from there.
+    metrics_.policy_errors(PolicyErrorReason::read).Increment();
+    set_state(rec, PolicyState::pending, "cannot read the variable: " + var.error().message);
+    log_->warn("policy read failed path={} error=\"{}\"", meta.path, var.error().message);
+    return;
+  }
+  const auto refuse = [&](std::string reason) {
+    if (rec.state != PolicyState::invalid || rec.reason != reason) {
+      metrics_.policy_errors(PolicyErrorReason::invalid).Increment();
+      log_->warn("policy refused path={} modify_index={} kept_file={} reason=\"{}\"", meta.path,
+                 var->meta.modify_index, file_exists, reason);
+    }
+    set_state(rec, PolicyState::invalid, std::move(reason));
+  };
+  const auto item = var->items.find("policy");
+  if (item == var->items.end()) return refuse("the variable has no \"policy\" item");
+  if (item->second.size() > cn::policy::kMaxPolicyBytes) {
+    return refuse("the policy item is " + std::to_string(item->second.size()) +
+                  " bytes; the limit is " + std::to_string(cn::policy::kMaxPolicyBytes));
+  }
+  if (!file_exists && files.size() >= settings_.max_policies) {
+    return refuse("the directory already holds " + std::to_string(files.size()) +
+                  " policies of ours; the limit (--policy-max-count) is " +
+                  std::to_string(settings_.max_policies));
+  }
+  const cn::policy::PolicySource source{settings_.nomad_namespace, meta.path,
+                                        var->meta.modify_index};
+  auto object = cn::policy::policy_object_from_item(
+      item->second, std::string(cn::policy::kFilePrefix) + name, source);
+  if (!object) return refuse(object.error().message);
+
+  bool changed = false;
+  if (auto written = dir_.write(name, object->dump(2) + "\n", changed); !written) {
+    metrics_.policy_errors(PolicyErrorReason::write).Increment();
+    set_state(rec, PolicyState::pending, "cannot write the file: " + written.error().message);
+    log_->warn("policy write failed path={} error=\"{}\"", meta.path, written.error().message);
+    return;
+  }
+  rec.applied_index = var->meta.modify_index;
+  rec.file = dir_.file_path(name);
+  set_state(rec, PolicyState::applied, "");
+  if (changed) {
+    rec.changed_unix_ms = unix_millis(clock_.wall_now());
+    metrics_.policy_last_apply_timestamp().Set(static_cast<double>(rec.changed_unix_ms) / 1000.0);
+    log_->info("policy applied path={} modify_index={} file={}", meta.path, var->meta.modify_index,
+               rec.file);
+  }
+}
+
+void PolicyDistributor::remove_unlisted(const std::map<std::string, OwnedFile>& files,
+                                        const std::set<std::string>& listed_names,
+                                        std::stop_token stop) {
+  for (const auto& [name, file] : files) {
+    if (listed_names.contains(name) || stop.stop_requested()) continue;
+    if (!file.source) {
+      log_->warn("policy file kept: not written by this labeler or unreadable file={}", file.path);
+      continue;
+    }
+    auto var = nomad_.variable(file.source->nomad_namespace, file.source->variable_path,
+                               call_deadline(stop));
+    calls_.record(Peer::nomad, var);
+    if (var) {
+      // Missing from the list yet readable: a list filtered by the token's ACL, or a variable
+      // outside the prefix now. Either way it is not deleted.
+      log_->debug("policy file kept: its variable still exists file={} path={}", file.path,
+                  file.source->variable_path);
+      continue;
+    }
+    if (!proves_deleted(var.error())) {
+      log_->warn("policy file kept: cannot confirm its variable is gone file={} error=\"{}\"",
+                 file.path, var.error().message);
+      continue;
+    }
+    if (auto removed = dir_.remove(name); !removed) {
+      metrics_.policy_errors(PolicyErrorReason::remove).Increment();
+      log_->warn("policy removal failed file={} error=\"{}\"", file.path, removed.error().message);
+      continue;
+    }
+    metrics_.policy_last_apply_timestamp().Set(static_cast<double>(unix_millis(clock_.wall_now())) /
+                                               1000.0);
+    log_->info("policy removed path={} file={}", file.source->variable_path, file.path);
+    std::lock_guard lock(mu_);
+    status_.policies.erase(file.source->variable_path);
+  }
+}
+
+void PolicyDistributor::publish() {
+  std::string text;
+  {
+    std::lock_guard lock(mu_);
+    int applied = 0;
+    int invalid = 0;
+    for (const auto& [path, rec] : status_.policies) {
+      if (rec.state == PolicyState::applied) ++applied;
+      if (rec.state == PolicyState::invalid) ++invalid;
+    }
+    metrics_.policies_applied().Set(applied);
+    metrics_.policies_invalid().Set(invalid);
+    // The status file changes only with the policies, not with every pass.
+    PolicyStatus copy = status_;
+    copy.updated_unix_ms = 0;
+    text = to_text(copy);
+    if (text == last_status_text_ || settings_.status_file.empty()) return;
+    last_status_text_ = text;
+    status_.updated_unix_ms = unix_millis(clock_.wall_now());
+    text = to_text(status_);
+  }
+  if (auto written = replace_file_atomically(settings_.status_file, text, 0644); !written) {
+    log_->warn("policy status file not written file={} error=\"{}\"", settings_.status_file,
+               written.error().message);
+  }
+}
+
+void PolicyDistributor::run(std::stop_token stop) {
+  // A pass that throws (memory, a bug) costs that pass, never the distributor: the next one
+  // starts over from a full listing after a pause.
+  for (int attempt = 0; !stop.stop_requested(); ++attempt) {
+    try {
+      watch(stop);
+      return;
+    } catch (const std::exception& e) {
+      metrics_.errors(ErrorKindLabel::exception).Increment();
+      log_->error("policy distributor threw error=\"{}\"", e.what());
+      clock_.sleep_for(backoff_.delay(std::min(attempt, 10)), stop);
+    }
+  }
+}
+
+void PolicyDistributor::watch(std::stop_token stop) {
+  if (int removed = dir_.remove_temp_files(); removed > 0)
+    log_->warn("removed temp files of interrupted policy writes dir={} count={}", settings_.dir,
+               removed);
+  std::uint64_t index = 0;
+  int failures = 0;          // consecutive failed lists
+  int pending_attempts = 0;  // passes in a row that left a policy pending
+  MonoTime next_full = clock_.now();
+  while (!stop.stop_requested()) {
+    const MonoTime now = clock_.now();
+    const bool full = index == 0 || now >= next_full;
+    // The blocking wait ends in time for the next resync, and soon when a policy is pending.
+    seconds wait = settings_.wait;
+    if (settings_.resync_interval.count() > 0)
+      wait = std::min(wait, std::chrono::ceil<seconds>(next_full - now));
+    if (has_pending()) {
+      wait = std::min(wait, std::chrono::ceil<seconds>(backoff_.delay(pending_attempts++)));
+    } else {
+      pending_attempts = 0;
+    }
+    wait = std::max(wait, seconds{1});
+
+    auto listed = nomad_.variables(settings_.nomad_namespace, settings_.prefix, full ? 0 : index,
+                                   wait, now + settings_.call_timeout, stop);
+    calls_.record(Peer::nomad, listed);
+    if (!listed) {
+      if (stop.stop_requested()) return;
+      metrics_.policy_errors(PolicyErrorReason::list).Increment();
+      const auto delay = backoff_.delay(failures++);
+      (failures == 1 ? log_->warn("policy list failed error=\"{}\" retry_ms={}",
+                                  listed.error().message, delay.count())
+                     : log_->debug("policy list failed error=\"{}\" retry_ms={}",
+                                   listed.error().message, delay.count()));
+      clock_.sleep_for(delay, stop);
+      continue;
+    }
+    failures = 0;
+    if (!full && listed->index < index) {
+      // A restored or rebuilt Nomad counts from a lower index: start over from a full listing.
+      log_->warn("policy list index went back from={} to={}; full reconcile", index, listed->index);
+      index = 0;
+      continue;
+    }
+    const bool moved = full || listed->index != index;
+    if (moved || has_pending()) apply(listed->value, stop);
+    if (full && settings_.resync_interval.count() > 0) next_full = now + settings_.resync_interval;
+    if (full && settings_.resync_interval.count() == 0) next_full = MonoTime::max();
+    if (!moved && clock_.now() - now < settings_.min_quiet_interval)
+      clock_.sleep_for(settings_.min_quiet_interval, stop);
+    index = std::max<std::uint64_t>(listed->index, 1);
+  }
+}
+
+}  // namespace cn::labeler::policy

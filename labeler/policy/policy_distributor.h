@@ -1,0 +1,83 @@
+#pragma once
+// Cilium policies from Nomad Variables into the agent's static policy directory (issue 12,
+// docs/policies.md). One variable under --policy-prefix is one policy, written to
+// nomad-<name>.yaml.
+//
+// Safe by construction:
+//  - nothing is written that validate_policy_document() refuses; a refused version leaves the
+//    last good file in place;
+//  - files are replaced atomically, so the agent (which exits on a file it cannot translate)
+//    never reads half of one;
+//  - a file is removed only after a direct GET of its variable answers Nomad's 404 "variable
+//    not found". A list that lacks it proves nothing: an ACL filters lists silently, and a
+//    failed or partial list must never read as "everything was deleted".
+//
+// The watch is a blocking query on the variable list; a variable is read only when its
+// ModifyIndex moved. Every resync re-lists without blocking and re-reads any variable whose file
+// is missing or holds another version.
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include <spdlog/fwd.h>
+
+#include "common/nomad/client/nomad_api.h"
+#include "common/util/backoff.h"
+#include "common/util/clock.h"
+#include "labeler/call_recorder.h"
+#include "labeler/metrics.h"
+#include "labeler/policy/policy_directory.h"
+#include "labeler/policy/policy_settings.h"
+#include "labeler/policy/policy_status.h"
+
+namespace cn::labeler::policy {
+
+class PolicyDistributor {
+ public:
+  PolicyDistributor(PolicySettings settings, nomad::NomadApi& nomad, Clock& clock, Metrics& metrics,
+                    CallRecorder& calls, std::shared_ptr<spdlog::logger> log);
+
+  // The watch loop, full reconciles included, until stop.
+  void run(std::stop_token stop);
+
+  // One full pass: a non-blocking list, then apply(). Returns the list's index.
+  Result<std::uint64_t> reconcile(std::stop_token stop = {});
+
+  PolicyStatus status() const;
+
+ private:
+  void watch(std::stop_token stop);
+  // Brings the directory in line with one listing (see the header comment for the rules).
+  void apply(const std::vector<nomad::VariableMeta>& listed, std::stop_token stop);
+  void apply_variable(const nomad::VariableMeta& meta, const std::string& name,
+                      const std::map<std::string, OwnedFile>& files, PolicyRecord& rec,
+                      std::stop_token stop);
+  void remove_unlisted(const std::map<std::string, OwnedFile>& files,
+                       const std::set<std::string>& listed_names, std::stop_token stop);
+  void set_state(PolicyRecord& rec, PolicyState state, std::string reason);
+  void publish();  // metrics and the status file
+  bool has_pending() const;
+  Deadline call_deadline(std::stop_token stop) const;
+
+  PolicySettings settings_;
+  nomad::NomadApi& nomad_;
+  Clock& clock_;
+  Metrics& metrics_;
+  CallRecorder& calls_;
+  std::shared_ptr<spdlog::logger> log_;
+  PolicyDirectory dir_;
+  Backoff backoff_;
+
+  // Written by the one thread that runs passes; read by status() from others.
+  mutable std::mutex mu_;
+  PolicyStatus status_;
+  std::string last_status_text_;
+};
+
+}  // namespace cn::labeler::policy

@@ -1,0 +1,49 @@
+#pragma once
+// What the policy distributor knows of each policy, kept in a status file beside the node state
+// file so that `cilium-nomad-labeler policy status` can show it without asking the daemon.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "common/util/result.h"
+
+namespace cn::labeler::policy {
+
+enum class PolicyState {
+  applied,  // the file in the directory holds the variable's current version
+  invalid,  // the current version was refused; the last good file (if any) stays
+  pending,  // the current version could not be read or written yet; retried
+};
+std::string_view to_string(PolicyState state);
+
+struct PolicyRecord {
+  std::string variable_path;
+  std::string name;                 // the policy's name; its file is nomad-<name>.yaml
+  std::string file;                 // empty while no version was ever written
+  std::uint64_t seen_index = 0;     // the variable's ModifyIndex last listed
+  std::uint64_t applied_index = 0;  // the ModifyIndex whose content the file holds; 0: none
+  PolicyState state = PolicyState::pending;
+  std::string reason;             // why invalid or pending; empty when applied
+  long long changed_unix_ms = 0;  // last change of state or of the file
+
+  friend bool operator==(const PolicyRecord&, const PolicyRecord&) = default;
+};
+
+struct PolicyStatus {
+  std::string nomad_namespace;
+  std::string prefix;
+  std::string directory;
+  long long updated_unix_ms = 0;
+  std::map<std::string, PolicyRecord> policies;  // by variable path
+};
+
+// The file is the labeler's own output, but it is read back by a separate command: parsing is
+// strict and fails with the reason rather than showing half a status.
+std::string to_text(const PolicyStatus& status);
+Result<PolicyStatus> parse_policy_status(std::string_view text);
+
+// "<dir of state_file>/policy-status.json".
+std::string policy_status_path(std::string_view state_file);
+
+}  // namespace cn::labeler::policy

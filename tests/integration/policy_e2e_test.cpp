@@ -1,0 +1,275 @@
+// Policy distribution end to end over real sockets: the fake Nomad's Variables API (loopback
+// TCP), the labeler daemon with --policy-dir, and the fake Cilium agent watching that directory
+// as its --static-cnp-path (inotify), with its selector injection and subject/peer reporting.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "common/cilium/client/curl_cilium_client.h"
+#include "common/nomad/client/curl_nomad_client.h"
+#include "labeler/labeler_daemon.h"
+#include "tests/fakes/cilium/fake_cilium_agent.h"
+#include "tests/fakes/nomad/fake_nomad.h"
+#include "tests/support/eventually.h"
+#include "tests/support/temp_dir.h"
+
+namespace cn::labeler {
+namespace {
+
+using nlohmann::json;
+using testing::eventually;
+
+std::string ccnp_web(int port) {
+  return R"(apiVersion: cilium.io/v2
+kind: CiliumClusterwideNetworkPolicy
+metadata:
+  name: web
+spec:
+  endpointSelector:
+    matchLabels:
+      nomad:nomad.job: web
+  ingress:
+  - fromEndpoints:
+    - matchLabels:
+        nomad:nomad.job: frontend
+    toPorts:
+    - ports:
+      - port: ")" +
+         std::to_string(port) +
+         R"("
+        protocol: TCP
+)";
+}
+
+constexpr const char* kCnpDefault = R"({"apiVersion": "cilium.io/v2",
+  "kind": "CiliumNetworkPolicy",
+  "metadata": {"name": "frontend-out", "namespace": "default"},
+  "spec": {"endpointSelector": {"matchLabels": {"nomad:nomad.job": "frontend"}},
+           "egress": [{"toEndpoints": [{"matchLabels": {"nomad:nomad.job": "web"}}]}]}})";
+
+class PolicyE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    policy_dir_ = dir_.file("policies");
+    std::filesystem::create_directories(policy_dir_);
+    fakes::FakeCiliumAgentConfig ac;
+    ac.socket_path = dir_.file("cilium.sock");
+    ac.version = fakes::CiliumVersion::v1_20;  // injects the cluster into peer selectors too
+    ac.static_cnp_path = policy_dir_;
+    ac.identity_delay = std::chrono::milliseconds{10};
+    agent_ = std::make_unique<fakes::FakeCiliumAgent>(ac);
+    agent_->start();
+    nomad_ = std::make_unique<fakes::FakeNomad>();
+    ASSERT_TRUE(nomad_->start());
+    for (const char* job : {"web", "frontend"}) {
+      fakes::JobSpec spec;
+      spec.id = job;
+      spec.groups.push_back(fakes::GroupSpec{});
+      ASSERT_TRUE(nomad_->register_job(spec));
+    }
+    nomad::NomadClientConfig nc;
+    nc.address = nomad_->address();
+    auto client = nomad::CurlNomadClient::create(nc);
+    ASSERT_TRUE(client);
+    nomad_client_ = std::move(*client);
+    cilium::CiliumClientConfig cc;
+    cc.socket_path = ac.socket_path;
+    cilium_client_ = std::make_unique<cilium::CurlCiliumClient>(cc);
+  }
+
+  void TearDown() override {
+    if (daemon_) daemon_->stop();
+    if (agent_) agent_->stop();
+    if (nomad_) nomad_->stop();
+  }
+
+  void start_daemon() {
+    DaemonConfig config;
+    config.socket_path = dir_.file("run/labeler.sock");
+    config.state_file = dir_.file("run/state.json");
+    config.resync_interval = std::chrono::seconds{0};
+    config.watch = WatchMode::kNone;
+    config.metrics_addr = "";
+    config.policies.dir = policy_dir_;
+    config.policies.status_file = dir_.file("run/policy-status.json");
+    config.policies.wait = std::chrono::seconds{5};
+    daemon_ = std::make_unique<LabelerDaemon>(config, *nomad_client_, *cilium_client_,
+                                              system_clock(), nullptr);
+    std::stop_source never;
+    ASSERT_TRUE(daemon_->start(never.get_token()));
+  }
+
+  // An allocation of `job` on this node with the endpoint cilium-cni would have created; the
+  // daemon's first reconcile labels it.
+  long long endpoint_of(const std::string& job, const std::string& ip) {
+    fakes::PlaceRequest req;
+    req.job_id = job;
+    auto id = nomad_->place_alloc(req);
+    EXPECT_TRUE(id);
+    EXPECT_TRUE(nomad_->set_network_status(*id, {ip, "", "eth0"}));
+    auto ep = agent_->create_endpoint({{"container-id", *id},
+                                       {"container-interface-name", "eth0"},
+                                       {"interface-name", "lxc" + id->substr(0, 8)},
+                                       {"addressing", {{"ipv4", ip}}},
+                                       {"state", "waiting-for-identity"},
+                                       {"sync-build-endpoint", true}});
+    EXPECT_TRUE(ep) << (ep ? "" : ep.error().message);
+    return ep ? *ep : -1;
+  }
+
+  void put(const std::string& name, const std::string& policy) {
+    ASSERT_TRUE(nomad_->put_variable("default", "cilium/policies/" + name, {{"policy", policy}}));
+  }
+  std::string file(const std::string& name) const {
+    return policy_dir_ + "/nomad-" + name + ".yaml";
+  }
+  // The agent's view of one loaded file, or null.
+  json loaded(const std::string& name) const {
+    for (const auto& p : agent_->policies()["policies"]) {
+      if (p["file"] == "nomad-" + name + ".yaml") return p;
+    }
+    return nullptr;
+  }
+  bool agent_alive() const { return !agent_->policies().contains("fatal"); }
+
+  testing::TempDir dir_;
+  std::string policy_dir_;
+  std::unique_ptr<fakes::FakeCiliumAgent> agent_;
+  std::unique_ptr<fakes::FakeNomad> nomad_;
+  std::unique_ptr<nomad::NomadApi> nomad_client_;
+  std::unique_ptr<cilium::CurlCiliumClient> cilium_client_;
+  std::unique_ptr<LabelerDaemon> daemon_;
+};
+
+TEST_F(PolicyE2E, APolicyFromNomadSelectsNomadEndpointsAsSubjectsAndAsPeers) {
+  const long long web = endpoint_of("web", "10.200.1.1");
+  const long long frontend = endpoint_of("frontend", "10.200.1.2");
+  start_daemon();
+  put("web", ccnp_web(8080));
+  put("frontend-out", kCnpDefault);
+  ASSERT_TRUE(eventually([&] {
+    return !loaded("web").is_null() && !loaded("frontend-out").is_null() &&
+           loaded("web")["peer_endpoints"].size() == 1;
+  })) << agent_->policies().dump(2);
+  // The clusterwide policy: web is its subject; frontend matches the peer selector only because
+  // it carries the namespace and cluster labels the agent injected into it.
+  EXPECT_EQ(loaded("web")["subject_endpoints"], json::array({web}));
+  EXPECT_EQ(loaded("web")["peer_endpoints"], json::array({frontend}));
+  // The namespaced one (Nomad namespace default) works the same way in both directions.
+  EXPECT_EQ(loaded("frontend-out")["subject_endpoints"], json::array({frontend}));
+  EXPECT_EQ(loaded("frontend-out")["peer_endpoints"], json::array({web}));
+}
+
+TEST_F(PolicyE2E, UpdatesReachTheAgentAndAnInvalidOneIsRefusedWhileTheAgentStaysUp) {
+  start_daemon();
+  put("web", ccnp_web(8080));
+  ASSERT_TRUE(eventually([&] { return !loaded("web").is_null(); }));
+  put("web", ccnp_web(9090));
+  ASSERT_TRUE(eventually([&] { return loaded("web").dump().find("9090") != std::string::npos; }));
+  const json before = loaded("web");
+
+  // A port out of range: the agent would refuse it; an unquoted port: the agent would exit.
+  put("web", ccnp_web(70000));
+  auto unquoted = ccnp_web(7070);
+  unquoted.replace(unquoted.find("\"7070\""), 6, "7070");
+  put("web", unquoted);
+  ASSERT_TRUE(eventually([&] {
+    auto status = daemon_->policies()->status().policies;
+    auto it = status.find("cilium/policies/web");
+    return it != status.end() && it->second.state == policy::PolicyState::invalid;
+  }));
+  EXPECT_EQ(loaded("web"), before);
+  EXPECT_TRUE(agent_alive());
+}
+
+TEST_F(PolicyE2E, DeletingTheVariableRemovesThePolicyButNomadTroubleDeletesNothing) {
+  start_daemon();
+  put("web", ccnp_web(8080));
+  put("db", ccnp_web(5432));
+  ASSERT_TRUE(eventually([&] { return !loaded("web").is_null() && !loaded("db").is_null(); }));
+
+  // Every direct read refused (a token without read, an outage): a list without "db" proves
+  // nothing.
+  nomad_->fail_next(1000, 403, "/v1/var/");
+  nomad_->delete_variable("default", "cilium/policies/db");
+  put("web", ccnp_web(8081));  // wakes the list; its read fails too
+  ASSERT_TRUE(eventually([&] {
+    for (const auto& r : nomad_->requests()) {
+      if (r.target.starts_with("/v1/var/cilium/policies/db") && r.status == 403) return true;
+    }
+    return false;
+  }));
+  EXPECT_TRUE(std::filesystem::exists(file("db")));
+  nomad_->clear_faults();
+
+  ASSERT_TRUE(eventually([&] { return loaded("db").is_null(); }));
+  EXPECT_FALSE(std::filesystem::exists(file("db")));
+  EXPECT_FALSE(loaded("web").is_null());
+}
+
+TEST_F(PolicyE2E, NoReaderEverSeesAPartialFileAcrossAThousandUpdates) {
+  start_daemon();
+  put("web", ccnp_web(1));
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(file("web")); }));
+  std::atomic<bool> done{false};
+  std::atomic<int> reads{0};
+  std::atomic<int> partial{0};
+  std::thread reader([&] {
+    while (!done) {
+      std::ifstream in(file("web"));
+      std::stringstream text;
+      text << in.rdbuf();
+      if (!json::accept(text.str())) ++partial;
+      ++reads;
+    }
+  });
+  for (int port = 2; port <= 1000; ++port) put("web", ccnp_web(port));
+  const bool applied = eventually(
+      [&] {
+        std::ifstream in(file("web"));
+        std::stringstream text;
+        text << in.rdbuf();
+        return text.str().find("\"1000\"") != std::string::npos;
+      },
+      std::chrono::seconds{60});
+  done = true;
+  reader.join();
+  ASSERT_TRUE(applied);
+  EXPECT_EQ(partial, 0) << "of " << reads << " reads";
+  EXPECT_GT(reads, 100);
+  EXPECT_TRUE(agent_alive());
+}
+
+TEST_F(PolicyE2E, ALabelerRestartConvergesTheDirectory) {
+  start_daemon();
+  put("web", ccnp_web(8080));
+  put("old", ccnp_web(1234));
+  ASSERT_TRUE(eventually([&] { return !loaded("web").is_null() && !loaded("old").is_null(); }));
+  daemon_->stop();
+  daemon_.reset();
+
+  nomad_->delete_variable("default", "cilium/policies/old");
+  put("new", ccnp_web(4321));
+  start_daemon();
+  ASSERT_TRUE(eventually([&] { return loaded("old").is_null() && !loaded("new").is_null(); }));
+  EXPECT_FALSE(loaded("web").is_null());
+}
+
+TEST_F(PolicyE2E, NetreapRuleArraysAreAcceptedAsClusterwidePolicies) {
+  const long long web = endpoint_of("web", "10.200.1.1");
+  start_daemon();
+  put("netreap",
+      R"([{"endpointSelector": {"matchLabels": {"nomad:nomad.job": "web"}},
+           "ingress": [{"fromEndpoints": [{"matchLabels": {"nomad:nomad.job": "frontend"}}]}]}])");
+  ASSERT_TRUE(eventually([&] { return !loaded("netreap").is_null(); }));
+  EXPECT_EQ(loaded("netreap")["kind"], "CiliumClusterwideNetworkPolicy");
+  ASSERT_TRUE(eventually([&] { return loaded("netreap")["subject_endpoints"].size() == 1; }));
+  EXPECT_EQ(loaded("netreap")["subject_endpoints"], json::array({web}));
+}
+
+}  // namespace
+}  // namespace cn::labeler

@@ -1,0 +1,255 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "common/policy/policy_document.h"
+#include "labeler/policy/policy_distributor.h"
+#include "labeler/policy/policy_status_command.h"
+#include "tests/support/temp_dir.h"
+#include "tests/unit/labeler/in_memory_apis.h"
+
+namespace cn::labeler::policy {
+namespace {
+
+using cn::testing::InMemoryNomad;
+using cn::testing::NomadCall;
+using cn::testing::read_file;
+using cn::testing::TempDir;
+using cn::testing::write_file;
+using nlohmann::json;
+
+constexpr const char* kWeb = R"(apiVersion: cilium.io/v2
+kind: CiliumClusterwideNetworkPolicy
+metadata:
+  name: web
+spec:
+  endpointSelector:
+    matchLabels:
+      nomad:nomad.job: web
+  ingress:
+  - fromEndpoints:
+    - matchLabels:
+        nomad:nomad.job: frontend
+    toPorts:
+    - ports:
+      - port: "80"
+        protocol: TCP
+)";
+
+std::string web_on_port(int port) {
+  std::string text = kWeb;
+  text.replace(text.find("\"80\""), 4, "\"" + std::to_string(port) + "\"");
+  return text;
+}
+
+class PolicyDistributorTest : public ::testing::Test {
+ protected:
+  PolicyDistributorTest() {
+    settings_.dir = dir_.path() + "/policies";
+    std::filesystem::create_directory(settings_.dir);
+    settings_.status_file = dir_.file("policy-status.json");
+  }
+
+  std::unique_ptr<PolicyDistributor> distributor() {
+    return std::make_unique<PolicyDistributor>(settings_, nomad_, clock_, metrics_, calls_,
+                                               nullptr);
+  }
+  std::string file(const std::string& name) const {
+    return settings_.dir + "/nomad-" + name + ".yaml";
+  }
+  bool exists(const std::string& name) const { return std::filesystem::exists(file(name)); }
+  json file_json(const std::string& name) const { return json::parse(read_file(file(name))); }
+  void put(const std::string& path, const std::string& policy) {
+    nomad_.put_variable("default", "cilium/policies/" + path, {{"policy", policy}});
+  }
+  void del(const std::string& path) {
+    nomad_.delete_variable("default", "cilium/policies/" + path);
+  }
+
+  TempDir dir_;
+  PolicySettings settings_;
+  ManualClock clock_;
+  InMemoryNomad nomad_;
+  Metrics metrics_;
+  CallRecorder calls_{metrics_};
+};
+
+TEST_F(PolicyDistributorTest, CreateUpdateAndDeleteInNomadReachTheDirectory) {
+  auto d = distributor();
+  put("web", kWeb);
+  ASSERT_TRUE(d->reconcile());
+  ASSERT_TRUE(exists("web"));
+  json doc = file_json("web");
+  EXPECT_EQ(doc["kind"], "CiliumClusterwideNetworkPolicy");
+  EXPECT_EQ(doc["metadata"]["name"], "nomad-web");
+  EXPECT_EQ(doc["metadata"]["annotations"][std::string(cn::policy::kAnnotationPath)],
+            "cilium/policies/web");
+  EXPECT_EQ(doc["spec"]["ingress"][0]["toPorts"][0]["ports"][0]["port"], "80");
+
+  put("web", web_on_port(8080));
+  ASSERT_TRUE(d->reconcile());
+  EXPECT_EQ(file_json("web")["spec"]["ingress"][0]["toPorts"][0]["ports"][0]["port"], "8080");
+
+  del("web");
+  ASSERT_TRUE(d->reconcile());
+  EXPECT_FALSE(exists("web"));
+  EXPECT_TRUE(d->status().policies.empty());
+}
+
+TEST_F(PolicyDistributorTest, NestedPathsBecomeDottedNames) {
+  auto d = distributor();
+  put("team-a/web", kWeb);
+  ASSERT_TRUE(d->reconcile());
+  EXPECT_TRUE(exists("team-a.web"));
+}
+
+TEST_F(PolicyDistributorTest, AnInvalidUpdateKeepsTheLastGoodFileAndSaysWhy) {
+  auto d = distributor();
+  put("web", kWeb);
+  ASSERT_TRUE(d->reconcile());
+  const std::string good = read_file(file("web"));
+
+  put("web", web_on_port(70000));
+  ASSERT_TRUE(d->reconcile());
+  EXPECT_EQ(read_file(file("web")), good);
+  const auto rec = d->status().policies.at("cilium/policies/web");
+  EXPECT_EQ(rec.state, PolicyState::invalid);
+  EXPECT_NE(rec.reason.find("70000"), std::string::npos) << rec.reason;
+  EXPECT_EQ(metrics_.policies_invalid().Value(), 1);
+  EXPECT_EQ(metrics_.policy_errors(PolicyErrorReason::invalid).Value(), 1);
+
+  // Refused once, not again at every pass while nothing changes.
+  ASSERT_TRUE(d->reconcile());
+  EXPECT_EQ(metrics_.policy_errors(PolicyErrorReason::invalid).Value(), 1);
+}
+
+TEST_F(PolicyDistributorTest, AFailedOrForbiddenListDeletesNothing) {
+  auto d = distributor();
+  put("web", kWeb);
+  ASSERT_TRUE(d->reconcile());
+  del("web");
+  for (int code : {0, 500, 403}) {
+    nomad_.fail_next(1, code);
+    EXPECT_FALSE(d->reconcile()) << code;
+    EXPECT_TRUE(exists("web")) << code;
+  }
+  EXPECT_EQ(metrics_.policy_errors(PolicyErrorReason::list).Value(), 3);
+}
+
+TEST_F(PolicyDistributorTest, AListThatLeavesAReadableVariableOutDeletesNothing) {
+  auto d = distributor();
+  put("web", kWeb);
+  ASSERT_TRUE(d->reconcile());
+  // As a token with `read` but without `list` on the path sees Nomad's list.
+  nomad_.hidden_from_list.insert("cilium/policies/web");
+  ASSERT_TRUE(d->reconcile());
+  EXPECT_TRUE(exists("web"));
+}
+
+TEST_F(PolicyDistributorTest, OnlyNomadsVariableNotFoundProvesADeletion) {
+  auto d = distributor();
+  put("web", kWeb);
+  ASSERT_TRUE(d->reconcile());
+  del("web");
+  // The list succeeds, then the direct read fails: 500, a 404 that is not Nomad's, a 403.
+  const std::vector<std::pair<int, std::string>> doubts = {
+      {500, "No cluster leader"}, {404, "404 page not found"}, {403, "Permission denied"}};
+  for (const auto& [code, text] : doubts) {
+    nomad_.fail_call(NomadCall::variable, 1, code, text);
+    ASSERT_TRUE(d->reconcile());
+    EXPECT_TRUE(exists("web")) << code << " " << text;
+  }
+  ASSERT_TRUE(d->reconcile());
+  EXPECT_FALSE(exists("web"));
+}
+
+TEST_F(PolicyDistributorTest, FilesThatAreNotOursAreNeverTouched) {
+  write_file(settings_.dir + "/other.yaml", "kind: CiliumNetworkPolicy\n");
+  write_file(settings_.dir + "/nomad-hand.yaml", "{\"kind\": \"CiliumNetworkPolicy\"}\n");
+  auto d = distributor();
+  put("web", kWeb);
+  ASSERT_TRUE(d->reconcile());
+  EXPECT_EQ(read_file(settings_.dir + "/other.yaml"), "kind: CiliumNetworkPolicy\n");
+  // Named like ours but without our annotations: kept, since nothing proves its variable gone.
+  EXPECT_EQ(read_file(settings_.dir + "/nomad-hand.yaml"), "{\"kind\": \"CiliumNetworkPolicy\"}\n");
+}
+
+TEST_F(PolicyDistributorTest, ARestartFindsTheDirectoryCurrentAndReadsNoVariable) {
+  put("web", kWeb);
+  put("db", kWeb);
+  ASSERT_TRUE(distributor()->reconcile());
+  const auto before = std::filesystem::last_write_time(file("web"));
+  const int reads = nomad_.calls(NomadCall::variable);
+
+  auto restarted = distributor();
+  ASSERT_TRUE(restarted->reconcile());
+  EXPECT_EQ(nomad_.calls(NomadCall::variable), reads);
+  EXPECT_EQ(std::filesystem::last_write_time(file("web")), before);
+  EXPECT_EQ(restarted->status().policies.at("cilium/policies/db").state, PolicyState::applied);
+}
+
+TEST_F(PolicyDistributorTest, AnEditedOrRemovedFileIsRestoredAtTheNextPass) {
+  auto d = distributor();
+  put("web", kWeb);
+  ASSERT_TRUE(d->reconcile());
+  const std::string good = read_file(file("web"));
+  std::filesystem::remove(file("web"));
+  ASSERT_TRUE(d->reconcile());
+  EXPECT_EQ(read_file(file("web")), good);
+}
+
+TEST_F(PolicyDistributorTest, NetreapRuleArraysBecomeClusterwidePolicies) {
+  auto d = distributor();
+  put("legacy", R"([{"endpointSelector": {"matchLabels": {"nomad:nomad.job": "web"}},
+                     "ingress": [{"fromEntities": ["cluster"]}]}])");
+  ASSERT_TRUE(d->reconcile());
+  ASSERT_TRUE(exists("legacy"));
+  json doc = file_json("legacy");
+  EXPECT_EQ(doc["kind"], "CiliumClusterwideNetworkPolicy");
+  ASSERT_TRUE(doc["specs"].is_array());
+  EXPECT_EQ(doc["specs"].size(), 1u);
+}
+
+TEST_F(PolicyDistributorTest, SizeCountAndNameBoundsRefuseWithTheReason) {
+  settings_.max_policies = 1;
+  auto d = distributor();
+  put("a", kWeb);
+  put("b", kWeb);
+  put("big", std::string(cn::policy::kMaxPolicyBytes + 1, ' '));
+  put("Not_DNS", kWeb);
+  nomad_.put_variable("default", "cilium/policies/noitem", {{"other", kWeb}});
+  ASSERT_TRUE(d->reconcile());
+  const auto status = d->status();
+  EXPECT_TRUE(exists("a"));
+  EXPECT_FALSE(exists("b"));
+  EXPECT_NE(status.policies.at("cilium/policies/b").reason.find("--policy-max-count"),
+            std::string::npos);
+  EXPECT_NE(status.policies.at("cilium/policies/big").reason.find("limit"), std::string::npos);
+  EXPECT_EQ(status.policies.at("cilium/policies/Not_DNS").state, PolicyState::invalid);
+  EXPECT_NE(status.policies.at("cilium/policies/noitem").reason.find("\"policy\""),
+            std::string::npos);
+}
+
+TEST_F(PolicyDistributorTest, StatusFileFeedsThePolicyStatusCommand) {
+  auto d = distributor();
+  put("web", kWeb);
+  put("bad", web_on_port(70000));
+  ASSERT_TRUE(d->reconcile());
+  auto table = render_policy_status(settings_.status_file, false, clock_);
+  ASSERT_TRUE(table) << table.error().message;
+  EXPECT_NE(table->find("cilium/policies/web"), std::string::npos) << *table;
+  EXPECT_NE(table->find("applied"), std::string::npos) << *table;
+  EXPECT_NE(table->find("invalid: "), std::string::npos) << *table;
+  auto as_json = render_policy_status(settings_.status_file, true, clock_);
+  ASSERT_TRUE(as_json);
+  EXPECT_EQ(json::parse(*as_json)["policies"].size(), 2u);
+
+  auto missing = render_policy_status(dir_.file("nope.json"), false, clock_);
+  ASSERT_FALSE(missing);
+  EXPECT_FALSE(std::filesystem::exists(dir_.file("nope.json")));
+}
+
+}  // namespace
+}  // namespace cn::labeler::policy
