@@ -13,6 +13,7 @@
 #include "labeler/logging.h"
 #include "labeler/policy/policy_status.h"
 #include "labeler/policy/policy_status_command.h"
+#include "labeler/policy_validate_command.h"
 #include "labeler/readiness.h"
 #include "labeler/signal_watcher.h"
 #include "labeler/state_command.h"
@@ -216,10 +217,22 @@ int main(int argc, char** argv) {
                    "The daemon's state file (the policy status file is beside it)")
       ->capture_default_str();
   policy_status_cmd->add_flag("--json", policy_json, "The status file as JSON");
+  std::vector<std::string> policy_files;
+  auto* validate_cmd = policy_cmd->add_subcommand(
+      "validate", "Check policy files (YAML or JSON) offline, as the distributor would");
+  validate_cmd->add_option("files", policy_files, "Policy files")->required();
 
   auto* version_cmd = app.add_subcommand("version", "Print the version");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Help is a success; every usage error exits 2, the code the README promises.
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+
+  if (*validate_cmd) return labeler::validate_policy_files(policy_files, std::cout, std::cerr);
 
   if (*version_cmd) {
     std::cout << "cilium-nomad-labeler v" << CN_VERSION << "\n";

@@ -1,0 +1,167 @@
+#include "common/policy/policy_object.h"
+
+#include <string_view>
+
+#include "common/policy/policy_rules.h"
+#include "common/policy/policy_syntax.h"
+#include "common/policy/policy_text.h"
+#include "common/policy/policy_walker.h"
+
+namespace cn::policy {
+namespace {
+
+using nlohmann::json;
+using namespace walk;
+
+// RFC 3339 as Go's time.Parse(time.RFC3339, ...) reads it (uppercase T and Z, fractional
+// seconds allowed, every field in range, the day inside its month); the agent's decoder fails on
+// anything else in metadata's timestamps, and the agent exits.
+bool is_rfc3339(std::string_view s) {
+  auto digits = [&](std::size_t at, std::size_t n, int& out) {
+    if (at + n > s.size()) return false;
+    out = 0;
+    for (std::size_t i = at; i < at + n; ++i) {
+      if (s[i] < '0' || s[i] > '9') return false;
+      out = out * 10 + (s[i] - '0');
+    }
+    return true;
+  };
+  int year, month, day, hour, minute, second;
+  if (!digits(0, 4, year) || s.size() < 20 || s[4] != '-' || !digits(5, 2, month) || s[7] != '-' ||
+      !digits(8, 2, day) || s[10] != 'T' || !digits(11, 2, hour) || s[13] != ':' ||
+      !digits(14, 2, minute) || s[16] != ':' || !digits(17, 2, second)) {
+    return false;
+  }
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) return false;
+  if (day < 1 || day > kDays[month - 1] + (month == 2 && leap ? 1 : 0)) return false;
+  std::size_t i = 19;
+  if (i < s.size() && s[i] == '.') {
+    std::size_t start = ++i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    if (i == start) return false;
+  }
+  if (i < s.size() && s[i] == 'Z') return i + 1 == s.size();
+  int oh, om;
+  if (i + 6 != s.size() || (s[i] != '+' && s[i] != '-') || !digits(i + 1, 2, oh) ||
+      s[i + 3] != ':' || !digits(i + 4, 2, om)) {
+    return false;
+  }
+  return oh <= 23 && om <= 59;
+}
+
+// A JSON escape ("\u007f") brings in what the text itself may not hold, and a JSON writer puts
+// it back raw, where the agent's YAML reader refuses the whole file. No string may hold it.
+void printable_strings(const json& v, const std::string& pointer) {
+  if (v.is_string()) {
+    if (auto why = unreadable_text(v.get_ref<const std::string&>())) {
+      refuse(pointer, "the string holds a " + why->substr(0, why->find(" at byte")) +
+                          ", which the agent's YAML reader refuses");
+    }
+  } else if (v.is_array()) {
+    for (std::size_t i = 0; i < v.size(); ++i) printable_strings(v[i], child(pointer, i));
+  } else if (v.is_object()) {
+    for (const auto& [key, member] : v.items()) {
+      if (auto why = unreadable_text(key)) {
+        refuse(child(pointer, key), "the key holds a " + why->substr(0, why->find(" at byte")) +
+                                        ", which the agent's YAML reader refuses");
+      }
+      printable_strings(member, child(pointer, key));
+    }
+  }
+}
+
+// metadata decodes into Kubernetes' ObjectMeta: every typed member must have its type, or the
+// agent cannot decode the file at all.
+void metadata(const json& doc, bool namespaced) {
+  const json* meta = member(doc, "metadata");
+  if (!meta) refuse("/metadata", "required");
+  object(*meta, "/metadata",
+         {"name", "namespace", "labels", "annotations", "generateName", "uid", "resourceVersion",
+          "selfLink", "generation", "creationTimestamp", "deletionTimestamp",
+          "deletionGracePeriodSeconds", "finalizers", "ownerReferences", "managedFields"});
+  for (auto key : {"generateName", "uid", "resourceVersion", "selfLink"}) {
+    if (const json* v = member(*meta, key)) string(*v, child("/metadata", key));
+  }
+  for (auto key : {"labels", "annotations"}) {
+    if (const json* v = member(*meta, key)) string_map(*v, child("/metadata", key));
+  }
+  for (auto key : {"generation", "deletionGracePeriodSeconds"}) {
+    if (const json* v = member(*meta, key))
+      integer(*v, child("/metadata", key), INT64_MIN, INT64_MAX);
+  }
+  for (auto key : {"creationTimestamp", "deletionTimestamp"}) {
+    if (const json* v = member(*meta, key)) {
+      if (!is_rfc3339(string(*v, child("/metadata", key)))) {
+        refuse(child("/metadata", key), "is not an RFC 3339 time");
+      }
+    }
+  }
+  if (const json* v = member(*meta, "finalizers")) string_array(*v, "/metadata/finalizers");
+  for (auto key : {"ownerReferences", "managedFields"}) {
+    if (const json* v = member(*meta, key)) {
+      array(*v, child("/metadata", key));
+      for (std::size_t i = 0; i < v->size(); ++i) {
+        if (!(*v)[i].is_object()) refuse(child(child("/metadata", key), i), "must be an object");
+      }
+    }
+  }
+  const json* name = member(*meta, "name");
+  if (!name || string(*name, "/metadata/name").empty()) refuse("/metadata/name", "required");
+  const json* ns = member(*meta, "namespace");
+  const std::string empty;
+  const std::string& ns_text = ns ? string(*ns, "/metadata/namespace") : empty;
+  if (namespaced) {
+    if (ns_text.empty()) {
+      refuse("/metadata/namespace", "required for a CiliumNetworkPolicy (the Nomad namespace)");
+    }
+    if (!is_nomad_namespace(ns_text)) {
+      refuse("/metadata/namespace",
+             "\"" + ns_text + "\" is not a Nomad namespace name (1-128 of [a-zA-Z0-9-])");
+    }
+  } else if (!ns_text.empty()) {
+    // The agent reads every file as a CiliumNetworkPolicy: a namespace would make it one.
+    refuse("/metadata/namespace", "a CiliumClusterwideNetworkPolicy has no namespace");
+  }
+}
+
+}  // namespace
+
+Status validate_policy_object(const json& doc) {
+  try {
+    if (!doc.is_object()) refuse("", "the document must be one object, not " + type_name(doc));
+    printable_strings(doc, "");
+    object(doc, "", {"apiVersion", "kind", "metadata", "spec", "specs", "status"});
+    const json* api = member(doc, "apiVersion");
+    if (!api) refuse("/apiVersion", "required");
+    if (string(*api, "/apiVersion") != kApiVersion) {
+      refuse("/apiVersion",
+             "\"" + api->get<std::string>() + "\" is not " + std::string(kApiVersion));
+    }
+    const json* kind = member(doc, "kind");
+    if (!kind) refuse("/kind", "required");
+    bool namespaced =
+        one_of(*kind, "/kind", {kKindNamespaced, kKindClusterwide}) == kKindNamespaced;
+    metadata(doc, namespaced);
+    const json* spec = member(doc, "spec");
+    const json* specs = member(doc, "specs");
+    if (!spec && (!specs || (specs->is_array() && specs->empty()))) {
+      refuse("", "a policy needs spec or a non-empty specs");
+    }
+    if (spec) check_rule(*spec, "/spec", namespaced);
+    if (specs) {
+      array(*specs, "/specs");
+      for (std::size_t i = 0; i < specs->size(); ++i)
+        check_rule((*specs)[i], child("/specs", i), namespaced);
+    }
+    // `status` is the API server's and the distributor drops it (policy_object_from_item);
+    // its members are not checked.
+    if (const json* status = member(doc, "status")) object(*status, "/status", {});
+    return {};
+  } catch (const Violation& v) {
+    return fail(ErrorKind::invalid, (v.pointer.empty() ? "/" : v.pointer) + ": " + v.reason);
+  }
+}
+
+}  // namespace cn::policy

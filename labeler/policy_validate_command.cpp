@@ -1,0 +1,60 @@
+#include "labeler/policy_validate_command.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <ostream>
+
+#include "common/policy/policy_document.h"
+#include "common/policy/policy_object.h"
+#include "common/policy/policy_text.h"
+
+namespace cn::labeler {
+namespace {
+
+// Reads at most one byte more than a policy may have, so a huge file is refused by the size
+// rule without being read whole.
+Result<std::string> read_bounded(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(ErrorKind::io, std::string("cannot read: ") + std::strerror(errno));
+  std::string text(policy::kMaxPolicyBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) return fail(ErrorKind::io, std::string("cannot read: ") + std::strerror(errno));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return text;
+}
+
+}  // namespace
+
+int validate_policy_files(const std::vector<std::string>& files, std::ostream& out,
+                          std::ostream& err) {
+  int status = 0;
+  for (const auto& file : files) {
+    auto text = read_bounded(file);
+    if (!text) {
+      err << file << ": " << text.error().message << "\n";
+      status = 1;
+      continue;
+    }
+    auto doc = policy::parse_policy_text(*text);
+    Status verdict = doc ? Status{} : Status{std::unexpected(doc.error())};
+    bool rule_array = doc && doc->is_array();
+    if (rule_array) {
+      // netreap's format is what many variables hold: checked as the distributor wraps it.
+      auto wrapped = policy::policy_object_from_item(*text, "nomad-validate", {});
+      if (!wrapped) verdict = std::unexpected(wrapped.error());
+    } else if (doc) {
+      verdict = policy::validate_policy_object(*doc);
+    }
+    if (verdict) {
+      out << file << ": OK" << (rule_array ? " (rule array, written as a clusterwide policy)" : "")
+          << "\n";
+    } else {
+      err << file << ": " << verdict.error().message << "\n";
+      status = 1;
+    }
+  }
+  return status;
+}
+
+}  // namespace cn::labeler

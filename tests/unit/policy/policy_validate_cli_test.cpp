@@ -1,0 +1,64 @@
+// `cilium-nomad-labeler policy validate` through the built binary: output and exit codes.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+
+#include "tests/support/child_process.h"
+#include "tests/support/process.h"
+
+namespace cn {
+namespace {
+
+testing::ProcessResult validate(std::vector<std::string> args) {
+  std::vector<std::string> argv = {testing::bin_dir() + "/cilium-nomad-labeler", "policy"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return testing::run_process(argv, testing::with_sanitizer_options({}), "",
+                              std::chrono::seconds{30});
+}
+
+std::string data(const std::string& name) {
+  return testing::source_dir() + "/tests/data/policies/" + name;
+}
+
+TEST(PolicyValidateCommand, AllValidExitsZeroWithOkPerFile) {
+  auto r = validate(
+      {"validate", data("good/ccnp-netreap-style.yaml"), data("good/cnp-namespaced.json")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(data("good/ccnp-netreap-style.yaml") + ": OK\n"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(data("good/cnp-namespaced.json") + ": OK\n"), std::string::npos) << r.out;
+}
+
+TEST(PolicyValidateCommand, AnyInvalidExitsOneWithPathInsideTheDocument) {
+  auto r =
+      validate({"validate", data("good/cnp-namespaced.json"), data("bad/port-out-of-range.yaml")});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find(": OK"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find(data("bad/port-out-of-range.yaml") +
+                       ": /spec/ingress/0/toPorts/0/ports/0/port: \"70000\" is not a port"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST(PolicyValidateCommand, NetreapRuleArrayIsCheckedAsTheDistributorWrapsIt) {
+  auto r = validate({"validate", data("netreap/rules.json")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(": OK (rule array"), std::string::npos) << r.out;
+}
+
+TEST(PolicyValidateCommand, MissingFileIsInvalidNotACrash) {
+  auto r = validate({"validate", "/nonexistent/policy.yaml"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("/nonexistent/policy.yaml: cannot read"), std::string::npos) << r.err;
+}
+
+TEST(PolicyValidateCommand, BadUsageExitsTwo) {
+  EXPECT_EQ(validate({"validate"}).exit_code, 2);
+  EXPECT_EQ(validate({}).exit_code, 2);
+  EXPECT_EQ(validate({"validate", "--no-such-flag", data("good/cnp-namespaced.json")}).exit_code,
+            2);
+}
+
+}  // namespace
+}  // namespace cn
