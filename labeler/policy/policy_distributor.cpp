@@ -85,6 +85,8 @@ void PolicyDistributor::apply(const std::vector<nomad::VariableMeta>& listed,
   }
   std::set<std::string> listed_names;
   std::set<std::string> listed_paths;
+  // Files of ours as this pass leaves them: the --policy-max-count bound counts new ones too.
+  std::size_t owned_count = files->size();
   for (const auto& meta : listed) {
     if (stop.stop_requested()) return;
     // `namespace=*` is never asked for, but a proxy or a future Nomad might widen the answer.
@@ -107,7 +109,7 @@ void PolicyDistributor::apply(const std::vector<nomad::VariableMeta>& listed,
     } else {
       listed_names.insert(*name);
       rec.name = *name;
-      apply_variable(meta, *name, *files, rec, stop);
+      apply_variable(meta, *name, *files, owned_count, rec, stop);
     }
     MutexLock lock(mu_);
     status_.policies[meta.path] = std::move(rec);
@@ -126,7 +128,8 @@ void PolicyDistributor::apply(const std::vector<nomad::VariableMeta>& listed,
 
 void PolicyDistributor::apply_variable(const nomad::VariableMeta& meta, const std::string& name,
                                        const std::map<std::string, OwnedFile>& files,
-                                       PolicyRecord& rec, std::stop_token stop) {
+                                       std::size_t& owned_count, PolicyRecord& rec,
+                                       std::stop_token stop) {
   const auto file = files.find(name);
   const bool file_exists = file != files.end();
   const auto file_holds = [&](std::uint64_t index) {
@@ -173,8 +176,8 @@ void PolicyDistributor::apply_variable(const nomad::VariableMeta& meta, const st
     return refuse("the policy item is " + std::to_string(item->second.size()) +
                   " bytes; the limit is " + std::to_string(cn::policy::kMaxPolicyBytes));
   }
-  if (!file_exists && files.size() >= settings_.max_policies) {
-    return refuse("the directory already holds " + std::to_string(files.size()) +
+  if (!file_exists && owned_count >= settings_.max_policies) {
+    return refuse("the directory already holds " + std::to_string(owned_count) +
                   " policies of ours; the limit (--policy-max-count) is " +
                   std::to_string(settings_.max_policies));
   }
@@ -191,6 +194,7 @@ void PolicyDistributor::apply_variable(const nomad::VariableMeta& meta, const st
     log_->warn("policy write failed path={} error=\"{}\"", meta.path, written.error().message);
     return;
   }
+  if (!file_exists && rec.file.empty()) ++owned_count;
   rec.applied_index = var->meta.modify_index;
   rec.file = dir_.file_path(name);
   set_state(rec, PolicyState::applied, "");

@@ -56,8 +56,8 @@ class PolicyDistributor {
   // Brings the directory in line with one listing (see the header comment for the rules).
   void apply(const std::vector<nomad::VariableMeta>& listed, std::stop_token stop);
   void apply_variable(const nomad::VariableMeta& meta, const std::string& name,
-                      const std::map<std::string, OwnedFile>& files, PolicyRecord& rec,
-                      std::stop_token stop);
+                      const std::map<std::string, OwnedFile>& files, std::size_t& owned_count,
+                      PolicyRecord& rec, std::stop_token stop);
   void remove_unlisted(const std::map<std::string, OwnedFile>& files,
                        const std::set<std::string>& listed_names, std::stop_token stop);
   void set_state(PolicyRecord& rec, PolicyState state, std::string reason);

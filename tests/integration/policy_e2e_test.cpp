@@ -129,7 +129,8 @@ class PolicyE2E : public ::testing::Test {
   }
   // The agent's view of one loaded file, or null.
   json loaded(const std::string& name) const {
-    for (const auto& p : agent_->policies()["policies"]) {
+    const json report = agent_->policies();
+    for (const auto& p : report["policies"]) {
       if (p["file"] == "nomad-" + name + ".yaml") return p;
     }
     return nullptr;
