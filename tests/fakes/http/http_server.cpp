@@ -138,8 +138,8 @@ class ServerImpl final : public HttpServer, private httplib::Server {
     stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (stop_fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
     new_task_queue = [] { return new ThreadPerConnection(); };
-    // Go reuses a TCP port only after its TIME_WAIT; httplib's default also sets SO_REUSEPORT,
-    // which would let a second fake bind the same port.
+    // As Go's listeners: SO_REUSEADDR (a port in TIME_WAIT can be bound again), but not the
+    // SO_REUSEPORT of httplib's default options, which would let a second fake bind a busy port.
     set_socket_options([](int sock) {
       const int yes = 1;
       ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
