@@ -452,6 +452,12 @@ TEST(HttpServerTcp, LoopbackWithEphemeralPort) {
   EXPECT_FALSE(http_request(HttpTarget::tcp("127.0.0.1", server->port()), "GET", "/"));
 }
 
+// httplib's default socket options include SO_REUSEPORT, which would let this bind succeed.
+TEST(HttpServerTcp, SecondServerCannotBindABusyPort) {
+  auto first = HttpServer::tcp("127.0.0.1", 0, echo);
+  EXPECT_THROW(HttpServer::tcp("127.0.0.1", first->port(), echo), std::system_error);
+}
+
 TEST(HttpServerTcp, ManyConcurrentClients) {
   auto server = HttpServer::tcp("127.0.0.1", 0, echo);
   server->start();
