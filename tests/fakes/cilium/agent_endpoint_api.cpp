@@ -49,27 +49,45 @@ HttpResponse lookup_failure(int status, const std::string& body) {
   return r;
 }
 
-// The handler prologue of the real agent: take a slot from the group's limiter (waiting on the
-// agent clock, or 429 when the wait would exceed the maximum), then refuse mutations while
-// the API is "not ready".
-std::optional<HttpResponse> gate(AgentState& st, const std::string& method,
-                                 const std::string& route, std::stop_token stop) {
+// What the handler prologue lets through: nothing (the refusal to send), or a limiter slot that
+// the handler holds until it returns (parallel cap, processing time for the 429 pacing).
+struct Gate {
+  std::optional<HttpResponse> refusal;
+  ApiRateLimiter::Slot slot;
+};
+
+// The handler prologue of the real agent. Mutations are refused while the API is not ready
+// before the limiter is asked: a starting agent answers 503 at once instead of queueing the
+// request (pkg/endpoint/api/endpoint_api_handler.go, waitReadyFn; fact sheet section 2). Then the
+// group's limiter (pkg/rate/api_limiter.go): wait on the agent clock or 429; a client that hung
+// up while waiting gets nothing applied.
+Gate gate(AgentState& st, const HttpRequest& req, const std::string& route, std::stop_token stop) {
+  Gate g;
   std::shared_ptr<ApiRateLimiter> limiter;
-  const std::string group = rate_limit_group(method, route);
   {
     std::lock_guard lock(st.mu);
-    if (const auto it = st.limiters.find(group); it != st.limiters.end()) limiter = it->second;
+    const bool mutating = req.method == "PUT" || req.method == "PATCH" || req.method == "DELETE";
+    if (mutating && !st.api_ready) {
+      g.refusal = error_string_response(503, "api not ready");
+      return g;
+    }
+    const auto it = st.limiters.find(rate_limit_group(req.method, route));
+    if (it != st.limiters.end()) limiter = it->second;
   }
   if (limiter) {
-    if (auto refused = limiter->acquire(stop)) return error_string_response(429, *refused);
+    auto admission = limiter->admit(stop, req.client_gone);
+    if (admission.refused) {
+      g.refusal = error_string_response(429, *admission.refused);
+      return g;
+    }
+    g.slot = std::move(admission.slot);
   }
-  const bool mutating = method == "PUT" || method == "PATCH" || method == "DELETE";
-  std::lock_guard lock(st.mu);
-  if (mutating && !st.api_ready) return error_string_response(503, "api not ready");
-  return std::nullopt;
+  return g;
 }
 
-const std::string kCannotModify = "Endpoint cannot be modified by API call";
+// APICanModify in pkg/endpoint/endpoint.go (every release the fake emulates; older agents said
+// "Endpoint cannot be modified by API call").
+const std::string kCannotModify = "endpoint may not be associated reserved labels";
 
 std::vector<Label> parse_all(const std::vector<std::string>& texts) {
   std::vector<Label> out;
@@ -89,7 +107,8 @@ std::string join_labels(const LabelMap& m) {
 HttpResponse list_endpoints(AgentState& st, const HttpRequest& req, std::stop_token stop) {
   auto filter = parse_label_filter(req.body);
   if (!filter) return from_error(filter.error());
-  if (auto g = gate(st, req.method, "/endpoint", stop)) return *g;
+  const auto g = gate(st, req, "/endpoint", stop);
+  if (g.refusal) return *g.refusal;
   std::lock_guard lock(st.mu);
   const std::vector<Label> wanted =
       filter->has_value() ? parse_all(**filter) : std::vector<Label>{};
@@ -108,7 +127,8 @@ HttpResponse list_endpoints(AgentState& st, const HttpRequest& req, std::stop_to
 HttpResponse batch_delete(AgentState& st, const HttpRequest& req, std::stop_token stop) {
   auto container_id = parse_batch_delete(req.body);
   if (!container_id) return from_error(container_id.error());
-  if (auto g = gate(st, req.method, "/endpoint", stop)) return *g;
+  const auto g = gate(st, req, "/endpoint", stop);
+  if (g.refusal) return *g.refusal;
   if (container_id->empty()) return error_string_response(400, "invalid container id");
   std::lock_guard lock(st.mu);
   std::vector<std::uint64_t> doomed;
@@ -123,7 +143,8 @@ HttpResponse batch_delete(AgentState& st, const HttpRequest& req, std::stop_toke
 HttpResponse put_endpoint(AgentState& st, const HttpRequest& req, std::stop_token stop) {
   auto change = parse_change_request(req.body);
   if (!change) return from_error(change.error());
-  if (auto g = gate(st, req.method, "/endpoint/{id}", stop)) return *g;
+  const auto g = gate(st, req, "/endpoint/{id}", stop);
+  if (g.refusal) return *g.refusal;
   std::lock_guard lock(st.mu);
   auto uid = st.create(*change);
   if (!uid) return from_error(uid.error());
@@ -136,14 +157,16 @@ HttpResponse patch_endpoint(AgentState& st, const RouteMatch& route, const HttpR
                             std::stop_token stop) {
   auto change = parse_change_request(req.body);
   if (!change) return from_error(change.error());
-  if (auto g = gate(st, req.method, route.route, stop)) return *g;
-  std::lock_guard lock(st.mu);
+  const auto g = gate(st, req, route.route, stop);
+  if (g.refusal) return *g.refusal;
+  std::unique_lock lock(st.mu);
   std::string err;
   int status = 0;
   FakeEndpoint* ep = st.lookup(route.id, err, status);
   if (!ep) return lookup_failure(status, err);
   if (ep->reserved_endpoint()) return error_string_response(400, kCannotModify);
   const std::uint64_t uid = st.uid_of(*ep);
+  const std::uint16_t number = ep->id;
 
   // ProcessChangeRequest: only non-empty identifiers/addresses overwrite.
   if (!change->container_id.empty()) ep->container_id = change->container_id;
@@ -165,10 +188,26 @@ HttpResponse patch_endpoint(AgentState& st, const RouteMatch& route, const HttpR
   if (changed) {
     st.identity_labels_changed(*ep, uid);
   } else if (change->state == "waiting-for-identity" || change->state == "ready") {
-    // validPatchTransitionState; with a known identity waiting-for-identity means "go ready".
+    // validPatchTransitionState; with a known identity the endpoint is regenerated, and the
+    // handler answers only when that regeneration is done (`<-ep.Regenerate(...)` in
+    // pkg/endpoint/api/endpoint_api_handler.go). The wait ends early, with the agent's 500, if
+    // the endpoint goes away meanwhile. A label change instead waits for its identity, and the
+    // regeneration the agent triggers then is skipped at once.
     if (ep->identity) {
-      st.add_log(*ep, "ready",
-                 "Successfully regenerated endpoint program (Reason: endpoint patched)");
+      const std::uint64_t before = ep->regenerations;
+      st.regenerate(*ep, uid,
+                    "Forcing endpoint regeneration because identity is known while handling API "
+                    "PATCH");
+      const bool done = st.regenerated.wait(lock, stop, [&] {
+        const auto it = st.endpoints.find(uid);
+        return it == st.endpoints.end() || it->second.regenerations > before;
+      });
+      if (!done || !st.endpoints.contains(uid)) {
+        return error_string_response(500,
+                                     "error while regenerating endpoint. For more info run: "
+                                     "'cilium endpoint get " +
+                                         std::to_string(number) + "'");
+      }
     } else {
       st.add_log(*ep, change->state, "Endpoint patched");
     }
@@ -180,7 +219,8 @@ HttpResponse patch_labels(AgentState& st, const RouteMatch& route, const HttpReq
                           std::stop_token stop) {
   auto user = parse_label_spec(req.body);
   if (!user) return from_error(user.error());
-  if (auto g = gate(st, req.method, route.route, stop)) return *g;
+  const auto g = gate(st, req, route.route, stop);
+  if (g.refusal) return *g.refusal;
   std::lock_guard lock(st.mu);
   std::string err;
   int status = 0;
@@ -218,7 +258,8 @@ HttpResponse patch_labels(AgentState& st, const RouteMatch& route, const HttpReq
 
 HttpResponse endpoint_read(AgentState& st, const RouteMatch& route, const HttpRequest& req,
                            std::stop_token stop) {
-  if (auto g = gate(st, req.method, route.route, stop)) return *g;
+  const auto g = gate(st, req, route.route, stop);
+  if (g.refusal) return *g.refusal;
   std::lock_guard lock(st.mu);
   std::string err;
   int status = 0;
@@ -236,7 +277,8 @@ HttpResponse endpoint_read(AgentState& st, const RouteMatch& route, const HttpRe
 
 HttpResponse delete_endpoint(AgentState& st, const RouteMatch& route, const HttpRequest& req,
                              std::stop_token stop) {
-  if (auto g = gate(st, req.method, route.route, stop)) return *g;
+  const auto g = gate(st, req, route.route, stop);
+  if (g.refusal) return *g.refusal;
   std::lock_guard lock(st.mu);
   std::string err;
   int status = 0;
@@ -250,7 +292,8 @@ HttpResponse patch_endpoint_config(AgentState& st, const RouteMatch& route, cons
                                    std::stop_token stop) {
   auto body = bind_body(req.body, "endpoint-configuration", true);
   if (!body) return from_error(body.error());
-  if (auto g = gate(st, req.method, route.route, stop)) return *g;
+  const auto g = gate(st, req, route.route, stop);
+  if (g.refusal) return *g.refusal;
   std::lock_guard lock(st.mu);
   std::string err;
   int status = 0;

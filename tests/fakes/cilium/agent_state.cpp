@@ -15,14 +15,14 @@ using nlohmann::json;
 std::map<std::string, cilium::RateLimitParams> cilium_default_rate_limits(CiliumVersion v) {
   using std::chrono::seconds;
   // Fact sheet section 6: daemon/cmd/api_limits.go (15 s create wait) up to 1.17,
-  // daemon/restapi/api_limits.go (60 s) in the newest tree. Delete has no rate, only a
-  // parallelism cap, which is not modelled.
+  // daemon/restapi/api_limits.go (60 s) in the newest tree; ParallelRequests from the same
+  // files. Delete has no rate, only the parallelism cap.
   return {
-      {"endpoint-create", {0.5, 4, v == CiliumVersion::v1_20 ? seconds(60) : seconds(15)}},
-      {"endpoint-delete", {0, 0, seconds(0)}},
-      {"endpoint-get", {4, 4, seconds(10)}},
-      {"endpoint-patch", {0.5, 4, seconds(15)}},
-      {"endpoint-list", {1, 4, seconds(0)}},
+      {"endpoint-create", {0.5, 4, v == CiliumVersion::v1_20 ? seconds(60) : seconds(15), 4}},
+      {"endpoint-delete", {0, 0, seconds(0), 4}},
+      {"endpoint-get", {4, 4, seconds(10), 4}},
+      {"endpoint-patch", {0.5, 4, seconds(15), 4}},
+      {"endpoint-list", {1, 4, seconds(0), 2}},
   };
 }
 
@@ -180,13 +180,11 @@ FakeEndpoint* AgentState::find(const cilium::EndpointRef& ref) {
 }
 
 const FakeEndpoint* AgentState::find(const cilium::EndpointRef& ref) const {
-  // In emulated 1.20 (cilium PR #46810) CNI endpoints lost the legacy lookups.
-  const bool legacy_for_cni = cfg.version != CiliumVersion::v1_20;
+  // Emulated 1.20 never gets here with a legacy prefix: parse_endpoint_ref refuses them.
   const FakeEndpoint* best = nullptr;
   for (const auto& [uid, ep] : endpoints) {
     bool hit = false;
-    const bool legacy_ok =
-        !ep.disable_legacy_identifiers && (legacy_for_cni || ep.cni_attachment_id().empty());
+    const bool legacy_ok = !ep.disable_legacy_identifiers;
     switch (ref.prefix) {
       case IdPrefix::cilium_local:
         hit = ep.id == ref.local_id;
@@ -226,7 +224,7 @@ const FakeEndpoint* AgentState::find(const cilium::EndpointRef& ref) const {
 }
 
 FakeEndpoint* AgentState::lookup(std::string_view raw_id, std::string& error_body, int& status) {
-  auto ref = cilium::parse_endpoint_ref(raw_id);
+  auto ref = cilium::parse_endpoint_ref(raw_id, cfg.version != CiliumVersion::v1_20);
   if (!ref) {
     status = 400;
     error_body = json(ref.error().message).dump();
@@ -328,6 +326,7 @@ Result<std::uint64_t> AgentState::create(const cilium::ChangeRequest& req) {
 
 void AgentState::remove(std::uint64_t uid) {
   endpoints.erase(uid);
+  regenerated.notify_all();
 }
 
 void AgentState::restore_all() {
@@ -343,6 +342,13 @@ void AgentState::identity_labels_changed(FakeEndpoint& ep, std::uint64_t uid) {
   add_log(ep, "waiting-for-identity",
           "Triggering identity resolution due to updated identity labels");
   scheduler.after(cfg.identity_delay, [this, uid, rev] { resolve_identity(uid, rev); });
+}
+
+void AgentState::regenerate(FakeEndpoint& ep, std::uint64_t uid, const std::string& reason) {
+  const std::uint64_t rev = ++ep.identity_revision;
+  add_log(ep, "waiting-to-regenerate", reason);
+  scheduler.after(cfg.regeneration_step,
+                  [this, uid, rev] { regeneration_step(uid, rev, "regenerating"); });
 }
 
 void AgentState::resolve_identity(std::uint64_t uid, std::uint64_t rev) {
@@ -398,6 +404,7 @@ void AgentState::regeneration_step(std::uint64_t uid, std::uint64_t rev,
   ++policy_revision;
   add_log(ep, "ready",
           "Successfully regenerated endpoint program (Reason: updated security labels)");
+  regenerated.notify_all();
 }
 
 }  // namespace cilium

@@ -2,6 +2,7 @@
 // Private to the fake agent: its mutable state and the endpoint-manager operations the HTTP
 // handlers and the control API share. One mutex guards everything except the rate limiters
 // (they wait on the clock) and the scheduler (its own lock).
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -42,6 +43,9 @@ class AgentState {
   void remove(std::uint64_t uid);
   // Marks labels as changed: state waiting-for-identity and a background resolution.
   void identity_labels_changed(FakeEndpoint& ep, std::uint64_t uid);
+  // Queues a regeneration with the identity the endpoint has (waiting-to-regenerate ->
+  // regenerating -> ready, one regeneration step each); `regenerated` tells when it is done.
+  void regenerate(FakeEndpoint& ep, std::uint64_t uid, const std::string& reason);
   void add_log(FakeEndpoint& ep, const std::string& state, const std::string& message);
   std::uint16_t allocate_id();
   std::uint64_t uid_of(const FakeEndpoint& ep) const;
@@ -75,6 +79,8 @@ class AgentState {
   std::string health_msg;
   std::map<std::string, std::shared_ptr<ApiRateLimiter>> limiters;
   std::vector<AgentRequest> log;
+  // Notified (under mu) when a regeneration finishes or an endpoint goes away.
+  std::condition_variable_any regenerated;
 
   // Last: destroyed first, so no scheduled task outlives the state it touches.
   ClockScheduler scheduler;

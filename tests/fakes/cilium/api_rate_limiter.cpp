@@ -1,5 +1,6 @@
 #include "tests/fakes/cilium/api_rate_limiter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -104,9 +105,11 @@ Result<std::pair<std::string, RateLimitParams>> parse_api_rate_limit(
         auto d = parse_go_duration(value);
         if (!d) return std::unexpected(d.error());
         p.max_wait = *d;
+      } else if (key == "parallel-requests") {
+        p.parallel_requests = std::stoi(value);
       } else if (key != "max-parallel-requests" && key != "min-parallel-requests" &&
-                 key != "auto-adjust" && key != "parallel-requests" && key != "log" &&
-                 key != "estimated-processing-duration" && key != "mean-over") {
+                 key != "auto-adjust" && key != "log" && key != "estimated-processing-duration" &&
+                 key != "mean-over") {
         return fail("unknown rate limit key " + key);
       }
     } catch (const std::exception&) {
@@ -118,32 +121,192 @@ Result<std::pair<std::string, RateLimitParams>> parse_api_rate_limit(
   return std::make_pair(group, p);
 }
 
-ApiRateLimiter::ApiRateLimiter(Clock& clock, RateLimitParams params)
-    : clock_(clock), params_(params), tokens_(params.burst), last_(clock.now()) {}
+namespace {
 
-std::optional<std::string> ApiRateLimiter::acquire(std::stop_token stop) {
-  if (params_.rate_per_sec <= 0) return std::nullopt;
-  MonoTime ready_at;
-  {
-    std::lock_guard lock(mu_);
-    const MonoTime now = clock_.now();
-    const double elapsed = std::chrono::duration<double>(now - last_).count();
-    last_ = now;
-    tokens_ = std::min<double>(params_.burst, tokens_ + elapsed * params_.rate_per_sec);
-    tokens_ -= 1;  // reserve first, as x/time/rate does; waiters queue behind each other
-    if (tokens_ >= 0) return std::nullopt;
-    // Microsecond rounding keeps the message readable ("2s", not "1.999999999s").
-    const auto wait = std::chrono::microseconds(
-        static_cast<long long>(std::llround(-tokens_ / params_.rate_per_sec * 1e6)));
-    if (params_.max_wait.count() > 0 && wait > params_.max_wait) {
-      tokens_ += 1;
-      return "request would have to wait " + go_duration(wait) +
-             " to be served (maximum wait duration: " + go_duration(params_.max_wait) + ")";
+// cc pkg/rate/api_limiter.go: defaultMeanOver, and the errors a waiting request can end with.
+constexpr std::size_t kMeanOver = 10;
+constexpr const char* kWaitCancelled =
+    "request cancelled while waiting for rate limiting slot: context canceled";
+
+}  // namespace
+
+struct ApiRateLimiter::Shared {
+  struct Waiter {
+    std::stop_source wake;
+    bool granted = false;
+  };
+
+  Shared(Clock& c, double initial_tokens) : clock(c), tokens(initial_tokens), last(c.now()) {}
+
+  // Caller holds mu. A freed parallel slot goes straight to the oldest waiter.
+  void release_parallel() {
+    if (waiters.empty()) {
+      --in_flight;
+      return;
     }
-    ready_at = now + wait;
+    auto next = waiters.front();
+    waiters.pop_front();
+    next->granted = true;
+    next->wake.request_stop();
   }
-  clock_.sleep_until(ready_at, std::move(stop));
-  return std::nullopt;
+
+  std::chrono::nanoseconds mean_processing() const {
+    if (processing.empty()) return std::chrono::nanoseconds{0};
+    std::chrono::nanoseconds sum{0};
+    for (const auto d : processing) sum += d;
+    return sum / static_cast<long>(processing.size());
+  }
+
+  Clock& clock;
+  std::mutex mu;
+  double tokens;
+  MonoTime last;
+  int in_flight = 0;
+  std::deque<std::shared_ptr<Waiter>> waiters;
+  std::deque<std::chrono::nanoseconds> processing;  // the last kMeanOver served requests
+};
+
+ApiRateLimiter::Slot::Slot(Slot&& other) noexcept
+    : shared_(std::move(other.shared_)),
+      holds_parallel_(other.holds_parallel_),
+      served_(other.served_),
+      started_(other.started_) {
+  other.shared_.reset();
+}
+
+ApiRateLimiter::Slot& ApiRateLimiter::Slot::operator=(Slot&& other) noexcept {
+  if (this != &other) {
+    done();
+    shared_ = std::move(other.shared_);
+    other.shared_.reset();
+    holds_parallel_ = other.holds_parallel_;
+    served_ = other.served_;
+    started_ = other.started_;
+  }
+  return *this;
+}
+
+void ApiRateLimiter::Slot::done() {
+  if (!shared_) return;
+  std::lock_guard lock(shared_->mu);
+  if (served_) {
+    shared_->processing.push_back(shared_->clock.now() - started_);
+    if (shared_->processing.size() > kMeanOver) shared_->processing.pop_front();
+  }
+  if (holds_parallel_) shared_->release_parallel();
+  shared_.reset();
+}
+
+ApiRateLimiter::ApiRateLimiter(Clock& clock, RateLimitParams params)
+    : clock_(clock),
+      params_(params),
+      shared_(std::make_shared<Shared>(clock, static_cast<double>(params.burst))) {}
+
+bool ApiRateLimiter::take_parallel_slot(MonoTime deadline, std::stop_token stop) {
+  auto waiter = std::make_shared<Shared::Waiter>();
+  {
+    std::lock_guard lock(shared_->mu);
+    if (shared_->in_flight < params_.parallel_requests) {
+      ++shared_->in_flight;
+      return true;
+    }
+    shared_->waiters.push_back(waiter);
+  }
+  {
+    std::stop_callback forward(stop, [&waiter] { waiter->wake.request_stop(); });
+    clock_.sleep_until(deadline, waiter->wake.get_token());
+  }
+  std::lock_guard lock(shared_->mu);
+  if (waiter->granted) return true;
+  std::erase(shared_->waiters, waiter);
+  return false;
+}
+
+ApiRateLimiter::Admission ApiRateLimiter::admit(std::stop_token stop,
+                                                const std::function<bool()>& client_gone) {
+  Admission a;
+  a.slot.shared_ = shared_;
+  auto refuse = [&a](std::string text) {
+    a.slot.done();
+    a.refused = std::move(text);
+    return std::move(a);
+  };
+  const MonoTime scheduled = clock_.now();
+  bool waited = false;
+
+  if (params_.parallel_requests > 0) {
+    // Without a maximum wait only the stop ends the wait; a year stands in for "forever".
+    const MonoTime deadline = params_.max_wait.count() > 0
+                                  ? scheduled + params_.max_wait
+                                  : scheduled + std::chrono::hours(24 * 365);
+    bool queued = false;
+    {
+      std::lock_guard lock(shared_->mu);
+      queued = shared_->in_flight >= params_.parallel_requests;
+    }
+    waited = queued;
+    if (!take_parallel_slot(deadline, stop)) {
+      return refuse("timed out while waiting to be served with " +
+                    std::to_string(params_.parallel_requests) + " parallel requests: " +
+                    (stop.stop_requested() ? "context canceled" : "context deadline exceeded"));
+    }
+    a.slot.holds_parallel_ = true;
+  }
+
+  bool reserved = false;
+  if (params_.rate_per_sec > 0) {
+    const auto waited_for_slot = clock_.now() - scheduled;
+    MonoTime ready_at;
+    std::optional<std::string> too_long;
+    std::chrono::nanoseconds pacing{0};
+    {
+      std::lock_guard lock(shared_->mu);
+      const MonoTime now = clock_.now();
+      const double elapsed = std::chrono::duration<double>(now - shared_->last).count();
+      shared_->last = now;
+      shared_->tokens =
+          std::min<double>(params_.burst, shared_->tokens + elapsed * params_.rate_per_sec);
+      shared_->tokens -= 1;  // reserve first, as x/time/rate does; waiters queue behind each other
+      ready_at = now;
+      if (shared_->tokens < 0) {
+        // Microsecond rounding keeps the message readable ("2s", not "1.999999999s").
+        const auto wait = std::chrono::microseconds(
+            static_cast<long long>(std::llround(-shared_->tokens / params_.rate_per_sec * 1e6)));
+        if (params_.max_wait.count() > 0 && wait + waited_for_slot > params_.max_wait) {
+          shared_->tokens += 1;  // the reservation is cancelled before the pacing sleep
+          pacing = shared_->mean_processing();
+          too_long = "request would have to wait " + go_duration(wait) +
+                     " to be served (maximum wait duration: " +
+                     go_duration(params_.max_wait - waited_for_slot) + ")";
+        } else {
+          ready_at = now + wait;
+        }
+      }
+    }
+    if (too_long) {
+      if (pacing.count() > 0) clock_.sleep_for(pacing, stop);
+      return refuse(*too_long);
+    }
+    reserved = true;
+    if (ready_at > clock_.now()) {
+      waited = true;
+      if (!clock_.sleep_until(ready_at, stop)) {
+        std::lock_guard lock(shared_->mu);
+        shared_->tokens += 1;
+        reserved = false;
+      }
+    }
+  }
+  if (stop.stop_requested() || (waited && client_gone && client_gone())) {
+    if (reserved) {
+      std::lock_guard lock(shared_->mu);
+      shared_->tokens += 1;  // only a request that is processed keeps its reservation
+    }
+    return refuse(kWaitCancelled);
+  }
+  a.slot.served_ = true;
+  a.slot.started_ = clock_.now();
+  return a;
 }
 
 }  // namespace cn::fakes::cilium

@@ -46,7 +46,7 @@ std::optional<std::uint64_t> parse_go_uint(std::string_view s, int bits) {
   return v;
 }
 
-Result<EndpointRef> parse_endpoint_ref(std::string_view raw) {
+Result<EndpointRef> parse_endpoint_ref(std::string_view raw, bool legacy_prefixes) {
   static const std::map<std::string, IdPrefix, std::less<>> kPrefixes = {
       {"cilium-local", IdPrefix::cilium_local},
       {"cilium-global", IdPrefix::cilium_global},
@@ -66,7 +66,11 @@ Result<EndpointRef> parse_endpoint_ref(std::string_view raw) {
   } else {
     const std::string_view prefix = raw.substr(0, colon);
     const auto it = kPrefixes.find(prefix);
-    if (it == kPrefixes.end()) {
+    const bool legacy =
+        it != kPrefixes.end() &&
+        (it->second == IdPrefix::container_id || it->second == IdPrefix::container_name ||
+         it->second == IdPrefix::pod_name || it->second == IdPrefix::docker_endpoint);
+    if (it == kPrefixes.end() || (legacy && !legacy_prefixes)) {
       return http_fail("unknown endpoint ID prefix \"" + std::string(prefix) + "\"", 400);
     }
     ref.prefix = it->second;

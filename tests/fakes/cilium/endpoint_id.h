@@ -29,7 +29,10 @@ struct EndpointRef {
   std::uint16_t local_id = 0;  // cilium_local only
 };
 
-Result<EndpointRef> parse_endpoint_ref(std::string_view raw);
+// `legacy_prefixes`: container-id:, container-name:, pod-name: and docker-endpoint: are known.
+// The newest agent's pkg/endpoint/id/id.go (`Parse`, emulated 1.20) dropped all four, so there
+// they are unknown prefixes (400), not lookups that miss (404).
+Result<EndpointRef> parse_endpoint_ref(std::string_view raw, bool legacy_prefixes = true);
 // Go strconv.ParseUint(s, 0, bits): 0x/0o/0b prefixes, a leading 0 means octal, '_' separators
 // only after a base prefix.
 std::optional<std::uint64_t> parse_go_uint(std::string_view s, int bits);

@@ -1,23 +1,21 @@
 #include "tests/fakes/http/http_server.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
+#include <httplib.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <fcntl.h>
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <charconv>
-#include <cstring>
 #include <list>
 #include <system_error>
 
 #include "tests/fakes/http/http_wire.h"
+#include "tests/fakes/http/server_connection.h"
 
 namespace cn::fakes {
 
@@ -54,92 +52,105 @@ bool StreamWriter::wait_stopping(std::chrono::milliseconds d) {
 
 namespace {
 
-[[noreturn]] void throw_errno(const std::string& what) {
-  throw std::system_error(errno, std::generic_category(), what);
+// Headers httplib adds to every parsed request; a Go server has no such thing.
+bool is_httplib_pseudo_header(const std::string& name) {
+  return name == "REMOTE_ADDR" || name == "REMOTE_PORT" || name == "LOCAL_ADDR" ||
+         name == "LOCAL_PORT";
 }
 
-class FdStreamWriter final : public StreamWriter {
+// A handler's body writes go through httplib's DataSink, which frames chunks.
+class SinkStreamWriter final : public StreamWriter {
  public:
-  FdStreamWriter(int fd, int stop_fd, const std::atomic<bool>& server_stopping, bool chunked)
-      : fd_(fd), stop_fd_(stop_fd), server_stopping_(server_stopping), chunked_(chunked) {}
+  SinkStreamWriter(httplib::DataSink& sink, const ServerConnection& conn,
+                   const std::atomic<bool>& server_stopping)
+      : sink_(sink), conn_(conn), server_stopping_(server_stopping) {}
 
   bool write(const std::string& data) override {
     if (failed_ || server_stopping_.load()) return false;
     if (data.empty()) return true;  // an empty chunk would end a chunked body
-    std::string frame;
-    if (chunked_) {
-      char size[20];
-      const auto res = std::to_chars(size, size + sizeof size, data.size(), 16);
-      frame.assign(size, res.ptr);
-      frame += "\r\n";
-      frame += data;
-      frame += "\r\n";
-    }
-    if (!wire::send_all(fd_, chunked_ ? std::string_view(frame) : std::string_view(data),
-                        stop_fd_)) {
-      failed_ = true;
-    }
+    if (!sink_.write(data.data(), data.size())) failed_ = true;
     return !failed_;
   }
 
   bool stopping() const override {
     return failed_ || server_stopping_.load() ||
-           wire::wait_hangup_or_cancel(fd_, stop_fd_, std::chrono::milliseconds(0));
+           conn_.wait_hangup_or_stop(std::chrono::milliseconds(0));
   }
 
   bool wait_stopping(std::chrono::milliseconds d) override {
     if (failed_ || server_stopping_.load()) return true;
-    return wire::wait_hangup_or_cancel(fd_, stop_fd_, d) || server_stopping_.load();
+    return conn_.wait_hangup_or_stop(d) || server_stopping_.load();
   }
 
   bool failed() const { return failed_; }
 
  private:
-  int fd_;
-  int stop_fd_;
+  httplib::DataSink& sink_;
+  const ServerConnection& conn_;
   const std::atomic<bool>& server_stopping_;
-  bool chunked_;
   bool failed_ = false;
 };
 
-std::string response_head(const HttpResponse& resp, bool close, const std::string* length) {
-  std::string out = "HTTP/1.1 " + std::to_string(resp.status) + " ";
-  out += resp.reason.empty() ? std::string(wire::reason_phrase(resp.status)) : resp.reason;
-  out += "\r\n";
-  bool has_content_type = false;
-  for (const auto& [name, value] : resp.headers) {
-    // The server owns framing; a handler's stray framing header would corrupt the stream.
-    if (wire::iequals(name, "Content-Length") || wire::iequals(name, "Transfer-Encoding") ||
-        wire::iequals(name, "Connection")) {
-      continue;
-    }
-    if (wire::iequals(name, "Content-Type")) has_content_type = true;
-    out += name + ": " + value + "\r\n";
-  }
-  if (!has_content_type && (resp.stream || !resp.body.empty())) {
-    out += "Content-Type: application/json\r\n";
-  }
-  if (length) out += "Content-Length: " + *length + "\r\n";
-  if (resp.stream && resp.chunked) out += "Transfer-Encoding: chunked\r\n";
-  if (close) out += "Connection: close\r\n";
-  out += "\r\n";
-  return out;
-}
-
-class ServerImpl final : public HttpServer {
+// One thread per connection, as Go's net/http: long polls, streams and stalls must not wait for
+// a free worker (httplib's default pool has max(8, cores - 1) threads). Only httplib's listen
+// thread calls enqueue() and shutdown().
+class ThreadPerConnection final : public httplib::TaskQueue {
  public:
-  ServerImpl(int listen_fd, std::string unix_path, int port, Handler handler,
-             HttpServerLimits limits)
-      : listen_fd_(listen_fd),
-        unix_path_(std::move(unix_path)),
-        port_(port),
-        handler_(std::move(handler)),
-        limits_(limits) {
-    stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (stop_fd_ < 0) {
-      ::close(listen_fd_);
-      throw_errno("eventfd");
+  void enqueue(std::function<void()> fn) override {
+    reap();
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    workers_.push_back({std::thread([fn = std::move(fn), done] {
+                          fn();
+                          done->store(true);
+                        }),
+                        done});
+  }
+
+  void shutdown() override {
+    for (auto& w : workers_) w.thread.join();
+    workers_.clear();
+  }
+
+ private:
+  struct Worker {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+
+  void reap() {
+    for (auto it = workers_.begin(); it != workers_.end();) {
+      if (it->done->load()) {
+        it->thread.join();
+        it = workers_.erase(it);
+      } else {
+        ++it;
+      }
     }
+  }
+
+  std::list<Worker> workers_;
+};
+
+class ServerImpl final : public HttpServer, private httplib::Server {
+ public:
+  ServerImpl(std::string unix_path, HttpServer::Handler handler, HttpServerLimits limits)
+      : unix_path_(std::move(unix_path)), handler_(std::move(handler)), limits_(limits) {
+    stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (stop_fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
+    new_task_queue = [] { return new ThreadPerConnection(); };
+    // As Go's listeners: SO_REUSEADDR (a port in TIME_WAIT can be bound again), but not the
+    // SO_REUSEPORT of httplib's default options, which would let a second fake bind a busy port.
+    set_socket_options([](int sock) {
+      const int yes = 1;
+      ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    });
+    set_pre_routing_handler([this](const httplib::Request&, httplib::Response& res) {
+      serve(*current_, res);
+      return HandlerResponse::Handled;
+    });
+    // Go sends no Keep-Alive header; httplib's advertises limits this server does not apply.
+    set_post_routing_handler(
+        [](const httplib::Request&, httplib::Response& res) { res.headers.erase("Keep-Alive"); });
   }
 
   ~ServerImpl() override {
@@ -147,11 +158,37 @@ class ServerImpl final : public HttpServer {
     ::close(stop_fd_);
   }
 
+  // Binds now so that a client may connect as soon as the factory returns.
+  void bind_unix() {
+    set_address_family(AF_UNIX);
+    errno = 0;
+    if (!bind_to_port(unix_path_, 80)) {
+      throw std::system_error(errno ? errno : EADDRINUSE, std::generic_category(),
+                              "bind/listen " + unix_path_);
+    }
+    bound_ = true;
+    widen_backlog();
+  }
+
+  void bind_tcp(const std::string& host, int port) {
+    errno = 0;
+    if (port == 0) {
+      port_ = bind_to_any_port(host);
+    } else {
+      port_ = bind_to_port(host, port) ? port : -1;
+    }
+    if (port_ <= 0) {
+      throw std::system_error(errno ? errno : EADDRINUSE, std::generic_category(),
+                              "bind/listen " + host + ":" + std::to_string(port));
+    }
+    widen_backlog();
+  }
+
   void start() override {
     std::lock_guard lock(lifecycle_mu_);
     if (started_ || stopped_) return;
     started_ = true;
-    accept_thread_ = std::thread([this] { accept_loop(); });
+    listen_thread_ = std::thread([this] { listen_after_bind(); });
   }
 
   void stop() override {
@@ -161,20 +198,15 @@ class ServerImpl final : public HttpServer {
     stopping_.store(true);
     const std::uint64_t one = 1;
     [[maybe_unused]] const auto w = ::write(stop_fd_, &one, sizeof one);
-    if (accept_thread_.joinable()) accept_thread_.join();
-    ::close(listen_fd_);
-    if (!unix_path_.empty()) ::unlink(unix_path_.c_str());
-    std::list<Connection> conns;
-    {
-      std::lock_guard conn_lock(conn_mu_);
-      conns.swap(connections_);
+    // httplib's own stop() does nothing until its listen loop has set is_running(), so a stop
+    // right after start() would be lost; closing the listener ourselves works at any point.
+    const int sock = svr_sock_.exchange(INVALID_SOCKET);
+    if (sock != INVALID_SOCKET) {
+      ::shutdown(sock, SHUT_RDWR);
+      ::close(sock);
     }
-    // Wakes reads that do not poll the stop fd (none today, but cheap insurance).
-    for (auto& c : conns) ::shutdown(c.fd, SHUT_RDWR);
-    for (auto& c : conns) {
-      if (c.thread.joinable()) c.thread.join();
-      ::close(c.fd);
-    }
+    if (listen_thread_.joinable()) listen_thread_.join();  // joins every connection thread
+    if (bound_ && !unix_path_.empty()) ::unlink(unix_path_.c_str());
   }
 
   int port() const override { return port_; }
@@ -189,67 +221,56 @@ class ServerImpl final : public HttpServer {
     log_.clear();
   }
 
-  int open_connections() const override {
-    std::lock_guard lock(conn_mu_);
-    return static_cast<int>(std::count_if(connections_.begin(), connections_.end(),
-                                          [](const Connection& c) { return !c.finished->load(); }));
-  }
-
+  int open_connections() const override { return open_.load(); }
   int accepted_connections() const override { return accepted_.load(); }
 
  private:
-  struct Connection {
-    int fd = -1;
-    std::thread thread;
-    std::shared_ptr<std::atomic<bool>> finished = std::make_shared<std::atomic<bool>>(false);
-  };
-
-  void accept_loop() {
-    for (;;) {
-      pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
-      const int rc = ::poll(fds, 2, -1);
-      if (rc < 0 && errno == EINTR) continue;
-      if (rc < 0 || (fds[1].revents & POLLIN)) return;
-      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0) {
-        if (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED) continue;
-        if (errno == EMFILE || errno == ENFILE) {
-          reap();  // finished connections may still hold descriptors
-          continue;
+  // Overrides httplib's per-connection loop (a private virtual of httplib::Server) so that every
+  // read and write goes through ServerConnection.
+  bool process_and_close_socket(int sock) override {
+    ::fcntl(sock, F_SETFD, FD_CLOEXEC);  // httplib accepts without SOCK_CLOEXEC
+    accepted_.fetch_add(1);
+    open_.fetch_add(1);
+    {
+      ServerConnection conn(sock, stop_fd_, limits_);
+      current_ = &conn;
+      while (!stopping_.load() && conn.wait_next_request()) {
+        conn.begin_request();
+        bool closed = false;
+        const bool ok = process_request(conn, false, closed, [this, &conn](httplib::Request& r) {
+          conn.end_head();
+          take_head(r);
+        });
+        if (!conn.dispatched() && conn.status_written() != 0) {
+          // httplib (or the head limit) refused the request before any handler saw it.
+          log_refused(conn);
+          break;
         }
-        return;
+        if (!ok || closed || conn.must_close()) break;
       }
-      accepted_.fetch_add(1);
-      reap();
-      std::lock_guard lock(conn_mu_);
-      Connection& c = connections_.emplace_back();
-      c.fd = fd;
-      auto finished = c.finished;
-      c.thread = std::thread([this, fd, finished] {
-        serve_connection(fd);
-        // FIN now so the client sees the close; the descriptor is closed when reaped.
-        ::shutdown(fd, SHUT_RDWR);
-        finished->store(true);
-      });
+      current_ = nullptr;
     }
+    // FIN now so that the client sees the close even if a child process inherited the socket.
+    ::shutdown(sock, SHUT_RDWR);
+    ::close(sock);
+    open_.fetch_sub(1);
+    return true;
   }
 
-  void reap() {
-    std::list<Connection> done;
-    {
-      std::lock_guard lock(conn_mu_);
-      for (auto it = connections_.begin(); it != connections_.end();) {
-        if (it->finished->load()) {
-          done.splice(done.end(), connections_, it++);
-        } else {
-          ++it;
-        }
-      }
+  // httplib's setup_request hook: the head is parsed, the body not yet read.
+  void take_head(httplib::Request& r) {
+    pending_ = HttpRequest{};
+    pending_.method = r.method;
+    pending_.target = r.target;
+    for (const auto& [name, value] : r.headers) {
+      if (is_httplib_pseudo_header(name)) continue;
+      auto [it, inserted] = pending_.headers.emplace(name, value);
+      if (!inserted) it->second += ", " + value;  // repeated headers fold into a list
     }
-    for (auto& c : done) {
-      c.thread.join();
-      ::close(c.fd);
-    }
+    // Go servers neither compress nor serve ranges for these APIs; without the headers httplib
+    // does neither.
+    r.headers.erase("Accept-Encoding");
+    r.ranges.clear();
   }
 
   void log(LoggedRequest entry) {
@@ -257,194 +278,166 @@ class ServerImpl final : public HttpServer {
     log_.push_back(std::move(entry));
   }
 
-  void send_error(int fd, int status, const std::string& message) {
-    HttpResponse resp;
-    resp.status = status;
-    resp.headers.emplace_back("Content-Type", "text/plain");
-    resp.body = message + "\n";
-    const std::string length = std::to_string(resp.body.size());
-    wire::send_all(fd, response_head(resp, true, &length) + resp.body, stop_fd_);
+  void log_refused(const ServerConnection& conn) {
+    HttpRequest req;
+    const std::string line = conn.request_line();
+    const std::size_t sp1 = line.find(' ');
+    req.method = line.substr(0, sp1);
+    if (sp1 != std::string::npos) {
+      const std::size_t sp2 = line.find(' ', sp1 + 1);
+      req.target = line.substr(sp1 + 1, sp2 == std::string::npos ? sp2 : sp2 - sp1 - 1);
+      wire::parse_target(req);
+    }
+    const auto now = std::chrono::steady_clock::now();
+    log({now, now, req.method, req.target, conn.status_written(), req.path});
   }
 
-  void serve_connection(int fd) {
-    wire::SocketReader reader(fd, stop_fd_);
-    while (!stopping_.load()) {
-      std::string head;
-      const wire::ReadStatus hs = reader.read_until("\r\n\r\n", limits_.max_header_bytes, head);
-      if (hs == wire::ReadStatus::too_large) {
-        send_error(fd, 431, "request head too large");
-        return;
-      }
-      if (hs != wire::ReadStatus::ok) return;  // peer closed between requests, or stop
+  static void plain_error(httplib::Response& res, int status, const std::string& message) {
+    res.status = status;
+    res.set_header("Connection", "close");
+    res.set_content(message + "\n", "text/plain");
+  }
 
-      HttpRequest req;
-      std::string version;
-      if (const auto err = wire::parse_request_head(head, req, version)) {
-        send_error(fd, 400, *err);
-        log({std::chrono::steady_clock::now(), std::chrono::steady_clock::now(), req.method,
-             req.target, 400, req.path});
-        return;
+  // The one route: everything httplib parsed goes to the fake's handler.
+  void serve(ServerConnection& conn, httplib::Response& res) {
+    conn.mark_dispatched();
+    HttpRequest req = std::move(pending_);
+    const auto received = std::chrono::steady_clock::now();
+    if (const auto err = wire::parse_target(req)) {
+      conn.close_after_response();
+      log({received, received, req.method, req.target, 400, req.path});
+      return plain_error(res, 400, *err);
+    }
+    if (const auto err = conn.read_body(req, req.body)) {
+      if (err->status == 0) {
+        res.status = 500;  // never sent: the peer is gone or the server stops
+        return conn.drop();
       }
-      if (const auto expect = req.header("Expect");
-          expect && wire::iequals(*expect, "100-continue")) {
-        // libcurl waits up to a second for this before sending a large body.
-        if (!wire::send_all(fd, "HTTP/1.1 100 Continue\r\n\r\n", stop_fd_)) return;
-      }
+      conn.close_after_response();
+      return plain_error(res, err->status, err->message);
+    }
 
-      const auto te = req.header("Transfer-Encoding");
-      const auto cl = req.header("Content-Length");
-      wire::ReadStatus bs = wire::ReadStatus::ok;
-      if (te) {
-        if (!wire::iequals(wire::trim(*te), "chunked") || cl) {
-          send_error(fd, 400, "unsupported transfer encoding");
-          return;
-        }
-        bs = reader.read_chunked(limits_.max_body_bytes, req.body);
-      } else if (cl) {
-        std::size_t length = 0;
-        const auto [end, ec] = std::from_chars(cl->data(), cl->data() + cl->size(), length);
-        if (cl->empty() || ec != std::errc{} || end != cl->data() + cl->size()) {
-          send_error(fd, 400, "bad Content-Length");
-          return;
-        }
-        if (length > limits_.max_body_bytes) {
-          send_error(fd, 413, "request body too large");
-          return;
-        }
-        bs = reader.read_exact(length, req.body);
-      }
-      if (bs == wire::ReadStatus::too_large) {
-        send_error(fd, 413, "request body too large");
-        return;
-      }
-      if (bs == wire::ReadStatus::malformed) {
-        send_error(fd, 400, "malformed body");
-        return;
-      }
-      if (bs != wire::ReadStatus::ok) return;
+    req.client_gone = [&conn] { return conn.wait_hangup_or_stop(std::chrono::milliseconds(0)); };
+    LoggedRequest entry{received, {}, req.method, req.target, 0, req.path};
+    HttpResponse resp;
+    try {
+      resp = handler_(req);
+    } catch (const std::exception& e) {
+      resp = HttpResponse{};
+      resp.status = 500;
+      resp.headers.emplace_back("Content-Type", "text/plain");
+      resp.body = std::string("handler threw: ") + e.what();
+    }
 
-      const auto conn_header = req.header("Connection");
-      bool keep_alive = version == "HTTP/1.1";
-      if (conn_header && wire::iequals(wire::trim(*conn_header), "close")) keep_alive = false;
-      if (conn_header && wire::iequals(wire::trim(*conn_header), "keep-alive")) keep_alive = true;
+    if (resp.drop_without_response || resp.stall) {
+      entry.answered = std::chrono::steady_clock::now();
+      log(entry);
+      res.status = 500;  // never sent
+      return resp.stall ? conn.stall() : conn.drop();
+    }
 
-      LoggedRequest entry{
-          std::chrono::steady_clock::now(), {}, req.method, req.target, 0, req.path};
-      HttpResponse resp;
+    res.status = resp.status;
+    std::string content_type;
+    for (const auto& [name, value] : resp.headers) {
+      // The server owns framing; a handler's stray framing header would corrupt the stream.
+      if (wire::iequals(name, "Content-Length") || wire::iequals(name, "Transfer-Encoding") ||
+          wire::iequals(name, "Connection")) {
+        continue;
+      }
+      if (wire::iequals(name, "Content-Type")) {
+        content_type = value;
+        continue;
+      }
+      res.headers.emplace(name, value);
+    }
+    if (content_type.empty() && (resp.stream || !resp.body.empty())) {
+      content_type = "application/json";
+    }
+    // A stream without chunks ends when the connection closes (Nomad >= 1.11.3's event stream).
+    const bool close = resp.close_connection || (resp.stream && !resp.chunked);
+    if (close) {
+      res.set_header("Connection", "close");
+      conn.close_after_response();
+    }
+    entry.status = resp.status;
+    // Logged before the bytes go out, so a client that saw the answer also sees the entry.
+    entry.answered = std::chrono::steady_clock::now();
+    log(entry);
+
+    if (!resp.stream) {
+      if (!content_type.empty()) res.set_header("Content-Type", content_type);
+      res.body = std::move(resp.body);
+      return;
+    }
+    auto provider = [this, &conn, stream = std::move(resp.stream)](std::size_t,
+                                                                   httplib::DataSink& sink) {
+      SinkStreamWriter writer(sink, conn, stopping_);
       try {
-        resp = handler_(req);
-      } catch (const std::exception& e) {
-        resp = HttpResponse{};
-        resp.status = 500;
-        resp.headers.emplace_back("Content-Type", "text/plain");
-        resp.body = std::string("handler threw: ") + e.what();
+        stream(writer);
+      } catch (const std::exception&) {
+        return false;  // the body is already half-sent; closing is the only honest signal
       }
-
-      if (resp.drop_without_response) {
-        entry.answered = std::chrono::steady_clock::now();
-        log(entry);
-        return;
-      }
-      if (resp.stall) {
-        entry.answered = std::chrono::steady_clock::now();
-        log(entry);
-        wire::wait_hangup_or_cancel(fd, stop_fd_, std::chrono::milliseconds(-1));
-        return;
-      }
-
-      const bool close = !keep_alive || resp.close_connection || (resp.stream && !resp.chunked);
-      entry.status = resp.status;
-      if (resp.stream) {
-        // Logged before the bytes go out, so a client that saw the answer also sees the entry.
-        entry.answered = std::chrono::steady_clock::now();
-        log(entry);
-        if (!wire::send_all(fd, response_head(resp, close, nullptr), stop_fd_)) return;
-        FdStreamWriter writer(fd, stop_fd_, stopping_, resp.chunked);
-        try {
-          resp.stream(writer);
-        } catch (const std::exception&) {
-          return;  // the body is already half-sent; closing is the only honest signal
-        }
-        if (!resp.chunked || writer.failed()) return;
-        if (!wire::send_all(fd, "0\r\n\r\n", stop_fd_)) return;
-      } else {
-        const std::string length = std::to_string(resp.body.size());
-        entry.answered = std::chrono::steady_clock::now();
-        log(entry);
-        if (!wire::send_all(fd, response_head(resp, close, &length) + resp.body, stop_fd_)) return;
-      }
-      if (close) return;
+      if (writer.failed()) return false;
+      sink.done();
+      return true;
+    };
+    if (resp.chunked) {
+      res.set_chunked_content_provider(content_type, std::move(provider));
+    } else {
+      res.set_content_provider(content_type, std::move(provider));
     }
   }
 
-  int listen_fd_;
-  int stop_fd_ = -1;
+  // httplib listens with a backlog of 5; a burst of parallel clients would see refusals that a
+  // Go server (backlog SOMAXCONN) never gives. listen() again only changes the backlog.
+  void widen_backlog() { ::listen(svr_sock_, 128); }
+
   std::string unix_path_;
-  int port_;
-  Handler handler_;
+  bool bound_ = false;  // the socket file at unix_path_ is ours to remove
+  int port_ = 0;
+  HttpServer::Handler handler_;
   HttpServerLimits limits_;
+  int stop_fd_ = -1;
+
+  // Per connection thread: the connection being served and the head httplib just parsed.
+  static thread_local ServerConnection* current_;
+  static thread_local HttpRequest pending_;
 
   std::mutex lifecycle_mu_;
   bool started_ = false;
   bool stopped_ = false;
   std::atomic<bool> stopping_{false};
-  std::thread accept_thread_;
+  std::thread listen_thread_;
 
-  mutable std::mutex conn_mu_;
-  std::list<Connection> connections_;
   std::atomic<int> accepted_{0};
+  std::atomic<int> open_{0};
 
   mutable std::mutex log_mu_;
   std::vector<LoggedRequest> log_;
 };
 
+thread_local ServerConnection* ServerImpl::current_ = nullptr;
+thread_local HttpRequest ServerImpl::pending_;
+
 }  // namespace
 
 std::unique_ptr<HttpServer> HttpServer::unix_socket(const std::string& path, Handler handler,
                                                     HttpServerLimits limits) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.empty() || path.size() >= sizeof addr.sun_path) {
+  if (path.empty() || path.size() >= sizeof(sockaddr_un::sun_path)) {
     throw std::system_error(ENAMETOOLONG, std::generic_category(), "unix socket path: " + path);
   }
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) ::unlink(path.c_str());
-
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw_errno("socket");
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::listen(fd, 128) != 0) {
-    const int err = errno;
-    ::close(fd);
-    throw std::system_error(err, std::generic_category(), "bind/listen " + path);
-  }
-  return std::make_unique<ServerImpl>(fd, path, 0, std::move(handler), limits);
+  auto server = std::make_unique<ServerImpl>(path, std::move(handler), limits);
+  server->bind_unix();
+  return server;
 }
 
 std::unique_ptr<HttpServer> HttpServer::tcp(const std::string& host, int port, Handler handler,
                                             HttpServerLimits limits) {
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  if (::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
-    throw std::system_error(EINVAL, std::generic_category(), "not an IPv4 address: " + host);
-  }
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw_errno("socket");
-  const int yes = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::listen(fd, 128) != 0) {
-    const int err = errno;
-    ::close(fd);
-    throw std::system_error(err, std::generic_category(),
-                            "bind/listen " + host + ":" + std::to_string(port));
-  }
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  return std::make_unique<ServerImpl>(fd, std::string(), ntohs(addr.sin_port), std::move(handler),
-                                      limits);
+  auto server = std::make_unique<ServerImpl>(std::string(), std::move(handler), limits);
+  server->bind_tcp(host, port);
+  return server;
 }
 
 }  // namespace cn::fakes

@@ -1,9 +1,10 @@
 #pragma once
-// A small HTTP/1.1 server for the fakes only (never linked into a shipped binary).
-// It listens on a Unix socket (the Cilium agent) or on 127.0.0.1 TCP (Nomad), one thread per
-// connection, keep-alive, Content-Length or chunked request bodies, and lets a handler
-// stream a response body (Nomad blocking queries and the event stream) or misbehave on purpose
-// (stall, close early) for fault injection.
+// The HTTP/1.1 server of the fakes (never linked into a shipped binary), on cpp-httplib with a
+// small hand-written layer (server_connection.h) for what httplib cannot do. It listens on a Unix
+// socket (the Cilium agent) or on 127.0.0.1 TCP (Nomad), one thread per connection, keep-alive,
+// Content-Length or chunked request bodies on any method, and lets a handler stream a response
+// body (Nomad blocking queries and the event stream) or misbehave on purpose (stall, close
+// without an answer) for fault injection.
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -30,6 +31,9 @@ struct HttpRequest {
   std::multimap<std::string, std::string> query;  // percent-decoded
   std::map<std::string, std::string, CaseInsensitiveLess> headers;
   std::string body;
+  // While the handler runs: true once the client hung up or the server is stopping (Go's request
+  // context being cancelled). Empty for requests that did not come from a server.
+  std::function<bool()> client_gone;
 
   std::optional<std::string> query_value(const std::string& key) const;
   std::optional<std::string> header(const std::string& key) const;
@@ -48,8 +52,7 @@ class StreamWriter {
 };
 
 struct HttpResponse {
-  int status = 200;
-  std::string reason;  // empty: the standard phrase for `status`
+  int status = 200;  // the reason phrase is the standard one
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   // When set, the headers are sent (without Content-Length) and then this runs; the body is

@@ -77,6 +77,16 @@ ReadStatus SocketReader::read_exact(std::size_t n, std::string& out) {
   return ReadStatus::ok;
 }
 
+ReadStatus SocketReader::read_some(std::size_t max, std::string& out) {
+  if (buf_.empty()) {
+    if (const ReadStatus st = fill(); st != ReadStatus::ok) return st;
+  }
+  const std::size_t n = std::min(max, buf_.size());
+  out.assign(buf_, 0, n);
+  buf_.erase(0, n);
+  return ReadStatus::ok;
+}
+
 ReadStatus SocketReader::read_to_eof(std::size_t max, std::string& out) {
   for (;;) {
     if (buf_.size() > max) return ReadStatus::too_large;
@@ -150,8 +160,8 @@ bool wait_hangup_or_cancel(int fd, int cancel_fd, std::chrono::milliseconds time
     if (timeout.count() >= 0) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return false;
-      wait_ms = static_cast<int>(left.count());
+      // A zero timeout still looks once: "has the peer hung up by now?"
+      wait_ms = static_cast<int>(std::max<long long>(left.count(), 0));
     }
     // POLLRDHUP only: pipelined request bytes must not count as a hang-up.
     pollfd fds[2] = {{fd, POLLRDHUP, 0}, {cancel_fd, POLLIN, 0}};
@@ -198,69 +208,6 @@ std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space
   return out;
 }
 
-std::string percent_encode_segment(std::string_view s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (const char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) || c == '-' || c == '.' || c == '_' || c == '~' || c == ':') {
-      out.push_back(c);
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[u >> 4]);
-      out.push_back(kHex[u & 15]);
-    }
-  }
-  return out;
-}
-
-std::string_view reason_phrase(int status) {
-  switch (status) {
-    case 100:
-      return "Continue";
-    case 200:
-      return "OK";
-    case 201:
-      return "Created";
-    case 202:
-      return "Accepted";
-    case 204:
-      return "No Content";
-    case 206:
-      return "Partial Content";
-    case 400:
-      return "Bad Request";
-    case 403:
-      return "Forbidden";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    case 409:
-      return "Conflict";
-    case 413:
-      return "Content Too Large";
-    case 422:
-      return "Unprocessable Entity";
-    case 429:
-      return "Too Many Requests";
-    case 431:
-      return "Request Header Fields Too Large";
-    case 500:
-      return "Internal Server Error";
-    case 501:
-      return "Not Implemented";
-    case 502:
-      return "Bad Gateway";
-    case 503:
-      return "Service Unavailable";
-    case 504:
-      return "Gateway Timeout";
-    default:
-      return "Status";
-  }
-}
-
 namespace {
 
 bool is_token_char(char c) {
@@ -301,61 +248,36 @@ std::optional<std::string> parse_header_lines(const std::vector<std::string_view
 
 }  // namespace
 
-std::optional<std::string> parse_request_head(std::string_view head, HttpRequest& req,
-                                              std::string& version) {
-  while (head.starts_with("\r\n")) head.remove_prefix(2);
-  const auto lines = split_lines(head);
-  if (lines.empty() || lines[0].empty()) return "empty request line";
-  const std::string_view line = lines[0];
-  const std::size_t sp1 = line.find(' ');
-  const std::size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
-  if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos) {
-    return "malformed request line";
-  }
-  req.method = std::string(line.substr(0, sp1));
-  req.target = std::string(line.substr(sp1 + 1, sp2 - sp1 - 1));
-  version = std::string(line.substr(sp2 + 1));
-  if (req.method.empty() || !std::all_of(req.method.begin(), req.method.end(), is_token_char)) {
-    return "bad method";
-  }
-  if (version != "HTTP/1.1" && version != "HTTP/1.0") return "unsupported HTTP version";
+std::optional<std::string> parse_target(HttpRequest& req) {
   if (req.target.empty() || req.target.front() != '/') return "target must be an absolute path";
   for (const char c : req.target) {
     if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) return "control byte in target";
   }
-
   const std::size_t q = req.target.find('?');
   req.raw_path = req.target.substr(0, q);
   auto path = percent_decode(req.raw_path, false);
   if (!path) return "bad percent-encoding in path";
   req.path = std::move(*path);
   req.query.clear();
-  if (q != std::string::npos) {
-    std::string_view rest = std::string_view(req.target).substr(q + 1);
-    const std::size_t hash = rest.find('#');
-    if (hash != std::string_view::npos) rest = rest.substr(0, hash);
-    while (!rest.empty()) {
-      const std::size_t amp = rest.find('&');
-      const std::string_view pair = rest.substr(0, amp);
-      if (!pair.empty()) {
-        const std::size_t eq = pair.find('=');
-        auto key = percent_decode(pair.substr(0, eq), true);
-        auto value = percent_decode(
-            eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1), true);
-        if (!key || !value) return "bad percent-encoding in query";
-        req.query.emplace(std::move(*key), std::move(*value));
-      }
-      if (amp == std::string_view::npos) break;
-      rest.remove_prefix(amp + 1);
+  if (q == std::string::npos) return std::nullopt;
+  std::string_view rest = std::string_view(req.target).substr(q + 1);
+  const std::size_t hash = rest.find('#');
+  if (hash != std::string_view::npos) rest = rest.substr(0, hash);
+  while (!rest.empty()) {
+    const std::size_t amp = rest.find('&');
+    const std::string_view pair = rest.substr(0, amp);
+    if (!pair.empty()) {
+      const std::size_t eq = pair.find('=');
+      auto key = percent_decode(pair.substr(0, eq), true);
+      auto value = percent_decode(
+          eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1), true);
+      if (!key || !value) return "bad percent-encoding in query";
+      req.query.emplace(std::move(*key), std::move(*value));
     }
+    if (amp == std::string_view::npos) break;
+    rest.remove_prefix(amp + 1);
   }
-
-  req.headers.clear();
-  auto put = [&req](std::string name, std::string value) {
-    auto [it, inserted] = req.headers.emplace(name, value);
-    if (!inserted) it->second += ", " + value;  // repeated headers fold into a list
-  };
-  return parse_header_lines(lines, put);
+  return std::nullopt;
 }
 
 std::optional<std::string> ResponseHead::header(std::string_view name) const {

@@ -1,6 +1,7 @@
 #pragma once
-// HTTP/1.1 wire helpers shared by the fake server and the raw test client: a cancellable
-// buffered socket reader, head parsing, chunked bodies and percent-decoding.
+// HTTP/1.1 wire helpers shared by the fake server's hand-written layer and the raw test client:
+// a cancellable buffered socket reader, chunked bodies, target and response-head parsing and
+// percent-decoding.
 #include <chrono>
 #include <cstddef>
 #include <optional>
@@ -24,6 +25,10 @@ class SocketReader {
   // Returns the bytes before `delim` and consumes them plus the delimiter.
   ReadStatus read_until(std::string_view delim, std::size_t max, std::string& out);
   ReadStatus read_exact(std::size_t n, std::string& out);
+  // Returns ok once at least one byte is buffered (eof, cancelled... otherwise).
+  ReadStatus await_data() { return buf_.empty() ? fill() : ReadStatus::ok; }
+  // Whatever is buffered (up to `max` bytes), or what one read from the socket brings.
+  ReadStatus read_some(std::size_t max, std::string& out);
   ReadStatus read_to_eof(std::size_t max, std::string& out);
   // A chunked body (RFC 9112 7.1); trailers are read and dropped.
   ReadStatus read_chunked(std::size_t max, std::string& out);
@@ -49,13 +54,10 @@ bool send_all(int fd, std::string_view data, int cancel_fd);
 bool wait_hangup_or_cancel(int fd, int cancel_fd, std::chrono::milliseconds timeout);
 
 std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space);
-std::string percent_encode_segment(std::string_view s);
-std::string_view reason_phrase(int status);
 
-// Parses the request line and headers (without the final blank line). Fills method, target,
-// raw_path, path, query and headers. Returns an error message for a malformed head.
-std::optional<std::string> parse_request_head(std::string_view head, HttpRequest& req,
-                                              std::string& version);
+// Splits req.target into raw_path (still percent-encoded), path and query (both decoded; `+` is
+// a space in the query only). Returns an error message for a target a Go server refuses.
+std::optional<std::string> parse_target(HttpRequest& req);
 
 struct ResponseHead {
   int status = 0;

@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <future>
 #include <nlohmann/json.hpp>
 
+#include "common/util/clock.h"
 #include "tests/fakes/cilium/fake_cilium_agent.h"
 #include "tests/fakes/cilium/openapi_validator.h"
 #include "tests/fakes/http/raw_http_client.h"
@@ -22,6 +24,7 @@ namespace cn::fakes::cilium {
 namespace {
 
 using namespace std::chrono_literals;
+using cn::fakes::testing::eventually;
 using cn::fakes::testing::TempDir;
 using cn::testing::current_environment;
 using cn::testing::run_process;
@@ -277,8 +280,222 @@ TEST_F(CiliumConformance, AllVersionsConform) {
     EXPECT_EQ(last_status_, 201) << to_string(v);
     call("GET", "/endpoint/{id}", "/v1/endpoint/" + kAtt);
     call("GET", "/endpoint/{id}", "/v1/endpoint/container-id:" + std::string(kAlloc));
-    EXPECT_EQ(last_status_, v == CiliumVersion::v1_20 ? 404 : 200) << to_string(v);
+    EXPECT_EQ(last_status_, v == CiliumVersion::v1_20 ? 400 : 200) << to_string(v);
   }
+}
+
+// --- differences from upstream the fake no longer has (issue 15) -------------------------------
+// Each test names the upstream file whose behaviour it pins.
+
+class CiliumUpstreamParity : public CiliumConformance {
+ protected:
+  void TearDown() override { agent_.reset(); }  // before clock_ goes away
+
+  void restart_with(FakeCiliumAgentConfig cfg) {
+    agent_.reset();
+    cfg.socket_path = dir_.file("cilium.sock");
+    agent_ = std::make_unique<FakeCiliumAgent>(cfg);
+    agent_->start();
+  }
+
+  FakeCiliumAgentConfig manual_clock_config() {
+    FakeCiliumAgentConfig cfg;
+    cfg.clock = &clock_;
+    return cfg;
+  }
+
+  std::future<RawHttpResponse> async_call(std::string method, std::string path,
+                                          std::string body = "") {
+    return std::async(std::launch::async, [this, method, path, body] {
+      auto r =
+          http_request(HttpTarget::unix_socket(agent_->socket_path()), method, path, body, {}, 30s);
+      return r ? *r : RawHttpResponse{};
+    });
+  }
+
+  // A ready endpoint whose identity is known (sync build): a deprecated PATCH that repeats its
+  // labels changes nothing but the state, which makes the agent regenerate it.
+  void create_ready_endpoint() {
+    json put = cni_put(kAlloc, "10.200.3.17");
+    put["labels"] = json::array({"nomad:job=db"});
+    ASSERT_TRUE(agent_->create_endpoint(put));
+  }
+  std::string state() {
+    const auto ep = agent_->endpoint(kAtt);
+    return ep ? ep->at("status").value("state", "") : "";
+  }
+  static constexpr const char* kRepatch = R"({"state":"ready","labels":["nomad:job=db"]})";
+
+  ManualClock clock_;
+};
+
+// pkg/endpoint/id/id.go (`Parse` in the newest tree): container-id:, container-name:, pod-name:
+// and docker-endpoint: are no longer known prefixes, so the lookup is refused with 400 before any
+// endpoint is searched; older agents still resolve container-id: for CNI endpoints.
+TEST_F(CiliumUpstreamParity, ContainerIdIsAnUnknownPrefixOnTheNewestAgent) {
+  FakeCiliumAgentConfig cfg;
+  cfg.version = CiliumVersion::v1_20;
+  restart_with(cfg);
+  ASSERT_TRUE(agent_->create_endpoint(cni_put(kAlloc, "10.200.3.17")));
+  const json err =
+      call("GET", "/endpoint/{id}", "/v1/endpoint/container-id:" + std::string(kAlloc));
+  EXPECT_EQ(last_status_, 400);
+  EXPECT_EQ(err, "unknown endpoint ID prefix \"container-id\"");
+  for (const char* prefix : {"container-name", "pod-name", "docker-endpoint"}) {
+    call("GET", "/endpoint/{id}", "/v1/endpoint/" + std::string(prefix) + ":x");
+    EXPECT_EQ(last_status_, 400) << prefix;
+  }
+  call("GET", "/endpoint/{id}", "/v1/endpoint/" + kAtt);
+  EXPECT_EQ(last_status_, 200);
+
+  restart_with(FakeCiliumAgentConfig{});  // 1.17
+  ASSERT_TRUE(agent_->create_endpoint(cni_put(kAlloc, "10.200.3.17")));
+  call("GET", "/endpoint/{id}", "/v1/endpoint/container-id:" + std::string(kAlloc));
+  EXPECT_EQ(last_status_, 200);
+}
+
+// pkg/endpoint/api/endpoint_api_handler.go (waitReadyFn, fact sheet section 2): a starting agent
+// answers 503 before the request reaches the limiter, so it neither queues nor takes a token.
+TEST_F(CiliumUpstreamParity, ReadinessIsCheckedBeforeTheRateLimiter) {
+  auto cfg = manual_clock_config();
+  cfg.rate_limits = true;
+  cfg.rate_limit_overrides["endpoint-patch"] = {0.5, 1, 15s, 0};
+  restart_with(cfg);
+  ASSERT_TRUE(agent_->create_endpoint(cni_put(kAlloc, "10.200.3.17")));
+  const std::string path = "/v1/endpoint/" + kAtt + "/labels";
+  call("PATCH", "/endpoint/{id}/labels", path, R"({"user":["nomad:job=a"]})");
+  ASSERT_EQ(last_status_, 200);  // the burst of 1 is used up: the next PATCH would queue 2 s
+  agent_->set_api_ready(false);
+  auto refused = async_call("PATCH", path, R"({"user":["nomad:job=b"]})");
+  ASSERT_EQ(refused.wait_for(5s), std::future_status::ready) << "queued in the limiter";
+  EXPECT_EQ(refused.get().status, 503);
+  EXPECT_EQ(clock_.sleepers(), 0);
+}
+
+// pkg/endpoint/endpoint.go (APICanModify): the text of the 400 for an endpoint whose
+// orchestration labels are reserved (host, health).
+TEST_F(CiliumUpstreamParity, ReservedEndpointErrorText) {
+  const json host = call("GET", "/endpoint", "/v1/endpoint", R"(["reserved:host"])");
+  ASSERT_EQ(host.size(), 1u);
+  const std::string id = std::to_string(host[0].value("id", 0));
+  const json err = call("PATCH", "/endpoint/{id}/labels", "/v1/endpoint/" + id + "/labels",
+                        R"({"user":["nomad:job=x"]})");
+  EXPECT_EQ(last_status_, 400);
+  EXPECT_EQ(err, "endpoint may not be associated reserved labels");
+  call("PATCH", "/endpoint/{id}", "/v1/endpoint/" + id, R"({"state":"ready"})");
+  EXPECT_EQ(last_status_, 400);
+}
+
+// pkg/endpoint/api/endpoint_api_handler.go (EndpointPatchEndpointIDHandler): the deprecated
+// PATCH waits for the regeneration it triggers (`<-ep.Regenerate(...)`) before answering 200.
+TEST_F(CiliumUpstreamParity, DeprecatedPatchAnswersAfterTheRegenerationItTriggers) {
+  auto cfg = manual_clock_config();
+  cfg.regeneration_step = 100ms;
+  restart_with(cfg);
+  create_ready_endpoint();
+  ASSERT_EQ(state(), "ready");
+  auto patched = async_call("PATCH", "/v1/endpoint/" + kAtt, kRepatch);
+  ASSERT_TRUE(eventually([&] { return state() == "waiting-to-regenerate"; }));
+  EXPECT_EQ(patched.wait_for(20ms), std::future_status::timeout);
+  clock_.advance(100ms);
+  ASSERT_TRUE(agent_->wait_settled());
+  EXPECT_EQ(state(), "regenerating");
+  EXPECT_EQ(patched.wait_for(20ms), std::future_status::timeout);
+  clock_.advance(100ms);
+  ASSERT_EQ(patched.wait_for(5s), std::future_status::ready);
+  EXPECT_EQ(patched.get().status, 200);
+  EXPECT_EQ(state(), "ready");
+}
+
+// pkg/rate/api_limiter.go (`wait`): before a "would have to wait" 429 the limiter sleeps the
+// mean processing time of the requests it served, so that clients retrying at once are paced.
+TEST_F(CiliumUpstreamParity, TooManyRequestsAnswerWaitsTheMeanProcessingTime) {
+  auto cfg = manual_clock_config();
+  cfg.regeneration_step = 100ms;
+  cfg.rate_limits = true;
+  cfg.rate_limit_overrides["endpoint-patch"] = {0.5, 1, 1s, 0};
+  restart_with(cfg);
+  create_ready_endpoint();
+  // One served PATCH that took 200 ms of agent time (its regeneration).
+  auto first = async_call("PATCH", "/v1/endpoint/" + kAtt, kRepatch);
+  ASSERT_TRUE(eventually([&] { return state() == "waiting-to-regenerate"; }));
+  clock_.advance(100ms);
+  ASSERT_TRUE(agent_->wait_settled());
+  clock_.advance(100ms);
+  ASSERT_EQ(first.wait_for(5s), std::future_status::ready);
+  ASSERT_EQ(first.get().status, 200);
+  // The next one would wait 1.8 s (> 1 s): refused, but only after sleeping 200 ms.
+  auto refused = async_call("PATCH", "/v1/endpoint/" + kAtt, kRepatch);
+  ASSERT_TRUE(clock_.wait_for_sleepers(1, 5s));
+  EXPECT_EQ(refused.wait_for(20ms), std::future_status::timeout);
+  clock_.advance(200ms);
+  ASSERT_EQ(refused.wait_for(5s), std::future_status::ready);
+  const RawHttpResponse r = refused.get();
+  EXPECT_EQ(r.status, 429);
+  EXPECT_EQ(json::parse(r.body),
+            "request would have to wait 1.8s to be served (maximum wait duration: 1s)");
+}
+
+// pkg/rate/api_limiter.go (`wait`): a request that finds every parallel slot taken waits for
+// one up to the maximum wait, then gets Cilium's parallel-requests error.
+TEST_F(CiliumUpstreamParity, ParallelRequestsCapTimesOutWithCiliumsText) {
+  auto cfg = manual_clock_config();
+  cfg.regeneration_step = 10s;
+  cfg.rate_limits = true;
+  cfg.rate_limit_overrides["endpoint-patch"] = {0, 0, 1s, 1};
+  restart_with(cfg);
+  create_ready_endpoint();
+  auto holder = async_call("PATCH", "/v1/endpoint/" + kAtt, kRepatch);  // in flight for 20 s
+  ASSERT_TRUE(eventually([&] { return state() == "waiting-to-regenerate"; }));
+  auto queued =
+      async_call("PATCH", "/v1/endpoint/" + kAtt + "/labels", R"({"user":["nomad:job=x"]})");
+  ASSERT_TRUE(clock_.wait_for_sleepers(2, 5s));  // the regeneration and the queued request
+  EXPECT_EQ(queued.wait_for(20ms), std::future_status::timeout);
+  clock_.advance(1s);
+  ASSERT_EQ(queued.wait_for(5s), std::future_status::ready);
+  const RawHttpResponse r = queued.get();
+  EXPECT_EQ(r.status, 429);
+  EXPECT_EQ(json::parse(r.body),
+            "timed out while waiting to be served with 1 parallel requests: context deadline "
+            "exceeded");
+  clock_.advance(10s);
+  ASSERT_TRUE(agent_->wait_settled());
+  clock_.advance(10s);
+  ASSERT_EQ(holder.wait_for(5s), std::future_status::ready);
+  EXPECT_EQ(holder.get().status, 200);
+}
+
+// pkg/rate/api_limiter.go (`wait`): when the client gives up while its request waits in the
+// limiter, the request context is cancelled, the reservation returned, and the PATCH is not
+// applied.
+TEST_F(CiliumUpstreamParity, PatchWhoseClientGaveUpInTheLimiterIsNotApplied) {
+  auto cfg = manual_clock_config();
+  cfg.rate_limits = true;
+  cfg.rate_limit_overrides["endpoint-patch"] = {0.5, 1, 15s, 0};
+  restart_with(cfg);
+  ASSERT_TRUE(agent_->create_endpoint(cni_put(kAlloc, "10.200.3.17")));
+  const std::string path = "/v1/endpoint/" + kAtt + "/labels";
+  call("PATCH", "/endpoint/{id}/labels", path, R"({"user":["nomad:job=a"]})");
+  ASSERT_EQ(last_status_, 200);
+  ASSERT_TRUE(agent_->wait_settled());
+  {
+    auto conn = RawConnection::open(HttpTarget::unix_socket(agent_->socket_path()), 5s);
+    ASSERT_TRUE(conn) << conn.error().message;
+    ASSERT_TRUE(conn->send(format_request("PATCH", path, R"({"user":["nomad:job=b"]})")));
+    ASSERT_TRUE(clock_.wait_for_sleepers(1, 5s));  // waiting 2 s for a token
+  }                                                // the client gives up
+  clock_.advance(2s);
+  ASSERT_TRUE(eventually([&] { return agent_->count("PATCH", "/endpoint/{id}/labels") == 2; }));
+  EXPECT_EQ(agent_->requests().back().status, 429);
+  ASSERT_TRUE(agent_->wait_settled());
+  const auto ep = agent_->endpoint(kAtt);
+  ASSERT_TRUE(ep);
+  EXPECT_EQ(ep->at("spec").at("label-configuration").value("user", json()),
+            json::array({"nomad:job=a"}));
+  // Its token went back: the next PATCH is served without waiting.
+  auto next = async_call("PATCH", path, R"({"user":["nomad:job=c"]})");
+  ASSERT_EQ(next.wait_for(5s), std::future_status::ready);
+  EXPECT_EQ(next.get().status, 200);
 }
 
 // --- the validator itself must catch what we rely on it for -----------------------------------

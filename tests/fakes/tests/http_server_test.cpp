@@ -372,6 +372,75 @@ TEST_F(HttpServerTest, StaleSocketFileIsReplaced) {
   EXPECT_EQ(resp->status, 200);
 }
 
+// httplib alone would answer 400 past its 8 KiB line limit; Go answers 431.
+TEST_F(HttpServerTest, LongHeaderLineGets431) {
+  serve(echo);
+  auto conn = connect();
+  ASSERT_TRUE(conn.send("GET /a HTTP/1.1\r\nX-Big: " + std::string(9000, 'y') + "\r\n\r\n"));
+  auto resp = conn.read_response();
+  ASSERT_TRUE(resp) << resp.error().message;
+  EXPECT_EQ(resp->status, 431);
+  EXPECT_TRUE(conn.peer_closed(2s));
+  const auto log = server_->request_log();
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0].status, 431);
+  EXPECT_EQ(log[0].target, "/a");
+}
+
+// Keep-alive as Go serves it: no request cap per connection (httplib's default closes after 5).
+TEST_F(HttpServerTest, KeepAliveHasNoRequestCap) {
+  serve(echo);
+  auto conn = connect();
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(conn.request("GET", "/k")) << i;
+  EXPECT_EQ(server_->accepted_connections(), 1);
+}
+
+// The Go servers behind the fakes neither compress nor serve ranges, and send no Keep-Alive
+// header; httplib would do all three.
+TEST_F(HttpServerTest, NoCompressionRangesOrKeepAliveHeader) {
+  serve([](const HttpRequest&) {
+    HttpResponse r;
+    r.body = "{\"items\":[" + std::string(2000, ' ') + "]}";
+    return r;
+  });
+  auto resp = connect().request("GET", "/big", "",
+                                {{"Accept-Encoding", "gzip, br"}, {"Range", "bytes=0-3"}});
+  ASSERT_TRUE(resp) << resp.error().message;
+  EXPECT_EQ(resp->status, 200);
+  EXPECT_FALSE(resp->header("Content-Encoding"));
+  EXPECT_FALSE(resp->header("Keep-Alive"));
+  EXPECT_EQ(resp->body.size(), 2012u);
+}
+
+TEST_F(HttpServerTest, HandlerSeesItsClientLeave) {
+  std::promise<bool> saw;
+  std::atomic<bool> handling{false};
+  serve([&](const HttpRequest& req) {
+    const bool left_at_first = req.client_gone();
+    handling = true;
+    saw.set_value(!left_at_first && eventually([&] { return req.client_gone(); }));
+    return HttpResponse{};
+  });
+  {
+    auto conn = connect();
+    ASSERT_TRUE(conn.send(format_request("PATCH", "/v1/endpoint/1/labels", "{}")));
+    ASSERT_TRUE(eventually([&] { return handling.load(); }));
+  }  // the client gives up
+  auto fut = saw.get_future();
+  ASSERT_EQ(fut.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(fut.get());
+}
+
+// httplib's own stop() is lost when it comes before its listen loop has started.
+TEST_F(HttpServerTest, StopRightAfterStartReturns) {
+  for (int i = 0; i < 20; ++i) {
+    auto server = HttpServer::unix_socket(sock_, echo);
+    server->start();
+    auto stopped = std::async(std::launch::async, [&server] { server->stop(); });
+    ASSERT_EQ(stopped.wait_for(5s), std::future_status::ready) << i;
+  }
+}
+
 TEST(HttpServerTcp, LoopbackWithEphemeralPort) {
   auto server = HttpServer::tcp("127.0.0.1", 0, echo);
   server->start();
@@ -381,6 +450,12 @@ TEST(HttpServerTcp, LoopbackWithEphemeralPort) {
   EXPECT_EQ(nlohmann::json::parse(resp->body)["path"], "/v1/agent/self");
   server->stop();
   EXPECT_FALSE(http_request(HttpTarget::tcp("127.0.0.1", server->port()), "GET", "/"));
+}
+
+// httplib's default socket options include SO_REUSEPORT, which would let this bind succeed.
+TEST(HttpServerTcp, SecondServerCannotBindABusyPort) {
+  auto first = HttpServer::tcp("127.0.0.1", 0, echo);
+  EXPECT_THROW(HttpServer::tcp("127.0.0.1", first->port(), echo), std::system_error);
 }
 
 TEST(HttpServerTcp, ManyConcurrentClients) {
