@@ -17,6 +17,7 @@
 
 #include "common/cni/plugin_conf.h"
 #include "common/labels/derive_labels.h"
+#include "common/policy/policy_document.h"
 #include "tests/support/cni_chain.h"
 #include "tests/support/netns.h"
 #include "tests/support/process.h"
@@ -403,6 +404,24 @@ TEST_F(ConfExamplesTest, PolicySelectsNomadJobLabels) {
       }
     }
   }
+}
+
+// What conf-examples tells operators to put into Nomad must pass the distributor's validator
+// (README "Policies"), in each of the accepted forms.
+TEST_F(ConfExamplesTest, SamplePoliciesPassTheDistributorsValidator) {
+  for (const char* name : {"policy-web.ccnp.yaml", "policy-payments.cnp.yaml", "policy-web.json"}) {
+    auto object = policy::policy_object_from_item(read_file(example(name)), "nomad-sample",
+                                                  policy::PolicySource{"default", "x", 1});
+    EXPECT_TRUE(object) << name << ": " << (object ? "" : object.error().message);
+  }
+}
+
+TEST_F(ConfExamplesTest, AclPolicyLetsTheLabelerListAndReadThePolicyVariablesOnly) {
+  std::string live = strip_comment_lines(read_file(example("acl-policy.hcl")));
+  EXPECT_TRUE(std::regex_search(
+      live, std::regex("path\\s*\"cilium/policies/\\*\"\\s*\\{\\s*capabilities\\s*=\\s*"
+                       "\\[\"list\",\\s*\"read\"\\]")))
+      << live;
 }
 
 }  // namespace
