@@ -118,7 +118,7 @@ class PolicyE2E : public ::testing::Test {
                                        {"state", "waiting-for-identity"},
                                        {"sync-build-endpoint", true}});
     EXPECT_TRUE(ep) << (ep ? "" : ep.error().message);
-    return ep ? *ep : -1;
+    return ep ? ep->value("id", -1LL) : -1;
   }
 
   void put(const std::string& name, const std::string& policy) {
