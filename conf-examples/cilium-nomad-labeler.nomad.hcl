@@ -95,7 +95,8 @@ job "cilium-nomad-labeler" {
           "--metrics-addr", "127.0.0.1:9810",
           "--log-format", "json",
           "--policy-dir", "/var/lib/cilium-nomad/policies",
-          # The agent's --cluster-name, when it is not "default".
+          # The agent's --cluster-name, when it is not "default": used only when the
+          # agent's /v1/healthz does not tell it (the agent's own name wins).
           # "--cluster-name", "default",
           # Only low-cardinality meta keys; see cilium-agent-flags.md before adding any.
           # "--meta-labels", "team,tier",

@@ -36,6 +36,12 @@ bool looks_like_acl_hidden(const Error& e) {
 
 }  // namespace
 
+labels::LabelPolicy label_policy(const LabelSettings& settings) {
+  labels::LabelPolicy policy = settings.policy;
+  if (settings.cluster_name) policy.cluster_name = settings.cluster_name->get();
+  return policy;
+}
+
 struct AllocLabeler::Attempt {
   MonoTime deadline;        // lookups and confirmation
   MonoTime write_deadline;  // the label write, which may wait out the agent's limiter
@@ -352,7 +358,7 @@ LabelOutcome AllocLabeler::label(const WorkItem& item, std::stop_token stop) {
   step(LabelStep::resolve_identity);
   auto identity = resolve_identity(item, attempt);
   if (!identity) return identity.error();
-  auto desired = labels::derive_labels(identity->identity, settings_.policy);
+  auto desired = labels::derive_labels(identity->identity, label_policy(settings_));
   if (!labels::is_complete(identity->identity)) {
     return outcome(ReplyStatus::kFailed, "allocation has no namespace, job or group to label with",
                    RetryRule::never);

@@ -21,6 +21,7 @@
 #include "common/util/mutex.h"
 #include "common/util/retry_rule.h"
 #include "labeler/call_recorder.h"
+#include "labeler/cluster_name.h"
 #include "labeler/label_step.h"
 #include "labeler/metrics.h"
 #include "labeler/work_item.h"
@@ -28,7 +29,11 @@
 namespace cn::labeler {
 
 struct LabelSettings {
+  // policy.cluster_name is --cluster-name; `cluster_name`, when set, overrides it.
   labels::LabelPolicy policy;
+  // Shared by every worker, so that the agent's name, once the daemon has read it, reaches the
+  // labels of every later derivation (label_policy()).
+  std::shared_ptr<ClusterName> cluster_name;
   std::chrono::milliseconds call_timeout{5000};
   // How long a worker keeps at one item's lookups and confirmation (endpoint not there yet,
   // identity resolving) before it hands the item back as a delayed retry.
@@ -45,6 +50,9 @@ struct LabelSettings {
   // item, never the worker or the daemon. Unset in production.
   LabelFaultHook fault_hook;
 };
+
+// The policy to derive labels with now: settings.policy with the current cluster name.
+labels::LabelPolicy label_policy(const LabelSettings& settings);
 
 struct LabelOutcome {
   notify::ReplyStatus status = notify::ReplyStatus::kPending;

@@ -20,9 +20,11 @@ LabelerDaemon::LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium
       clock_(clock),
       log_(log ? std::move(log) : spdlog::default_logger()),
       health_(clock_, config_.unhealthy_after),
-      state_({config_.state_file}, clock_, log_) {
+      state_({config_.state_file}, clock_, log_),
+      cluster_name_(std::make_shared<ClusterName>(config_.policy.cluster_name)) {
   LabelSettings settings;
   settings.policy = config_.policy;
+  settings.cluster_name = cluster_name_;
   settings.call_timeout = config_.call_timeout;
   settings.item_budget = config_.item_budget;
   settings.write_budget = config_.write_budget;
@@ -101,6 +103,8 @@ Status LabelerDaemon::start(std::stop_token stop) {
                ready.error().message);
     clock_.sleep_for(start_backoff.delay(attempt), halt);
   }
+  // Without the compat labels the name labels nothing: no call, and no warning about it.
+  if (config_.policy.k8s_compat && !halt.stop_requested()) adopt_agent_cluster_name(halt);
   node_id_ = config_.node_id;
   for (int attempt = 0; node_id_.empty() && !halt.stop_requested(); ++attempt) {
     auto id = nomad_.local_node_id(Deadline{clock_.now() + config_.call_timeout, halt});
@@ -133,12 +137,36 @@ Status LabelerDaemon::start(std::stop_token stop) {
   ready_ = true;
   health_.started();
   set_reason("");
-  log_->info("ready: node={}", node_id_);
+  log_->info("ready: node={} cluster={}", node_id_, cluster_name_->get());
   if (config_.resync_interval.count() > 0) {
     resync_thread_ = std::jthread([this](std::stop_token st) { resync_loop(st); });
   }
   start_watcher(first_index);
   return {};
+}
+
+void LabelerDaemon::adopt_agent_cluster_name(std::stop_token halt) {
+  // A wrong name keeps every endpoint out of the peers of every directory policy (from Cilium
+  // 1.19 their selectors require the agent's name). Asked once, at startup: an agent restarted
+  // with another --cluster-name is noticed when the labeler restarts.
+  auto agent = cilium_.cluster_name(Deadline{clock_.now() + config_.call_timeout, halt});
+  calls_.record(Peer::cilium, agent);
+  const std::string& flag = config_.policy.cluster_name;
+  if (!agent) {
+    log_->warn(
+        "agent's cluster name unknown, labeling with --cluster-name: cluster={} kind={} "
+        "error=\"{}\"",
+        flag, to_string(agent.error().kind), agent.error().message);
+    return;
+  }
+  if (*agent == flag) return;
+  log_->warn(
+      "cluster name: agent={} --cluster-name={}; labeling with the agent's fix=\"set "
+      "the labeler's --cluster-name={}\"",
+      *agent, flag, *agent);
+  // Endpoints labeled with the old name before this are rewritten by the first reconcile, which
+  // runs after this and sees their cluster label differ from the one it derives.
+  cluster_name_->set(*agent);
 }
 
 void LabelerDaemon::start_watcher(std::uint64_t index) {

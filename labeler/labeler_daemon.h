@@ -14,6 +14,7 @@
 #include "common/util/mutex.h"
 #include "labeler/alloc_labeler.h"
 #include "labeler/call_recorder.h"
+#include "labeler/cluster_name.h"
 #include "labeler/daemon_config.h"
 #include "labeler/health_tracker.h"
 #include "labeler/notify_server.h"
@@ -45,6 +46,8 @@ class LabelerDaemon {
   HealthTracker& health() { return health_; }
   WorkQueue& queue() { return *queue_; }
   const std::string& node_id() const { return node_id_; }
+  // What `k8s:io.cilium.k8s.policy.cluster` is derived from now.
+  std::string cluster_name() const { return cluster_name_->get(); }
   policy::PolicyDistributor* policies() { return policies_.get(); }
   Result<ReconcileReport> reconcile_now(std::stop_token stop = {}) EXCLUDES(reconcile_mu_);
 
@@ -58,6 +61,9 @@ class LabelerDaemon {
   // requests it first, so nothing it joins afterwards still waits out a deadline.
   std::stop_token shutdown_token() const { return shutdown_.get_token(); }
   void set_reason(std::string reason) EXCLUDES(reason_mu_);
+  // Reads the agent's cluster name once it answers, and labels with it when it differs from
+  // --cluster-name (logged once, with the fix). Failure keeps --cluster-name.
+  void adopt_agent_cluster_name(std::stop_token halt);
   // --watch: runs the configured watcher on its own thread; `index` is the first reconcile's.
   void start_watcher(std::uint64_t index);
 
@@ -70,6 +76,7 @@ class LabelerDaemon {
   CallRecorder calls_{metrics_};
   HealthTracker health_;
   state::StateStore state_;
+  std::shared_ptr<ClusterName> cluster_name_;  // shared with the workers' LabelSettings
   std::unique_ptr<AllocLabeler> labeler_;
   std::unique_ptr<Reconciler> reconciler_ PT_GUARDED_BY(reconcile_mu_);
   std::unique_ptr<OrphanCollector> orphans_ PT_GUARDED_BY(reconcile_mu_);

@@ -181,7 +181,10 @@ int main(int argc, char** argv) {
                    "k8s:io.cilium.k8s.policy.cluster=<cluster>, which policies from the policy "
                    "directory need to select them as peers")
       ->capture_default_str();
-  run_cmd->add_option("--cluster-name", flags.cluster_name, "The Cilium agent's --cluster-name")
+  run_cmd
+      ->add_option("--cluster-name", flags.cluster_name,
+                   "The Cilium agent's --cluster-name, used when its /v1/healthz does not "
+                   "tell it")
       ->capture_default_str();
   run_cmd->add_option("--policy-dir", config.policies.dir,
                       "The agent's --static-cnp-path: write the policies kept in Nomad Variables "

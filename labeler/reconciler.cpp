@@ -79,6 +79,8 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id,
   std::map<std::string, state::LabeledInfo> confirmed;
   std::map<std::string, std::pair<const cilium::Endpoint*, const nomad::Allocation*>> seen;
   std::set<std::string> handled;
+  // One cluster name for the whole pass, read once rather than per endpoint.
+  const labels::LabelPolicy policy = label_policy(settings_);
 
   for (const auto& ep : endpoints->endpoints) {
     if (cilium::is_reserved_only(ep)) continue;
@@ -100,7 +102,7 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id,
                  identity ? "incomplete identity" : identity.error().message);
       continue;
     }
-    auto desired = labels::derive_labels(*identity, settings_.policy);
+    auto desired = labels::derive_labels(*identity, policy);
     auto plan = cilium::plan_label_write(ep, desired);
     if (plan.action == cilium::LabelWriteAction::none) {
       ++report.correct;

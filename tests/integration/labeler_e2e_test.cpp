@@ -2,6 +2,7 @@
 // (loopback TCP), the curl clients, the daemon, and the real plugin binary sending notifications.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <regex>
@@ -28,11 +29,16 @@ const std::vector<std::string> kWebLabels = {
 
 class LabelerE2E : public ::testing::Test {
  protected:
-  void SetUp() override {
+  fakes::FakeCiliumAgentConfig agent_config() {
     fakes::FakeCiliumAgentConfig ac;
     ac.socket_path = dir_.file("cilium.sock");
     ac.identity_delay =
         std::chrono::milliseconds{30};  // resolution is asynchronous, as in the agent
+    return ac;
+  }
+
+  void SetUp() override {
+    auto ac = agent_config();
     agent_ = std::make_unique<fakes::FakeCiliumAgent>(ac);
     agent_->start();
     nomad_ = std::make_unique<fakes::FakeNomad>();
@@ -61,7 +67,7 @@ class LabelerE2E : public ::testing::Test {
     if (nomad_) nomad_->stop();
   }
 
-  void start_daemon(std::string meta_labels = "") {
+  void start_daemon(std::string meta_labels = "", std::string cluster_name = "default") {
     DaemonConfig config;
     config.socket_path = dir_.file("run/labeler.sock");
     config.state_file = dir_.file("run/state.json");
@@ -69,6 +75,7 @@ class LabelerE2E : public ::testing::Test {
     config.watch = WatchMode::kNone;
     config.metrics_addr = "";
     if (!meta_labels.empty()) config.policy = *labels::parse_label_policy(meta_labels);
+    config.policy.cluster_name = cluster_name;
     daemon_ = std::make_unique<LabelerDaemon>(config, *nomad_client_, *cilium_client_,
                                               system_clock(), nullptr);
     std::stop_source never;
@@ -195,6 +202,30 @@ TEST_F(LabelerE2E, StartupReconcileLabelsEndpointsThatExistedBeforeWithOneNomadC
   EXPECT_EQ(report->correct, 20u);
   EXPECT_EQ(report->enqueued, 0u);
   EXPECT_EQ(agent_->count("PATCH", "/endpoint/{id}"), 20);
+}
+
+TEST_F(LabelerE2E, LabelsCarryTheAgentsClusterNameOverAWrongFlag) {
+  agent_->stop();
+  auto ac = agent_config();
+  ac.cluster_name = "eu-west";  // the agent's --cluster-name; its healthz says eu-west/fake-node
+  agent_ = std::make_unique<fakes::FakeCiliumAgent>(ac);
+  agent_->start();
+  const std::string before = running_alloc("10.200.5.10");
+  start_daemon("", "default");
+  EXPECT_EQ(daemon_->cluster_name(), "eu-west");
+  EXPECT_EQ(agent_->count("GET", "/healthz"), 1);
+
+  std::vector<std::string> eu_labels = kWebLabels;
+  std::replace(eu_labels.begin(), eu_labels.end(),
+               std::string("k8s:io.cilium.k8s.policy.cluster=default"),
+               std::string("k8s:io.cilium.k8s.policy.cluster=eu-west"));
+  std::sort(eu_labels.begin(), eu_labels.end());
+  // The startup reconcile's work and a notified allocation both carry the agent's name.
+  EXPECT_TRUE(wait_labeled(before, eu_labels)) << identity_labels(endpoint_of(before)).size();
+  const std::string notified = running_alloc("10.200.5.11");
+  auto add = plugin_add(notified, "10.200.5.11", 3000);
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+  EXPECT_EQ(identity_labels(endpoint_of(notified)), eu_labels);
 }
 
 TEST_F(LabelerE2E, NomadDownLabelsFromCniArgsThenAddsMetaLabelsOnceNomadAnswers) {

@@ -23,6 +23,10 @@ class CiliumApi {
   // GET /v1/config answers 200: the agent is up and serving its API.
   virtual Status ready(Deadline deadline) = 0;
 
+  // The agent's --cluster-name, from GET /v1/healthz `cluster.self` (model/agent_cluster.h).
+  // bad_answer when the answer does not tell it (no `cluster.self` yet).
+  virtual Result<std::string> cluster_name(Deadline deadline) = 0;
+
   virtual Result<Endpoint> endpoint(const EndpointRef& ref, Deadline deadline) = 0;
   virtual Result<EndpointList> endpoints(Deadline deadline) = 0;
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/cilium/client/agent_error.h"
+#include "common/cilium/model/agent_cluster.h"
 
 namespace cn::cilium {
 
@@ -87,6 +88,16 @@ Status CurlCiliumClient::ready(Deadline deadline) {
   if (!res) return std::unexpected(res.error());
   if (res->status != 200) return std::unexpected(error_from(*res, false));
   return {};
+}
+
+Result<std::string> CurlCiliumClient::cluster_name(Deadline deadline) {
+  // Not `brief`: the brief answer leaves `cluster` out.
+  auto res =
+      call(http::Request{http::Method::get, "/v1/healthz", {}, std::nullopt, milliseconds{0}},
+           deadline, true);
+  if (!res) return std::unexpected(res.error());
+  if (res->status != 200) return std::unexpected(error_from(*res, false));
+  return http::refused_answer(parse_cluster_name(res->body));
 }
 
 Result<Endpoint> CurlCiliumClient::endpoint(const EndpointRef& ref, Deadline deadline) {

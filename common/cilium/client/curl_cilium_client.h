@@ -19,6 +19,7 @@ class CurlCiliumClient final : public CiliumApi {
                             std::shared_ptr<spdlog::logger> log = nullptr);
 
   Status ready(Deadline deadline) override;
+  Result<std::string> cluster_name(Deadline deadline) override;
   Result<Endpoint> endpoint(const EndpointRef& ref, Deadline deadline) override;
   Result<EndpointList> endpoints(Deadline deadline) override;
   Status replace_identity_labels(const EndpointRef& ref, const std::vector<std::string>& labels,

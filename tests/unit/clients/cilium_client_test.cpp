@@ -121,6 +121,34 @@ TEST_F(CiliumClientTest, ReadyWhenConfigAnswers) {
   EXPECT_NE(down.error().message.find("cilium.sock"), std::string::npos) << down.error().message;
 }
 
+TEST_F(CiliumClientTest, ClusterNameFromHealthz) {
+  CurlCiliumClient client(config());
+  auto name = client.cluster_name(soon());  // the fake's cluster is `default`: a bare node name
+  ASSERT_TRUE(name) << name.error().message;
+  EXPECT_EQ(*name, "default");
+  EXPECT_EQ(agent_->count("GET", "/healthz"), 1);
+
+  agent_->stop();
+  fakes::FakeCiliumAgentConfig cfg;
+  cfg.socket_path = dir_.file("cilium.sock");
+  cfg.clock = &agent_clock_;
+  cfg.cluster_name = "eu-west";
+  agent_ = std::make_unique<fakes::FakeCiliumAgent>(cfg);
+  agent_->start();
+  name = client.cluster_name(soon());  // a `brief` request would have no `cluster` to read
+  ASSERT_TRUE(name) << name.error().message;
+  EXPECT_EQ(*name, "eu-west");
+}
+
+TEST_F(CiliumClientTest, HealthzThatDoesNotTellTheClusterIsABadAnswer) {
+  agent_->inject_fault(FaultRule::fail("GET", "/healthz", 200, 1, R"({"cilium":{"state":"Ok"}})"));
+  CurlCiliumClient client(config());
+  auto name = client.cluster_name(soon());
+  ASSERT_FALSE(name);
+  EXPECT_EQ(name.error().kind, ErrorKind::bad_answer) << name.error().message;
+  EXPECT_NE(name.error().message.find("cluster.self"), std::string::npos) << name.error().message;
+}
+
 TEST_F(CiliumClientTest, HostHeaderIsLocalhost) {
   TempDir dir;
   std::mutex mu;

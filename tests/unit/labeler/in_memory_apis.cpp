@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "common/cilium/model/agent_cluster.h"
+#include "common/http/http_types.h"
+
 namespace cn::testing {
 
 nomad::Allocation make_alloc(const std::string& id, const std::string& job,
@@ -424,6 +427,17 @@ Status InMemoryCilium::ready(Deadline) {
   std::lock_guard lock(mu_);
   if (auto e = injected(CiliumCall::config)) return std::unexpected(*e);
   return {};
+}
+
+void InMemoryCilium::set_healthz_body(std::string body) {
+  std::lock_guard lock(mu_);
+  healthz_body_ = std::move(body);
+}
+
+Result<std::string> InMemoryCilium::cluster_name(Deadline) {
+  std::lock_guard lock(mu_);
+  if (auto e = injected(CiliumCall::healthz)) return std::unexpected(*e);
+  return http::refused_answer(cilium::parse_cluster_name(healthz_body_));
 }
 
 Result<cilium::Endpoint> InMemoryCilium::endpoint(const cilium::EndpointRef& ref, Deadline) {

@@ -27,7 +27,7 @@ enum class NomadCall {
   variables,
   variable
 };
-enum class CiliumCall { config, get, list, patch_endpoint, patch_labels, del };
+enum class CiliumCall { config, healthz, get, list, patch_endpoint, patch_labels, del };
 
 class InMemoryNomad : public nomad::NomadApi {
  public:
@@ -151,8 +151,12 @@ class InMemoryCilium : public cilium::CiliumApi {
   bool endpoint_patch_supported = true;
   // The deadline the caller gave the last PATCH /v1/endpoint/{id}.
   MonoTime last_write_deadline() const;
+  // What GET /v1/healthz answers; cluster_name() reads it with the real model. By default an
+  // agent of cluster `default` (a bare node name).
+  void set_healthz_body(std::string body);
 
   Status ready(Deadline) override;
+  Result<std::string> cluster_name(Deadline) override;
   Result<cilium::Endpoint> endpoint(const cilium::EndpointRef& ref, Deadline) override;
   Result<cilium::EndpointList> endpoints(Deadline) override;
   Status replace_identity_labels(const cilium::EndpointRef& ref,
@@ -176,6 +180,7 @@ class InMemoryCilium : public cilium::CiliumApi {
   std::map<CiliumCall, int> calls_;
   std::map<CiliumCall, std::pair<int, int>> failures_;
   MonoTime last_write_deadline_{};
+  std::string healthz_body_ = R"({"cluster":{"self":"node1"}})";
   std::condition_variable_any held_cv_;
   bool holding_ = false;
   int held_ = 0;
