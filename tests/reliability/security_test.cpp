@@ -16,6 +16,7 @@
 #include <regex>
 #include <set>
 
+#include "common/labels/derive_labels.h"
 #include "common/labels/label.h"
 #include "common/labels/label_text.h"
 #include "tests/reliability/support/background_process.h"
@@ -165,11 +166,14 @@ TEST(Security, HostileCniArgsValuesCannotForgeReservedOrForeignLabels) {
   std::set<std::string> keys;
   for (const auto& text : got) {
     auto label = labels::parse_label(text);
-    EXPECT_EQ(label.source, "nomad") << text;
+    // Only our own labels: the nomad: ones and the two k8s: compat keys, nothing the hint forged.
+    EXPECT_TRUE(labels::is_ours(label)) << text;
     EXPECT_TRUE(labels::is_valid_label_value(label.value)) << text;
     keys.insert(label.key);
   }
-  EXPECT_EQ(keys, (std::set<std::string>{"nomad.group", "nomad.job", "nomad.namespace"}))
+  EXPECT_EQ(keys, (std::set<std::string>{std::string(labels::kKeyK8sCluster),
+                                         std::string(labels::kKeyK8sNamespace), "nomad.group",
+                                         "nomad.job", "nomad.namespace"}))
       << ::testing::PrintToString(got);
   EXPECT_TRUE(std::find(got.begin(), got.end(),
                         "nomad:nomad.job=" + labels::sanitize_label_value(hint.job_id)) !=
