@@ -7,8 +7,6 @@
 #include "cni-plugin/plugin_main.h"
 #include "common/cni/plugin_conf.h"
 
-extern char** environ;
-
 namespace {
 
 std::string read_stdin() {

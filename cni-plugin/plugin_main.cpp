@@ -16,7 +16,7 @@ constexpr std::string_view kCommandKey = "CNI_COMMAND=";
 
 // Found without allocating: the last resort may run because allocation failed.
 std::string_view find_command(const char* const* envp) noexcept {
-  for (auto e = envp; e && *e; ++e) {
+  for (const auto* e = envp; e && *e; ++e) {
     if (std::strncmp(*e, kCommandKey.data(), kCommandKey.size()) == 0)
       return *e + kCommandKey.size();
   }
@@ -25,7 +25,7 @@ std::string_view find_command(const char* const* envp) noexcept {
 
 std::map<std::string, std::string> cni_environment(const char* const* envp) {
   std::map<std::string, std::string> env;
-  for (auto e = envp; e && *e; ++e) {
+  for (const auto* e = envp; e && *e; ++e) {
     std::string_view kv(*e);
     if (!kv.starts_with("CNI_")) continue;  // only ours; Nomad passes its whole environment
     auto eq = kv.find('=');

@@ -66,7 +66,7 @@ Deadline AllocLabeler::call_deadline(const Attempt& attempt) const {
   return Deadline{std::min(attempt.deadline, clock_.now() + settings_.call_timeout), attempt.stop};
 }
 
-LabelOutcome AllocLabeler::failed_call(Peer peer, std::string context, const Error& error) const {
+LabelOutcome AllocLabeler::failed_call(Peer peer, std::string context, const Error& error) {
   LabelOutcome o =
       outcome(ReplyStatus::kPending, std::move(context) + error.message, retry_rule(error));
   o.remedy = std::string(remedy(error, peer));

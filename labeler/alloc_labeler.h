@@ -100,7 +100,7 @@ class AllocLabeler {
               const labels::AllocationIdentity& identity, const labels::LabelSet& desired);
   Deadline call_deadline(const Attempt& attempt) const;
   // A failed call as an outcome: the retry rule and remedy come from the error's kind.
-  LabelOutcome failed_call(Peer peer, std::string context, const Error& error) const;
+  static LabelOutcome failed_call(Peer peer, std::string context, const Error& error);
   // When this process last saw each allocation's endpoint carry its labels. A prefetched
   // endpoint read before that is stale: planning a write from it would write a second time.
   void note_labeled(const std::string& alloc_id) EXCLUDES(labeled_mu_);

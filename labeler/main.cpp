@@ -37,7 +37,8 @@ struct RunFlags {
 };
 
 const char* env_or_null(const char* name) {
-  const char* v = std::getenv(name);
+  // getenv races only with a setenv, and nothing in the labeler changes its environment.
+  const char* v = std::getenv(name);  // NOLINT(concurrency-mt-unsafe)
   return v && *v ? v : nullptr;
 }
 
@@ -116,7 +117,9 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// An exception that escapes main ends the process through std::terminate, whose abort message
+// names it; the supervisor (systemd, Nomad) restarts the labeler, as after any crash.
+int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   CLI::App app{"cilium-nomad-labeler: gives Nomad allocations their Cilium identity"};
   app.require_subcommand(1);
 

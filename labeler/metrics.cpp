@@ -20,9 +20,8 @@ Gauge& gauge(Registry& registry, const char* name, const char* help) {
 }
 
 Histogram& histogram(Registry& registry, const char* name, const char* help,
-                     Histogram::BucketBoundaries bounds) {
-  return prometheus::BuildHistogram().Name(name).Help(help).Register(registry).Add(
-      {}, std::move(bounds));
+                     const Histogram::BucketBoundaries& bounds) {
+  return prometheus::BuildHistogram().Name(name).Help(help).Register(registry).Add({}, bounds);
 }
 
 std::string label(std::string_view value) {

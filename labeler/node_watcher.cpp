@@ -143,18 +143,14 @@ void NodeWatcher::apply(const nomad::AllocationList& list, std::uint64_t asked, 
 }
 
 bool NodeWatcher::explained_by_gc(const nomad::AllocationList& list) const {
-  for (const auto& alloc : list.allocations) {
-    if (!alloc.node_id.empty() && alloc.node_id != node_id_) continue;
+  return std::ranges::all_of(list.allocations, [&](const nomad::Allocation& alloc) {
+    if (!alloc.node_id.empty() && alloc.node_id != node_id_) return true;
     auto it = known_.find(alloc.id);
-    if (it != known_.end()) {
-      // Below the asked index no write can have touched it since the last answer.
-      if (alloc.modify_index != it->second) return false;
-    } else if (known_complete_ && !alloc.is_terminal()) {
-      // Live now means live in the last answer too (a terminal allocation never comes back).
-      return false;
-    }
-  }
-  return true;
+    // Below the asked index no write can have touched it since the last answer.
+    if (it != known_.end()) return alloc.modify_index == it->second;
+    // Live now means live in the last answer too (a terminal allocation never comes back).
+    return !known_complete_ || alloc.is_terminal();
+  });
 }
 
 }  // namespace cn::labeler

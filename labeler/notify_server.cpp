@@ -50,7 +50,7 @@ Status NotifyServer::listen() {
     if (fs::exists(st) && !fs::is_directory(st)) {
       // What mkdir(2) answers for a path taken by something else.
       return fail("notification socket directory " + dir.string() + " is not a directory (" +
-                  std::strerror(EEXIST) + ")");
+                  errno_text(EEXIST) + ")");
     }
     fs::create_directories(dir, ec);
     if (ec)
@@ -62,8 +62,8 @@ Status NotifyServer::listen() {
   sockaddr_un addr{};
   if (path.size() >= sizeof addr.sun_path) {
     return fail("notification socket path " + path + " is longer than " +
-                std::to_string(sizeof addr.sun_path - 1) + " bytes (" +
-                std::strerror(ENAMETOOLONG) + ")");
+                std::to_string(sizeof addr.sun_path - 1) + " bytes (" + errno_text(ENAMETOOLONG) +
+                ")");
   }
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
@@ -77,25 +77,25 @@ Status NotifyServer::listen() {
     if (probe >= 0) ::close(probe);
     if (live) {
       return fail("another labeler is listening on notification socket " + path + " (" +
-                  std::strerror(EADDRINUSE) + ")");
+                  errno_text(EADDRINUSE) + ")");
     }
     ::unlink(path.c_str());
   }
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
-    return fail(std::string("cannot create notification socket (") + std::strerror(errno) + ")");
+    return fail(std::string("cannot create notification socket (") + errno_text(errno) + ")");
   if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
     const int err = errno;
     ::close(fd);  // not ours to unlink: the path was not bound by us
-    return fail("cannot bind notification socket " + path + " (" + std::strerror(err) + ")");
+    return fail("cannot bind notification socket " + path + " (" + errno_text(err) + ")");
   }
   listen_fd_ = fd;  // from here on stop() removes the socket file
   ::chmod(path.c_str(), 0600);
   if (::listen(listen_fd_, 512) != 0) {
-    return fail("cannot listen on notification socket " + path + " (" + std::strerror(errno) + ")");
+    return fail("cannot listen on notification socket " + path + " (" + errno_text(errno) + ")");
   }
   if (::pipe2(wake_pipe_, O_CLOEXEC) != 0)
-    return fail(std::string("pipe (") + std::strerror(errno) + ")");
+    return fail(std::string("pipe (") + errno_text(errno) + ")");
   return {};
 }
 

@@ -3,7 +3,8 @@
 #include <sys/socket.h>
 
 #include <cerrno>
-#include <cstring>
+
+#include "common/util/result.h"
 
 namespace cn::labeler {
 
@@ -15,7 +16,7 @@ ReadProgress read_available(int fd, std::string& buffer, std::size_t max_bytes,
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return ReadProgress::kMore;
     if (n < 0) {
-      error = std::string("recv: ") + std::strerror(errno);
+      error = std::string("recv: ") + errno_text(errno);
       return ReadProgress::kFailed;
     }
     if (n == 0) return buffer.empty() ? ReadProgress::kClosedEmpty : ReadProgress::kClosed;

@@ -1,7 +1,8 @@
 #include "labeler/signal_watcher.h"
 
 #include <pthread.h>
-#include <signal.h>
+
+#include <csignal>
 
 #include <spdlog/spdlog.h>
 
@@ -33,8 +34,9 @@ SignalWatcher::SignalWatcher(std::stop_source stop, std::shared_ptr<spdlog::logg
 SignalWatcher::~SignalWatcher() {
   closing_ = true;
   // Aimed at the watcher thread alone: it stays pending for that thread if the thread has not
-  // reached sigwait yet, so the wake-up cannot be lost.
-  pthread_kill(thread_.native_handle(), SIGTERM);
+  // reached sigwait yet, so the wake-up cannot be lost. Every thread blocks SIGTERM
+  // (block_signals), so it wakes sigwait and never terminates anything.
+  pthread_kill(thread_.native_handle(), SIGTERM);  // NOLINT(bugprone-bad-signal-to-kill-thread)
   thread_.join();
 }
 

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 
 #include <httplib.h>
 
@@ -56,15 +55,14 @@ Status StatusServer::start(const std::string& address) {
   // httplib reports only success or failure; the bind's errno is still set when it returns.
   errno = 0;
   if (port == 0) {
-    port_ = server_->bind_to_any_port(host.c_str());
+    port_ = server_->bind_to_any_port(host);
   } else {
-    port_ = server_->bind_to_port(host.c_str(), port) ? port : -1;
+    port_ = server_->bind_to_port(host, port) ? port : -1;
   }
   if (port_ < 0) {
     const int err = errno;
     return fail("metrics address " + address + " is not available (" +
-                (err != 0 ? std::string(std::strerror(err)) : std::string("host not resolvable")) +
-                ")");
+                (err != 0 ? errno_text(err) : std::string("host not resolvable")) + ")");
   }
   thread_ = std::thread([this] { server_->listen_after_bind(); });
   return {};

@@ -14,8 +14,8 @@ packages=(
   containernetworking-plugins iproute2 openssl curl procps jq
   # promtool (checks the labeler's /metrics output in tests)
   prometheus
-  # fuzzing (libFuzzer) and sanitizer runtimes; the format gate
-  clang libclang-rt-14-dev clang-format
+  # fuzzing (libFuzzer) and sanitizer runtimes, the thread-safety gate; the format and tidy gates
+  clang libclang-rt-14-dev clang-format clang-tidy
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# README command 2 and CI: install what is missing, build, and run the whole suite under
+# README command 2 and CI: install what is missing, run the format, thread-safety and clang-tidy
+# gates (they fail in minutes, before any build), build, and run the whole suite under
 # ASan+UBSan (the fault suite tests/reliability included), the labeler's concurrency tests under
 # TSan, a libFuzzer smoke of every parser, then the optimised binaries users get (the static
 # plugin, the labeler) end to end through the demo. Ends with ctest's summary.
@@ -13,6 +14,10 @@ scripts/install-deps.sh
 
 echo "== format gate (clang-format)"
 scripts/check-format.sh
+echo "== thread-safety gate (clang -Wthread-safety over the product sources)"
+scripts/check-thread-safety.sh
+echo "== tidy gate (clang-tidy over the product sources)"
+scripts/check-tidy.sh
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 

@@ -25,7 +25,7 @@ struct PluginConf {
 };
 
 // Upper bound on stdin: a netconf is a few KiB; anything near this is not one.
-inline constexpr std::size_t kMaxStdinBytes = 4 * 1024 * 1024;
+inline constexpr std::size_t kMaxStdinBytes = std::size_t{4} * 1024 * 1024;
 
 // Parses and validates stdin. Errors carry the CNI code to report.
 std::expected<PluginConf, CniError> parse_plugin_conf(std::string_view stdin_data);

@@ -45,7 +45,8 @@ struct HttpClientConfig {
   Headers default_headers;
   std::chrono::milliseconds connect_timeout{5'000};
   std::chrono::milliseconds default_timeout{30'000};
-  std::size_t max_body_bytes = 64U * 1024U * 1024U;  // a node's full allocations, with margin
+  std::size_t max_body_bytes =
+      std::size_t{64} * 1024 * 1024;  // a node's full allocations, with margin
   std::size_t max_idle_connections = 4;
   std::string user_agent = "cilium-nomad";
   std::shared_ptr<spdlog::logger> log;  // nullptr: spdlog's default logger

@@ -19,10 +19,7 @@ bool is_label_char(char c) {
 bool is_label_text(std::string_view text) {
   if (text.empty() || text.size() > kMaxLabelText) return false;
   if (!is_alnum(text.front()) || !is_alnum(text.back())) return false;
-  for (char c : text) {
-    if (!is_label_char(c)) return false;
-  }
-  return true;
+  return std::ranges::all_of(text, is_label_char);
 }
 
 std::string_view trim_to_alnum(std::string_view text) {

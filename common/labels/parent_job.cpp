@@ -1,5 +1,7 @@
 #include "common/labels/parent_job.h"
 
+#include <algorithm>
+
 namespace cn::labels {
 
 namespace {
@@ -9,18 +11,13 @@ constexpr std::string_view kDispatch = "dispatch-";
 
 bool all_digits(std::string_view s) {
   if (s.empty()) return false;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-  }
-  return true;
+  return std::ranges::all_of(s, [](char c) { return c >= '0' && c <= '9'; });
 }
 
 bool all_hex(std::string_view s) {
-  for (char c : s) {
-    bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-    if (!hex) return false;
-  }
-  return true;
+  return std::ranges::all_of(s, [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  });
 }
 
 bool is_child_suffix(std::string_view suffix) {

@@ -17,7 +17,7 @@
 namespace cn::notify {
 
 inline constexpr int kProtocolVersion = 1;
-inline constexpr std::size_t kMaxFrameBytes = 64 * 1024;
+inline constexpr std::size_t kMaxFrameBytes = std::size_t{64} * 1024;
 
 enum class Op { kAdd, kDel, kCheck };
 

@@ -21,7 +21,7 @@ Status wait_for(int fd, short events, Clock& clock, MonoTime deadline) {
     pollfd p{fd, events, 0};
     int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return fail_errno(std::strerror(errno), errno);
+    if (n < 0) return fail_errno(errno_text(errno), errno);
     if (n > 0) return {};
   }
 }
@@ -54,7 +54,7 @@ Result<UniqueFd> connect_unix(const std::string& path, Clock& clock, MonoTime de
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
 
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!fd) return fail_errno(std::string("socket: ") + std::strerror(errno), errno);
+  if (!fd) return fail_errno(std::string("socket: ") + errno_text(errno), errno);
   for (;;) {
     if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) return fd;
     if (errno == EINTR) continue;
@@ -65,14 +65,14 @@ Result<UniqueFd> connect_unix(const std::string& path, Clock& clock, MonoTime de
       }
       continue;
     }
-    return fail_errno("connect " + path + ": " + std::strerror(errno), errno);
+    return fail_errno("connect " + path + ": " + errno_text(errno), errno);
   }
   if (auto ok = wait_for(fd.get(), POLLOUT, clock, deadline); !ok)
     return std::unexpected(ok.error());
   int err = 0;
   socklen_t len = sizeof err;
   ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
-  if (err != 0) return fail_errno("connect " + path + ": " + std::strerror(err), err);
+  if (err != 0) return fail_errno("connect " + path + ": " + errno_text(err), err);
   return fd;
 }
 
@@ -88,7 +88,7 @@ Status send_all(int fd, std::string_view data, Clock& clock, MonoTime deadline) 
       if (auto ok = wait_for(fd, POLLOUT, clock, deadline); !ok) return ok;
       continue;
     }
-    return fail_errno(std::string("send: ") + std::strerror(errno), errno);
+    return fail_errno(std::string("send: ") + errno_text(errno), errno);
   }
   return {};
 }
@@ -104,7 +104,7 @@ Result<std::string> read_line(int fd, std::size_t max_bytes, Clock& clock, MonoT
       if (auto ok = wait_for(fd, POLLIN, clock, deadline); !ok) return std::unexpected(ok.error());
       continue;
     }
-    if (n < 0) return fail_errno(std::string("recv: ") + std::strerror(errno), errno);
+    if (n < 0) return fail_errno(std::string("recv: ") + errno_text(errno), errno);
     if (n == 0) return fail_errno("connection closed before a full line", ECONNRESET);
     std::string_view chunk(buf, static_cast<std::size_t>(n));
     auto nl = chunk.find('\n');

@@ -16,7 +16,7 @@
 namespace cn::policy {
 
 // A variable's items may hold 64 KiB in Nomad; a policy item larger than this is refused.
-inline constexpr std::size_t kMaxPolicyBytes = 64 * 1024;
+inline constexpr std::size_t kMaxPolicyBytes = std::size_t{64} * 1024;
 
 // Annotations on every written object: where it came from, so `policy status` and a reader of
 // the directory can trace a file back to its variable.

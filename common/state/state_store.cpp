@@ -10,17 +10,12 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
 
 #include <spdlog/spdlog.h>
 
 namespace cn::state {
 namespace {
-
-std::string errno_text(int err) {
-  return std::strerror(err);
-}
 
 std::string parent_dir(const std::string& path) {
   auto parent = std::filesystem::path(path).parent_path();
@@ -81,7 +76,7 @@ Result<StateStore::Lock> StateStore::acquire() {
   return lock;
 }
 
-Result<std::optional<std::string>> StateStore::read_text_locked() {
+Result<std::optional<std::string>> StateStore::read_text_locked() const {
   int fd = ::open(options_.path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return std::optional<std::string>{};
@@ -136,7 +131,7 @@ Status StateStore::write_locked(const StateDoc& doc) {
   return write_text_locked(to_text(doc));
 }
 
-Status StateStore::write_text_locked(const std::string& text) {
+Status StateStore::write_text_locked(const std::string& text) const {
   return replace_file_atomically(options_.path, text, 0600);
 }
 

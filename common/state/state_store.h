@@ -63,7 +63,7 @@ class StateStore {
   class Lock;
   Result<Lock> acquire();
   // nullopt: no file yet.
-  Result<std::optional<std::string>> read_text_locked();
+  Result<std::optional<std::string>> read_text_locked() const;
   // Quarantines a corrupt text and reports that through `replaced`.
   Result<StateDoc> parse_or_quarantine(const std::optional<std::string>& text, bool& replaced);
   Result<StateDoc> read_locked(bool& replaced);
@@ -79,7 +79,7 @@ class StateStore {
   std::optional<Status> update_line_locked(const std::optional<std::string>& text,
                                            const std::string& alloc_id, const SlotMutation& mutate);
   Status write_locked(const StateDoc& doc);
-  Status write_text_locked(const std::string& text);
+  Status write_text_locked(const std::string& text) const;
 
   Options options_;
   Clock& clock_;

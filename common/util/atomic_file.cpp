@@ -5,16 +5,11 @@
 
 #include <atomic>
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
 
 namespace cn {
 
 namespace {
-
-std::string errno_text(int err) {
-  return std::strerror(err);
-}
 
 Status write_all(int fd, std::string_view data) {
   std::size_t done = 0;

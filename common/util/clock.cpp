@@ -69,7 +69,7 @@ long long unix_millis(WallTime t) {
 
 std::string rfc3339(WallTime t) {
   long long ms = unix_millis(t);
-  std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  auto secs = static_cast<std::time_t>(ms / 1000);
   if (ms < 0 && ms % 1000 != 0) --secs;
   int frac = static_cast<int>(((ms % 1000) + 1000) % 1000);
   std::tm tm{};

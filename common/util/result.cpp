@@ -1,6 +1,7 @@
 #include "common/util/result.h"
 
 #include <cerrno>
+#include <cstring>
 
 namespace cn {
 
@@ -35,6 +36,13 @@ std::string_view to_string(ErrorKind kind) {
 std::unexpected<Error> fail_errno(std::string message, int err) {
   const ErrorKind kind = err == ETIMEDOUT ? ErrorKind::timeout : ErrorKind::io;
   return std::unexpected<Error>(Error{kind, std::move(message), 0, err});
+}
+
+std::string errno_text(int err) {
+  char buffer[256];
+  // GNU strerror_r (glibc's with _GNU_SOURCE, which g++ and clang++ define for C++): it returns
+  // the text, in `buffer` or in static storage, and never fails.
+  return ::strerror_r(err, buffer, sizeof buffer);
 }
 
 Error http_error(int status, std::string message) {

@@ -48,6 +48,10 @@ inline std::unexpected<Error> fail(ErrorKind kind, std::string message) {
 // A failed system call: ETIMEDOUT becomes a timeout, anything else io.
 std::unexpected<Error> fail_errno(std::string message, int err);
 
+// The text of an errno value ("No such file or directory"). Use it instead of std::strerror,
+// which may hand every thread the same buffer: the labeler calls this from several threads.
+std::string errno_text(int err);
+
 // The error for an HTTP answer with a non-success status: the kind follows the status.
 Error http_error(int status, std::string message);
 

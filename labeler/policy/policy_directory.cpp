@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -110,7 +109,7 @@ Status PolicyDirectory::write(std::string_view name, std::string_view content,
 Status PolicyDirectory::remove(std::string_view name) const {
   const std::string path = file_path(name);
   if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-    return fail_errno("cannot remove " + path + ": " + std::strerror(errno), errno);
+    return fail_errno("cannot remove " + path + ": " + errno_text(errno), errno);
   return {};
 }
 

@@ -1,7 +1,6 @@
 #include "labeler/policy/policy_status_command.h"
 
 #include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -15,8 +14,7 @@ Result<std::string> render_policy_status(const std::string& status_file, bool as
   std::ifstream in(status_file, std::ios::binary);
   if (!in) {
     const int err = errno;
-    return fail_errno(
-        std::strerror(err) + std::string(" (is the labeler running with --policy-dir?)"), err);
+    return fail_errno(errno_text(err) + " (is the labeler running with --policy-dir?)", err);
   }
   std::ostringstream text;
   text << in.rdbuf();

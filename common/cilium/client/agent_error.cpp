@@ -1,6 +1,7 @@
 #include "common/cilium/client/agent_error.h"
 
 #include <cctype>
+#include <cmath>
 
 #include <nlohmann/json.hpp>
 
@@ -58,7 +59,7 @@ std::optional<std::chrono::milliseconds> parse_go_duration(std::string_view text
     total_ms += value * scale;
   }
   if (total_ms < 0 || total_ms > 1e12) return std::nullopt;
-  return std::chrono::milliseconds{static_cast<long long>(total_ms + 0.5)};
+  return std::chrono::milliseconds{std::llround(total_ms)};
 }
 
 std::optional<std::chrono::milliseconds> rate_limit_wait_hint(std::string_view text) {

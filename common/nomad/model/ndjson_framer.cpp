@@ -1,5 +1,7 @@
 #include "common/nomad/model/ndjson_framer.h"
 
+#include <algorithm>
+
 namespace cn::nomad {
 
 namespace {
@@ -7,10 +9,7 @@ namespace {
 constexpr std::size_t kQuotedTail = 200;
 
 bool is_blank(std::string_view s) {
-  for (char c : s) {
-    if (c != ' ' && c != '\t' && c != '\r') return false;
-  }
-  return true;
+  return std::ranges::all_of(s, [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
 }
 
 void emit(std::string_view line, std::vector<std::string>& out) {

@@ -12,7 +12,7 @@ namespace cn::nomad {
 
 class NdjsonFramer {
  public:
-  static constexpr std::size_t kDefaultMaxLine = 16U * 1024U * 1024U;
+  static constexpr std::size_t kDefaultMaxLine = std::size_t{16} * 1024 * 1024;
 
   explicit NdjsonFramer(std::size_t max_line = kDefaultMaxLine) : max_line_(max_line) {}
 
