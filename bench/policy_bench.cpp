@@ -198,8 +198,9 @@ Figures write_to_file(int writes) {
 // ---- 1b. the same write after the watch sat idle ---------------------------------------------
 // The watch's blocking list is given `call_timeout` as its whole deadline while it asks Nomad to
 // hold it for `wait` (300 s): an idle watch fails every call_timeout and sleeps out a growing
-// backoff, and a write landing in that sleep waits for it. Shown here with call_timeout 1 s and
-// 6 s of quiet, the same as the defaults (10 s) after a minute of quiet, ten times faster.
+// backoff, and a write landing in that sleep waits for it. By default shown with call_timeout
+// 1 s and 6 s of quiet: the defaults' mechanism (10 s) ten times faster, the backoff unscaled.
+// POLICY_IDLE_ONLY=1 with POLICY_IDLE_TIMEOUT_MS / POLICY_IDLE_QUIET_MS runs it at any setting.
 Figures write_after_idle(int samples, std::chrono::milliseconds call_timeout,
                          std::chrono::milliseconds idle) {
   BenchDir dir;
@@ -525,9 +526,17 @@ int run() {
   const int writes = env_int("POLICY_WRITES", 250);
   const int reps = env_int("POLICY_STARTUP_RUNS", 5);
   const int changes = env_int("POLICY_CHANGES", 50);
+  const auto idle_timeout = std::chrono::milliseconds{env_int("POLICY_IDLE_TIMEOUT_MS", 1000)};
+  const auto idle_quiet = std::chrono::milliseconds{env_int("POLICY_IDLE_QUIET_MS", 6000)};
+  const int idle_writes = env_int("POLICY_IDLE_WRITES", 6);
+  if (env_int("POLICY_IDLE_ONLY", 0) == 1) {
+    // The quiet-watch case alone, e.g. at the defaults (10 s timeout, minutes of quiet).
+    auto idle = write_after_idle(idle_writes, idle_timeout, idle_quiet);
+    publish("policy_idle", "### Policy distribution after a quiet watch\n\n" + idle.text);
+    return 0;
+  }
   auto one = write_to_file(writes);
-  auto idle = write_after_idle(env_int("POLICY_IDLE_WRITES", 6), std::chrono::seconds{1},
-                               std::chrono::seconds{6});
+  auto idle = write_after_idle(idle_writes, idle_timeout, idle_quiet);
   auto two = startup(reps);
   auto three = netreap_vs_ours(changes);
   publish("policy", "### Policy distribution\n\n" + one.text + "\n" + idle.text + "\n" + two.text +
