@@ -5,10 +5,8 @@
 //  2. 200 policies at labeler startup: a fresh distributor's first pass, then a restart over a
 //     directory already current;
 //  3. netreap's design against the fake agent's REST API (Cilium <= 1.18): every change deletes
-//     all rules and re-imports all of them; and ours into the same fake agent through its
-//     --static-cnp-path directory, for the same 200 policies.
-#include <sys/stat.h>
-
+//     all rules and re-imports all of them; and ours into a fake agent of the same version through
+//     its --static-cnp-path directory, for the same 200 policies.
 #include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
