@@ -40,7 +40,7 @@ RouteMatch match_route(std::string_view raw_path) {
     else if (segs[0] == "identity")
       set("/identity", {"GET"});
     else if (segs[0] == "policy")
-      set("/policy", {"GET"});
+      set("/policy", {"GET", "PUT", "DELETE"});
   } else if (segs.size() == 2) {
     m.id = segs[1];
     if (segs[0] == "endpoint")

@@ -72,6 +72,8 @@ std::stop_token FakeCiliumAgent::serving_token() {
 void FakeCiliumAgent::start() {
   std::lock_guard lock(server_mu_);
   if (!config_.static_cnp_path.empty() && !policy_directory_) start_policy_directory();
+  // PUT /v1/policy feeds the same repository, with or without a directory.
+  if (!policy_repository_) policy_repository_ = std::make_unique<cilium::PolicyRepository>();
   {
     std::lock_guard stop_lock(stop_mu_);
     stopped_ = false;
@@ -217,7 +219,7 @@ HttpResponse FakeCiliumAgent::handle(const HttpRequest& req) {
     r.headers.emplace_back("Allow", allow);
     return finish(std::move(r));
   }
-  if (route.route == "/policy") return finish(policy_get());
+  if (route.route == "/policy") return finish(policy_route(req));
   return finish(cilium::serve_v1(*state_, route, req, serving_token()));
 }
 

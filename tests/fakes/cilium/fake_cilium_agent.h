@@ -173,7 +173,8 @@ class FakeCiliumAgent {
 
   // --- static policy directory ----------------------------------------------------------------
   // GET /_fake/policies: per loaded file its rules as injected and the endpoint IDs they select
-  // as subject and as peer; the revision, change counters, agent log lines and any fatal.
+  // as subject and as peer; the revision, change counters, agent log lines and any fatal. Rules
+  // imported with PUT /v1/policy show as one more entry, file "api:/v1/policy".
   nlohmann::json policies() const;
   std::vector<std::string> agent_log() const;
 
@@ -187,7 +188,13 @@ class FakeCiliumAgent {
   HttpResponse handle(const HttpRequest& req);
   HttpResponse handle_control(const HttpRequest& req);
   void start_policy_directory();  // agent_policy_api.cpp
+  HttpResponse policy_route(const HttpRequest& req);
   HttpResponse policy_get();
+  HttpResponse policy_put(const HttpRequest& req);
+  HttpResponse policy_delete(const HttpRequest& req);
+  // GET /v1/policy's model: the directory's rules and the REST-imported ones.
+  nlohmann::json policy_model() const;
+  std::uint64_t set_rest_rules(nlohmann::json rules);
   void start_server();
   std::stop_token serving_token();
 
@@ -207,6 +214,10 @@ class FakeCiliumAgent {
   // policy_directory.h; the repository outlives the watcher that fills it.
   std::unique_ptr<cilium::PolicyRepository> policy_repository_;
   std::unique_ptr<cilium::PolicyDirectory> policy_directory_;
+  // Rules imported with PUT /v1/policy (Cilium <= 1.18), with their labels, in import order.
+  // One lock for a whole PUT or DELETE: upstream serializes them on one queue.
+  mutable std::mutex rest_policy_mu_;
+  nlohmann::json rest_rules_ = nlohmann::json::array();
   mutable std::mutex agent_log_mu_;
   std::vector<std::string> agent_log_;
 };
