@@ -307,8 +307,12 @@ void PolicyDistributor::watch(std::stop_token stop) {
     }
     wait = std::max(wait, seconds{1});
 
+    // A blocking list is held by Nomad up to wait + wait/16 of jitter: its deadline must outlast
+    // that, or every quiet watch fails and backs off, and a write waits out the backoff.
+    const MonoTime deadline =
+        full ? now + settings_.call_timeout : now + wait + wait / 16 + settings_.call_timeout;
     auto listed = nomad_.variables(settings_.nomad_namespace, settings_.prefix, full ? 0 : index,
-                                   wait, now + settings_.call_timeout, stop);
+                                   wait, deadline, stop);
     calls_.record(Peer::nomad, listed);
     if (!listed) {
       if (stop.stop_requested()) return;

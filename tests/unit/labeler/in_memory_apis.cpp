@@ -173,9 +173,10 @@ void InMemoryNomad::delete_variable(const std::string& ns, const std::string& pa
 }
 
 Result<nomad::Indexed<std::vector<nomad::VariableMeta>>> InMemoryNomad::variables(
-    std::string_view ns, std::string_view prefix, std::uint64_t, std::chrono::seconds, MonoTime,
-    std::stop_token) {
+    std::string_view ns, std::string_view prefix, std::uint64_t index, std::chrono::seconds,
+    MonoTime deadline, std::stop_token) {
   std::lock_guard lock(mu_);
+  variables_calls_.emplace_back(index, deadline);
   if (auto e = injected(NomadCall::variables)) return std::unexpected(*e);
   nomad::Indexed<std::vector<nomad::VariableMeta>> out;
   out.index = std::max<std::uint64_t>(variables_index_, 1);
@@ -184,6 +185,11 @@ Result<nomad::Indexed<std::vector<nomad::VariableMeta>>> InMemoryNomad::variable
       out.value.push_back(var.meta);
   }
   return out;
+}
+
+std::vector<std::pair<std::uint64_t, MonoTime>> InMemoryNomad::variables_calls() const {
+  std::lock_guard lock(mu_);
+  return variables_calls_;
 }
 
 Result<nomad::Variable> InMemoryNomad::variable(std::string_view ns, std::string_view path,

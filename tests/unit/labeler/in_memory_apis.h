@@ -61,6 +61,8 @@ class InMemoryNomad : public nomad::NomadApi {
   // Paths the list leaves out although GET still reads them, as an ACL with `read` but no
   // `list` on them filters Nomad's list.
   std::set<std::string> hidden_from_list;
+  // (index asked, deadline given) of each variables() call.
+  std::vector<std::pair<std::uint64_t, MonoTime>> variables_calls() const;
 
   // ---- Watch support (node and events watchers) ----
   // Blocking node_allocations: with index > 0 the call waits (real time, bounded) until the
@@ -117,6 +119,7 @@ class InMemoryNomad : public nomad::NomadApi {
   std::map<std::string, nomad::Allocation> allocs_;
   std::map<std::pair<std::string, std::string>, nomad::Variable> variables_;
   std::uint64_t variables_index_ = 0;
+  std::vector<std::pair<std::uint64_t, MonoTime>> variables_calls_;
   std::map<NomadCall, int> calls_;
   struct CallFailure {
     int left = 0;

@@ -1,12 +1,14 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "common/policy/policy_document.h"
 #include "labeler/policy/policy_distributor.h"
 #include "labeler/policy/policy_status_command.h"
+#include "tests/support/eventually.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"
 
@@ -249,6 +251,22 @@ TEST_F(PolicyDistributorTest, StatusFileFeedsThePolicyStatusCommand) {
   auto missing = render_policy_status(dir_.file("nope.json"), false, clock_);
   ASSERT_FALSE(missing);
   EXPECT_FALSE(std::filesystem::exists(dir_.file("nope.json")));
+}
+
+// A blocking list is held by Nomad for up to wait + wait/16: a deadline shorter than that made
+// every quiet watch fail and back off (found by bench/policy_bench.cpp).
+TEST_F(PolicyDistributorTest, ABlockingListGetsADeadlineBeyondNomadsHold) {
+  settings_.wait = std::chrono::seconds{300};
+  settings_.resync_interval = std::chrono::seconds{0};
+  auto d = distributor();
+  std::jthread watch([&](std::stop_token st) { d->run(st); });
+  ASSERT_TRUE(cn::testing::eventually([&] { return nomad_.variables_calls().size() >= 2; }));
+  const auto calls = nomad_.variables_calls();
+  watch.request_stop();
+  EXPECT_EQ(calls[0].first, 0u);  // the full pass does not block
+  EXPECT_GT(calls[1].first, 0u);
+  EXPECT_GE(calls[1].second - clock_.now(),
+            std::chrono::seconds{300} + std::chrono::seconds{300} / 16);
 }
 
 }  // namespace
