@@ -1,6 +1,7 @@
 // Nomad allocation JSON -> labels. Input: a `--meta-labels` line, '\n', then an allocation body
 // (object) or a node-allocations body (array). Checks the label contract on whatever parses:
-// only source `nomad`, valid keys and values, text round-trips, deterministic derivation.
+// only our labels (source `nomad`, and the two `k8s:` compat keys), valid keys and values, text
+// round-trips, deterministic derivation.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -30,7 +31,7 @@ void check_labels(const cn::nomad::Allocation& alloc, const cn::labels::LabelPol
   check(set == cn::labels::derive_labels(*identity, policy));
   check(set.size() >= 3);
   for (const auto& label : set) {
-    check(label.source == cn::labels::kSourceNomad);
+    check(cn::labels::is_ours(label));
     check(cn::labels::is_valid_label_key(label.key));
     check(cn::labels::is_valid_label_value(label.value));
     check(cn::labels::parse_label(label.to_string()) == label);
