@@ -15,35 +15,15 @@
 #include "tests/fakes/cilium/fake_cilium_agent.h"
 #include "tests/fakes/nomad/fake_nomad.h"
 #include "tests/support/eventually.h"
+#include "tests/support/sample_policies.h"
 #include "tests/support/temp_dir.h"
 
 namespace cn::labeler {
 namespace {
 
 using nlohmann::json;
+using testing::ccnp_web;
 using testing::eventually;
-
-std::string ccnp_web(int port) {
-  return R"(apiVersion: cilium.io/v2
-kind: CiliumClusterwideNetworkPolicy
-metadata:
-  name: web
-spec:
-  endpointSelector:
-    matchLabels:
-      nomad:nomad.job: web
-  ingress:
-  - fromEndpoints:
-    - matchLabels:
-        nomad:nomad.job: frontend
-    toPorts:
-    - ports:
-      - port: ")" +
-         std::to_string(port) +
-         R"("
-        protocol: TCP
-)";
-}
 
 constexpr const char* kCnpDefault = R"({"apiVersion": "cilium.io/v2",
   "kind": "CiliumNetworkPolicy",

@@ -9,6 +9,7 @@
 #include "labeler/policy/policy_distributor.h"
 #include "labeler/policy/policy_status_command.h"
 #include "tests/support/eventually.h"
+#include "tests/support/sample_policies.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"
 
@@ -22,29 +23,7 @@ using cn::testing::TempDir;
 using cn::testing::write_file;
 using nlohmann::json;
 
-constexpr const char* kWeb = R"(apiVersion: cilium.io/v2
-kind: CiliumClusterwideNetworkPolicy
-metadata:
-  name: web
-spec:
-  endpointSelector:
-    matchLabels:
-      nomad:nomad.job: web
-  ingress:
-  - fromEndpoints:
-    - matchLabels:
-        nomad:nomad.job: frontend
-    toPorts:
-    - ports:
-      - port: "80"
-        protocol: TCP
-)";
-
-std::string web_on_port(int port) {
-  std::string text = kWeb;
-  text.replace(text.find("\"80\""), 4, "\"" + std::to_string(port) + "\"");
-  return text;
-}
+using cn::testing::ccnp_web;
 
 class PolicyDistributorTest : public ::testing::Test {
  protected:
@@ -80,7 +59,7 @@ class PolicyDistributorTest : public ::testing::Test {
 
 TEST_F(PolicyDistributorTest, CreateUpdateAndDeleteInNomadReachTheDirectory) {
   auto d = distributor();
-  put("web", kWeb);
+  put("web", ccnp_web());
   ASSERT_TRUE(d->reconcile());
   ASSERT_TRUE(exists("web"));
   json doc = file_json("web");
@@ -90,7 +69,7 @@ TEST_F(PolicyDistributorTest, CreateUpdateAndDeleteInNomadReachTheDirectory) {
             "cilium/policies/web");
   EXPECT_EQ(doc["spec"]["ingress"][0]["toPorts"][0]["ports"][0]["port"], "80");
 
-  put("web", web_on_port(8080));
+  put("web", ccnp_web(8080));
   ASSERT_TRUE(d->reconcile());
   EXPECT_EQ(file_json("web")["spec"]["ingress"][0]["toPorts"][0]["ports"][0]["port"], "8080");
 
@@ -102,18 +81,18 @@ TEST_F(PolicyDistributorTest, CreateUpdateAndDeleteInNomadReachTheDirectory) {
 
 TEST_F(PolicyDistributorTest, NestedPathsBecomeDottedNames) {
   auto d = distributor();
-  put("team-a/web", kWeb);
+  put("team-a/web", ccnp_web());
   ASSERT_TRUE(d->reconcile());
   EXPECT_TRUE(exists("team-a.web"));
 }
 
 TEST_F(PolicyDistributorTest, AnInvalidUpdateKeepsTheLastGoodFileAndSaysWhy) {
   auto d = distributor();
-  put("web", kWeb);
+  put("web", ccnp_web());
   ASSERT_TRUE(d->reconcile());
   const std::string good = read_file(file("web"));
 
-  put("web", web_on_port(70000));
+  put("web", ccnp_web(70000));
   ASSERT_TRUE(d->reconcile());
   EXPECT_EQ(read_file(file("web")), good);
   const auto rec = d->status().policies.at("cilium/policies/web");
@@ -129,7 +108,7 @@ TEST_F(PolicyDistributorTest, AnInvalidUpdateKeepsTheLastGoodFileAndSaysWhy) {
 
 TEST_F(PolicyDistributorTest, AFailedOrForbiddenListDeletesNothing) {
   auto d = distributor();
-  put("web", kWeb);
+  put("web", ccnp_web());
   ASSERT_TRUE(d->reconcile());
   del("web");
   for (int code : {0, 500, 403}) {
@@ -142,7 +121,7 @@ TEST_F(PolicyDistributorTest, AFailedOrForbiddenListDeletesNothing) {
 
 TEST_F(PolicyDistributorTest, AListThatLeavesAReadableVariableOutDeletesNothing) {
   auto d = distributor();
-  put("web", kWeb);
+  put("web", ccnp_web());
   ASSERT_TRUE(d->reconcile());
   // As a token with `read` but without `list` on the path sees Nomad's list.
   nomad_.hidden_from_list.insert("cilium/policies/web");
@@ -152,7 +131,7 @@ TEST_F(PolicyDistributorTest, AListThatLeavesAReadableVariableOutDeletesNothing)
 
 TEST_F(PolicyDistributorTest, OnlyNomadsVariableNotFoundProvesADeletion) {
   auto d = distributor();
-  put("web", kWeb);
+  put("web", ccnp_web());
   ASSERT_TRUE(d->reconcile());
   del("web");
   // The list succeeds, then the direct read fails: 500, a 404 that is not Nomad's, a 403.
@@ -171,7 +150,7 @@ TEST_F(PolicyDistributorTest, FilesThatAreNotOursAreNeverTouched) {
   write_file(settings_.dir + "/other.yaml", "kind: CiliumNetworkPolicy\n");
   write_file(settings_.dir + "/nomad-hand.yaml", "{\"kind\": \"CiliumNetworkPolicy\"}\n");
   auto d = distributor();
-  put("web", kWeb);
+  put("web", ccnp_web());
   ASSERT_TRUE(d->reconcile());
   EXPECT_EQ(read_file(settings_.dir + "/other.yaml"), "kind: CiliumNetworkPolicy\n");
   // Named like ours but without our annotations: kept, since nothing proves its variable gone.
@@ -179,8 +158,8 @@ TEST_F(PolicyDistributorTest, FilesThatAreNotOursAreNeverTouched) {
 }
 
 TEST_F(PolicyDistributorTest, ARestartFindsTheDirectoryCurrentAndReadsNoVariable) {
-  put("web", kWeb);
-  put("db", kWeb);
+  put("web", ccnp_web());
+  put("db", ccnp_web());
   ASSERT_TRUE(distributor()->reconcile());
   const auto before = std::filesystem::last_write_time(file("web"));
   const int reads = nomad_.calls(NomadCall::variable);
@@ -194,7 +173,7 @@ TEST_F(PolicyDistributorTest, ARestartFindsTheDirectoryCurrentAndReadsNoVariable
 
 TEST_F(PolicyDistributorTest, AnEditedOrRemovedFileIsRestoredAtTheNextPass) {
   auto d = distributor();
-  put("web", kWeb);
+  put("web", ccnp_web());
   ASSERT_TRUE(d->reconcile());
   const std::string good = read_file(file("web"));
   std::filesystem::remove(file("web"));
@@ -217,11 +196,11 @@ TEST_F(PolicyDistributorTest, NetreapRuleArraysBecomeClusterwidePolicies) {
 TEST_F(PolicyDistributorTest, SizeCountAndNameBoundsRefuseWithTheReason) {
   settings_.max_policies = 1;
   auto d = distributor();
-  put("a", kWeb);
-  put("b", kWeb);
+  put("a", ccnp_web());
+  put("b", ccnp_web());
   put("big", std::string(cn::policy::kMaxPolicyBytes + 1, ' '));
-  put("Not_DNS", kWeb);
-  nomad_.put_variable("default", "cilium/policies/noitem", {{"other", kWeb}});
+  put("Not_DNS", ccnp_web());
+  nomad_.put_variable("default", "cilium/policies/noitem", {{"other", ccnp_web()}});
   ASSERT_TRUE(d->reconcile());
   const auto status = d->status();
   EXPECT_TRUE(exists("a"));
@@ -236,8 +215,8 @@ TEST_F(PolicyDistributorTest, SizeCountAndNameBoundsRefuseWithTheReason) {
 
 TEST_F(PolicyDistributorTest, StatusFileFeedsThePolicyStatusCommand) {
   auto d = distributor();
-  put("web", kWeb);
-  put("bad", web_on_port(70000));
+  put("web", ccnp_web());
+  put("bad", ccnp_web(70000));
   ASSERT_TRUE(d->reconcile());
   auto table = render_policy_status(settings_.status_file, false, clock_);
   ASSERT_TRUE(table) << table.error().message;
