@@ -36,6 +36,13 @@ json entry_to_json(const StateEntry& e) {
   } else {
     j.erase("labeled");
   }
+  if (e.last_attempt) {
+    j["last_attempt"] = {{"reason", e.last_attempt->reason},
+                         {"detail", e.last_attempt->detail},
+                         {"at", e.last_attempt->at}};
+  } else {
+    j.erase("last_attempt");
+  }
   return j;
 }
 
@@ -84,9 +91,14 @@ StateEntry entry_from_json(const json& j) {
     e.labeled = LabeledInfo{get_int(*it, "endpoint_id"), get_int(*it, "identity"),
                             get_strings(*it, "labels"), get_string(*it, "at")};
   }
+  if (auto it = j.find("last_attempt"); it != j.end() && !it->is_null()) {
+    if (!it->is_object()) throw std::invalid_argument("last_attempt must be an object");
+    e.last_attempt =
+        LastAttempt{get_string(*it, "reason"), get_string(*it, "detail"), get_string(*it, "at")};
+  }
   for (const auto& [key, value] : j.items()) {
-    static const std::set<std::string> known = {"ifname",        "netns", "ips",    "added_at",
-                                                "added_unix_ms", "nomad", "labeled"};
+    static const std::set<std::string> known = {
+        "ifname", "netns", "ips", "added_at", "added_unix_ms", "nomad", "labeled", "last_attempt"};
     if (!known.contains(key)) e.unknown[key] = value;
   }
   return e;

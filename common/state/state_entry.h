@@ -1,6 +1,6 @@
 #pragma once
 // One allocation as recorded on this node. The plugin writes it on ADD; the labeler adds the
-// `labeled` part once the endpoint carries its final labels.
+// `labeled` part once the endpoint carries its final labels, and `last_attempt` while it cannot.
 #include <chrono>
 #include <expected>
 #include <map>
@@ -30,6 +30,15 @@ struct LabeledInfo {
   bool operator==(const LabeledInfo&) const = default;
 };
 
+// Why the labeler's last attempt on the allocation did not label it. Cleared by a labeling that
+// succeeds; `state` and `explain` show it so that an operator need not search the logs.
+struct LastAttempt {
+  std::string reason;  // one value of cn::labeler::LabelFailure (labeler/label_failure.h)
+  std::string detail;  // for people: what went wrong and, when known, the fix
+  std::string at;      // RFC 3339: when this reason and detail were first recorded in a row
+  bool operator==(const LastAttempt&) const = default;
+};
+
 struct StateEntry {
   std::string ifname;
   std::string netns;
@@ -38,6 +47,7 @@ struct StateEntry {
   long long added_unix_ms = 0;
   NomadFields nomad;
   std::optional<LabeledInfo> labeled;
+  std::optional<LastAttempt> last_attempt;
   // Keys written by a newer version of either binary, kept so a downgrade loses nothing.
   nlohmann::json unknown = nlohmann::json::object();
 

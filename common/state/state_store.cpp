@@ -33,7 +33,56 @@ Status ensure_dir(const std::string& dir) {
   return {};
 }
 
+// nullopt: no file.
+Result<std::optional<std::string>> read_text(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::optional<std::string>{};
+    return fail_errno("cannot open " + path + ": " + errno_text(errno), errno);
+  }
+  std::string text;
+  char buf[65536];
+  int read_errno = 0;
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      read_errno = errno;
+      break;
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  if (read_errno != 0)
+    return fail_errno("cannot read " + path + ": " + errno_text(read_errno), read_errno);
+  return std::optional<std::string>{std::move(text)};
+}
+
 }  // namespace
+
+Result<StateDoc> read_state_file(const std::string& path) {
+  auto text = read_text(path);
+  if (!text) return std::unexpected(text.error());
+  if (!*text) return fail_errno("no such file: " + path, ENOENT);
+  auto doc = state_from_json(**text);
+  if (!doc) return fail(ErrorKind::invalid, "state file " + path + " is corrupt: " + doc.error());
+  return std::move(*doc);
+}
+
+Result<std::size_t> count_state_entries(const std::string& path) {
+  auto text = read_text(path);
+  if (!text) return std::unexpected(text.error());
+  if (!*text) return 0;
+  if (auto lines = split_state_lines(**text)) {
+    return static_cast<std::size_t>(std::count_if(lines->begin(), lines->end(), [](const auto& l) {
+      return !tombstone_from_text(l.body).has_value();
+    }));
+  }
+  auto doc = state_from_json(**text);
+  if (!doc) return fail(ErrorKind::invalid, "state file " + path + " is corrupt: " + doc.error());
+  return doc->allocations.size();
+}
 
 class StateStore::Lock {
  public:
@@ -77,28 +126,7 @@ Result<StateStore::Lock> StateStore::acquire() {
 }
 
 Result<std::optional<std::string>> StateStore::read_text_locked() const {
-  int fd = ::open(options_.path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return std::optional<std::string>{};
-    return fail_errno("cannot open " + options_.path + ": " + errno_text(errno), errno);
-  }
-  std::string text;
-  char buf[65536];
-  int read_errno = 0;
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      read_errno = errno;
-      break;
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  if (read_errno != 0)
-    return fail_errno("cannot read " + options_.path + ": " + errno_text(read_errno), read_errno);
-  return std::optional<std::string>{std::move(text)};
+  return read_text(options_.path);
 }
 
 Result<StateDoc> StateStore::parse_or_quarantine(const std::optional<std::string>& text,
@@ -128,11 +156,13 @@ Result<StateDoc> StateStore::read_locked(bool& replaced) {
 }
 
 Status StateStore::write_locked(const StateDoc& doc) {
-  return write_text_locked(to_text(doc));
+  return write_text_locked(to_text(doc), doc.allocations.size());
 }
 
-Status StateStore::write_text_locked(const std::string& text) const {
-  return replace_file_atomically(options_.path, text, 0600);
+Status StateStore::write_text_locked(const std::string& text, std::size_t entries) const {
+  auto ok = replace_file_atomically(options_.path, text, 0600);
+  if (ok && on_written_) on_written_(entries);
+  return ok;
 }
 
 Result<int> StateStore::remove_orphan_temp_files() {
@@ -271,7 +301,10 @@ std::optional<Status> StateStore::update_line_locked(const std::optional<std::st
   } else {
     return Status{};
   }
-  return write_text_locked(join_state_lines(*lines));
+  const auto entries = static_cast<std::size_t>(std::count_if(
+      lines->begin(), lines->end(),
+      [](const StateLine& line) { return !tombstone_from_text(line.body).has_value(); }));
+  return write_text_locked(join_state_lines(*lines), entries);
 }
 
 }  // namespace cn::state

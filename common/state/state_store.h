@@ -7,6 +7,8 @@
 // the directory is fsynced, so a crash leaves either the old or the new document, never a mix.
 // A file that cannot be parsed is renamed aside as `<file>.corrupt-<unix ms>` and a fresh one is
 // started: the labeler rebuilds it from Cilium and Nomad.
+//
+// Readers that must change nothing (`state`, `explain`) use read_state_file instead of a store.
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -20,6 +22,15 @@
 #include "common/util/result.h"
 
 namespace cn::state {
+
+// The file as it is, for readers that must change nothing: no lock, no directory, no repair.
+// Writers replace the file by rename, so one read sees one whole version. A missing file fails
+// with "no such file: PATH" and one that does not parse with its reason and path: neither is
+// ever shown as a node without allocations.
+Result<StateDoc> read_state_file(const std::string& path);
+// How many allocations (tombstones aside) the file holds, read the same way; it decodes no entry
+// when the file is in its line framing. A missing file holds none.
+Result<std::size_t> count_state_entries(const std::string& path);
 
 class StateStore {
  public:
@@ -59,6 +70,13 @@ class StateStore {
 
   const std::string& path() const { return options_.path; }
 
+  // Called after each write this store makes, with the allocations (tombstones aside) the new
+  // file holds: the labeler's cilium_nomad_state_entries follows every change it makes. Set
+  // before the store is shared between threads.
+  void set_on_written(std::function<void(std::size_t entries)> on_written) {
+    on_written_ = std::move(on_written);
+  }
+
  private:
   class Lock;
   Result<Lock> acquire();
@@ -79,9 +97,10 @@ class StateStore {
   std::optional<Status> update_line_locked(const std::optional<std::string>& text,
                                            const std::string& alloc_id, const SlotMutation& mutate);
   Status write_locked(const StateDoc& doc);
-  Status write_text_locked(const std::string& text) const;
+  Status write_text_locked(const std::string& text, std::size_t entries) const;
 
   Options options_;
+  std::function<void(std::size_t)> on_written_;
   Clock& clock_;
   std::shared_ptr<spdlog::logger> log_;
 };

@@ -47,6 +47,8 @@ TEST_F(StateStoreTest, RoundTripKeepsEveryFieldAndUnknownKeys) {
   e.added_unix_ms = 1795982400000;
   e.nomad = {"global", "default", "web", "app"};
   e.labeled = LabeledInfo{1734, 48213, {"nomad:nomad.job=web"}, "2026-11-29T20:00:00.010Z"};
+  e.last_attempt = LastAttempt{"labels_filtered", "the agent's --labels filter drops nomad: labels",
+                               "2026-11-29T20:00:01.000Z"};
   e.unknown = {{"future_field", {1, 2}}};
   ASSERT_TRUE(s.update([&](StateDoc& d) {
     d.allocations[alloc_id(1)] = e;
@@ -121,6 +123,93 @@ TEST_F(StateStoreTest, CorruptFileIsKeptAsideAndAFreshOneStarted) {
     auto fresh = state_from_json(cn::testing::read_file(dir_.file("run/state.json")));
     EXPECT_TRUE(fresh) << "a fresh, valid file replaces the corrupt one";
   }
+}
+
+TEST_F(StateStoreTest, LastAttemptIsStrictAndOmittedWhenAbsent) {
+  StateEntry e;
+  e.ifname = "eth0";
+  EXPECT_EQ(entry_to_text(e).find("last_attempt"), std::string::npos);
+  e.last_attempt = LastAttempt{"endpoint_not_found", "no endpoint yet", "2026-11-29T20:00:00Z"};
+  auto text = entry_to_text(e);
+  EXPECT_NE(text.find(R"("last_attempt":{"at":"2026-11-29T20:00:00Z","detail":"no endpoint yet",)"
+                      R"("reason":"endpoint_not_found"})"),
+            std::string::npos)
+      << text;
+  auto back = entry_from_text(text);
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_EQ(*back, e);
+  EXPECT_TRUE(back->unknown.empty()) << "a known key, not kept as unknown";
+  for (const char* bad : {R"({"last_attempt":"labels_filtered"})",
+                          R"({"last_attempt":{"reason":7}})", R"({"last_attempt":{"at":[]}})"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_FALSE(entry_from_text(bad));
+  }
+}
+
+TEST_F(StateStoreTest, EveryWriteReportsTheEntriesTheNewFileHolds) {
+  std::vector<std::size_t> seen;
+  auto s = store();
+  s.set_on_written([&](std::size_t entries) { seen.push_back(entries); });
+  auto add = [&](int i) {
+    return s.update_entry(
+        alloc_id(i),
+        [](std::optional<StateEntry>& e) {
+          e.emplace().ifname = "eth0";
+          return true;
+        },
+        StateStore::Creation::allowed);
+  };
+  ASSERT_TRUE(add(1));
+  ASSERT_TRUE(add(2));
+  bool removed = false;
+  ASSERT_TRUE(s.remove_entry(alloc_id(1), removed));  // leaves a tombstone, not an entry
+  ASSERT_TRUE(s.update([](StateDoc& d) {
+    d.allocations[alloc_id(3)].ifname = "eth0";
+    return true;
+  }));
+  ASSERT_TRUE(s.update([](StateDoc&) { return false; }));  // no write, no report
+  EXPECT_EQ(seen, (std::vector<std::size_t>{1, 2, 1, 2}));
+  auto counted = count_state_entries(dir_.file("run/state.json"));
+  ASSERT_TRUE(counted) << counted.error().message;
+  EXPECT_EQ(*counted, 2u) << "the tombstone is no entry";
+  cn::testing::write_file(dir_.file("run/other.json"),
+                          "{\"schema\":1, \"allocations\": {\"" + alloc_id(4) + "\": {}}}");
+  EXPECT_EQ(count_state_entries(dir_.file("run/other.json")).value_or(99), 1u)
+      << "a file out of the line framing is counted by the full parser";
+  EXPECT_EQ(count_state_entries(dir_.file("run/none.json")).value_or(99), 0u);
+}
+
+// `state` and `explain` read through this: they must leave no trace and never hide a problem.
+TEST_F(StateStoreTest, ReadOnlyReadCreatesNothingAndReportsMissingAndCorruptFiles) {
+  auto missing = read_state_file(dir_.file("run/state.json"));
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().message, "no such file: " + dir_.file("run/state.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir_.file("run"))) << "no directory created";
+
+  std::filesystem::create_directories(dir_.file("run"));
+  const std::string garbage =
+      "{\"schema\":1,\"allocations\":{\"" + alloc_id(1) + "\":{\"ips\":5}}}";
+  cn::testing::write_file(dir_.file("run/state.json"), garbage);
+  auto corrupt = read_state_file(dir_.file("run/state.json"));
+  ASSERT_FALSE(corrupt);
+  EXPECT_NE(corrupt.error().message.find(dir_.file("run/state.json")), std::string::npos);
+  EXPECT_NE(corrupt.error().message.find("ips must be an array"), std::string::npos)
+      << corrupt.error().message;
+  EXPECT_EQ(cn::testing::read_file(dir_.file("run/state.json")), garbage) << "not repaired";
+
+  std::filesystem::remove(dir_.file("run/state.json"));
+  ASSERT_TRUE(store().update([](StateDoc& d) {
+    d.allocations[alloc_id(2)].ifname = "eth0";
+    return true;
+  }));
+  std::filesystem::remove(dir_.file("run/state.json.lock"));
+  auto good = read_state_file(dir_.file("run/state.json"));
+  ASSERT_TRUE(good) << good.error().message;
+  EXPECT_EQ(good->allocations.size(), 1u);
+  std::set<std::string> names;
+  for (const auto& f : std::filesystem::directory_iterator(dir_.file("run")))
+    names.insert(f.path().filename().string());
+  EXPECT_EQ(names, (std::set<std::string>{"state.json"})) << "no lock file, nothing set aside";
 }
 
 TEST_F(StateStoreTest, LockTimeoutIsBoundedAndReported) {
