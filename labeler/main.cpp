@@ -208,7 +208,8 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
 
   std::string state_file = config.state_file;
   bool as_json = false;
-  auto* state_cmd = app.add_subcommand("state", "Show the node state file");
+  auto* state_cmd = app.add_subcommand(
+      "state", "Show the node state file (read-only: a missing or corrupt file exits 1)");
   state_cmd->add_option("--state-file", state_file, "State file to read")->capture_default_str();
   state_cmd->add_flag("--json", as_json, "JSON keyed by allocation ID");
 
@@ -245,9 +246,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
     return 0;
   }
   if (*state_cmd) {
-    auto text = labeler::render_state(state_file, as_json, system_clock());
+    auto text = labeler::render_state(state_file, as_json);
     if (!text) {
-      std::cerr << "cannot read " << state_file << ": " << text.error().message << "\n";
+      std::cerr << "cilium-nomad-labeler state: " << text.error().message << "\n";
       return 1;
     }
     std::cout << *text;

@@ -7,9 +7,8 @@
 
 namespace cn::labeler {
 
-Result<std::string> render_state(const std::string& state_file, bool as_json, Clock& clock) {
-  state::StateStore store({state_file}, clock, nullptr);
-  auto doc = store.load();
+Result<std::string> render_state(const std::string& state_file, bool as_json) {
+  auto doc = state::read_state_file(state_file);
   if (!doc) return std::unexpected(doc.error());
   // Tombstones of DEL'd allocations are bookkeeping, not allocations on this node.
   doc->deleted.clear();
@@ -20,7 +19,7 @@ Result<std::string> render_state(const std::string& state_file, bool as_json, Cl
   }
   std::vector<std::vector<std::string>> rows = {{"ALLOCATION", "IFNAME", "IPS", "NAMESPACE", "JOB",
                                                  "GROUP", "ENDPOINT", "IDENTITY", "ADDED",
-                                                 "LABELED"}};
+                                                 "LABELED", "REASON"}};
   for (const auto& [id, e] : doc->allocations) {
     std::string ips;
     for (const auto& ip : e.ips) ips += (ips.empty() ? "" : ",") + ip;
@@ -30,7 +29,10 @@ Result<std::string> render_state(const std::string& state_file, bool as_json, Cl
          or_dash(e.nomad.group), e.labeled ? std::to_string(e.labeled->endpoint_id) : "-",
          e.labeled ? (e.labeled->identity ? std::to_string(e.labeled->identity) : "resolving")
                    : "-",
-         or_dash(e.added_at), e.labeled ? e.labeled->at : "no"});
+         or_dash(e.added_at), e.labeled ? e.labeled->at : "no",
+         // Why the labeler's last attempt failed (labeler/label_failure.h); the detail is in
+         // --json and `explain`.
+         e.last_attempt ? or_dash(e.last_attempt->reason) : "-"});
   }
   std::string out = render_table(rows);
   out += std::to_string(doc->allocations.size()) + " allocation(s) in " + state_file + "\n";

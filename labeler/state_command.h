@@ -1,13 +1,14 @@
 #pragma once
 // `cilium-nomad-labeler state`: the node state file for people (a table) or tools (JSON keyed by
-// allocation ID). Read-only apart from the store's own recovery of a corrupt file.
+// allocation ID). Strictly read-only: it takes no lock, creates nothing and repairs nothing, so
+// it is safe beside a running daemon and on a file kept for a post-mortem. A missing or corrupt
+// file is an error that names the path, never an empty node.
 #include <string>
 
-#include "common/util/clock.h"
 #include "common/util/result.h"
 
 namespace cn::labeler {
 
-Result<std::string> render_state(const std::string& state_file, bool as_json, Clock& clock);
+Result<std::string> render_state(const std::string& state_file, bool as_json);
 
 }  // namespace cn::labeler
