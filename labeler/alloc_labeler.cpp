@@ -7,6 +7,7 @@
 #include "common/labels/parent_job.h"
 #include "common/nomad/model/alloc_identity.h"
 #include "common/util/alloc_id.h"
+#include "labeler/call_recorder.h"
 #include "labeler/state_rebuild.h"
 
 namespace cn::labeler {
@@ -14,11 +15,13 @@ namespace {
 
 using notify::ReplyStatus;
 
-LabelOutcome outcome(ReplyStatus status, std::string message, RetryRule retry) {
+LabelOutcome outcome(ReplyStatus status, std::string message, RetryRule retry,
+                     std::optional<LabelFailure> failure) {
   LabelOutcome o;
   o.status = status;
   o.message = std::move(message);
   o.retry = retry;
+  o.failure = failure;
   return o;
 }
 
@@ -32,6 +35,19 @@ std::string join(const std::vector<std::string>& items) {
 // rather than a 403: the lookup cannot tell hidden from missing, the operator can.
 bool looks_like_acl_hidden(const Error& e) {
   return e.kind == ErrorKind::http && e.message.find("nknown allocation") != std::string::npos;
+}
+
+// Which reason a failed call to `peer` is recorded under; nullopt when the caller only stopped.
+std::optional<LabelFailure> failure_of(Peer peer, const Error& e) {
+  if (e.kind == ErrorKind::cancelled) return std::nullopt;
+  if (peer == Peer::cilium) {
+    return counts_as_unreachable(e) ? LabelFailure::agent_unreachable : LabelFailure::agent_error;
+  }
+  if (e.kind == ErrorKind::permission || looks_like_acl_hidden(e))
+    return LabelFailure::nomad_access_denied;
+  if (e.kind == ErrorKind::not_found) return LabelFailure::nomad_alloc_unknown;
+  if (e.kind == ErrorKind::bad_answer) return LabelFailure::nomad_answer_unusable;
+  return LabelFailure::nomad_unreachable;
 }
 
 }  // namespace
@@ -67,8 +83,8 @@ Deadline AllocLabeler::call_deadline(const Attempt& attempt) const {
 }
 
 LabelOutcome AllocLabeler::failed_call(Peer peer, std::string context, const Error& error) {
-  LabelOutcome o =
-      outcome(ReplyStatus::kPending, std::move(context) + error.message, retry_rule(error));
+  LabelOutcome o = outcome(ReplyStatus::kPending, std::move(context) + error.message,
+                           retry_rule(error), failure_of(peer, error));
   o.remedy = std::string(remedy(error, peer));
   if (peer == Peer::nomad && looks_like_acl_hidden(error)) {
     o.remedy =
@@ -110,13 +126,14 @@ std::expected<AllocLabeler::Identity, LabelOutcome> AllocLabeler::resolve_identi
       return std::unexpected(outcome(
           ReplyStatus::kPending,
           "Nomad answered for allocation " + fetched->id + " when asked for " + item.alloc_id,
-          RetryRule::later));
+          RetryRule::later, LabelFailure::nomad_answer_unusable));
     }
     if (fetched) {
       alloc = std::move(*fetched);
     } else if (fetched.error().kind == ErrorKind::not_found) {
       return std::unexpected(outcome(ReplyStatus::kFailed,
-                                     "Nomad has no allocation " + item.alloc_id, RetryRule::never));
+                                     "Nomad has no allocation " + item.alloc_id, RetryRule::never,
+                                     LabelFailure::nomad_alloc_unknown));
     } else if (item.hint.has_identity() && fetched.error().kind != ErrorKind::cancelled) {
       // Nomad is away but the plugin passed what Nomad >= 1.9.4 puts in CNI_ARGS: label from
       // that now, and check the full set (meta labels) once Nomad answers again.
@@ -136,7 +153,7 @@ std::expected<AllocLabeler::Identity, LabelOutcome> AllocLabeler::resolve_identi
     return std::unexpected(outcome(ReplyStatus::kFailed,
                                    "allocation is terminal (client " + alloc->client_status +
                                        ", desired " + alloc->desired_status + ")",
-                                   RetryRule::never));
+                                   RetryRule::never, LabelFailure::alloc_terminal));
   }
   auto identity = nomad::identity_of(*alloc);
   if (!identity) {
@@ -144,7 +161,7 @@ std::expected<AllocLabeler::Identity, LabelOutcome> AllocLabeler::resolve_identi
     // purged job, a proxy trimming bodies); it may be whole on the next read.
     return std::unexpected(outcome(ReplyStatus::kFailed,
                                    "cannot derive labels: " + identity.error().message,
-                                   RetryRule::later));
+                                   RetryRule::later, LabelFailure::nomad_answer_unusable));
   }
   return Identity{std::move(*identity), false};
 }
@@ -181,8 +198,8 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::find_endpoint(const 
     if (ep.error().kind == ErrorKind::not_found || ep.error().status == 400) continue;
     return std::unexpected(failed_call(Peer::cilium, "Cilium: ", ep.error()));
   }
-  return std::unexpected(
-      outcome(ReplyStatus::kPending, "no endpoint for this allocation yet", RetryRule::later));
+  return std::unexpected(outcome(ReplyStatus::kPending, "no endpoint for this allocation yet",
+                                 RetryRule::later, LabelFailure::endpoint_not_found));
 }
 
 std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(
@@ -191,8 +208,8 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(
   auto ref = cilium::EndpointRef::local(ep.id);
   if (!ref) {
     metrics_.errors(ErrorKindLabel::endpoint_id).Increment();
-    return std::unexpected(
-        outcome(ReplyStatus::kPending, "Cilium: " + ref.error().message, RetryRule::later));
+    return std::unexpected(outcome(ReplyStatus::kPending, "Cilium: " + ref.error().message,
+                                   RetryRule::later, LabelFailure::endpoint_unusable));
   }
   // Written already, identity still resolving (a previous attempt, or the reconciler): the
   // agent holds our set as its security-relevant labels. Writing again would only cost a
@@ -206,8 +223,9 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(
   // A free write slot, or the item goes back to the queue: a worker must not sit behind writes
   // that the agent's limiter holds.
   if (!write_slots_.try_acquire_for(std::chrono::milliseconds{50})) {
-    return std::unexpected(outcome(
-        ReplyStatus::kPending, "every label write slot is busy (agent limiter)", RetryRule::later));
+    return std::unexpected(outcome(ReplyStatus::kPending,
+                                   "every label write slot is busy (agent limiter)",
+                                   RetryRule::later, LabelFailure::write_slots_busy));
   }
   struct SlotRelease {
     std::counting_semaphore<64>& slots;
@@ -224,13 +242,11 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(
         return std::unexpected(
             outcome(ReplyStatus::kFailed,
                     "endpoint " + std::to_string(ep.id) + " belongs to the agent (host/health)",
-                    RetryRule::never));
+                    RetryRule::never, LabelFailure::endpoint_unusable));
       case cilium::LabelWriteAction::filtered:
         metrics_.errors(ErrorKindLabel::labels_filtered).Increment();
-        return std::unexpected(
-            outcome(ReplyStatus::kFailed,
-                    "the agent's --labels filter drops nomad: labels; add \"nomad:.*\"",
-                    RetryRule::at_resync));
+        return std::unexpected(outcome(ReplyStatus::kFailed, std::string(kLabelsFilteredDetail),
+                                       RetryRule::at_resync, LabelFailure::labels_filtered));
       case cilium::LabelWriteAction::write:
         break;
     }
@@ -258,11 +274,14 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(
     }
     if (!written) {
       if (written.error().kind == ErrorKind::not_found) {
-        return std::unexpected(
-            outcome(ReplyStatus::kPending, "endpoint vanished during the write", RetryRule::later));
+        return std::unexpected(outcome(ReplyStatus::kPending, "endpoint vanished during the write",
+                                       RetryRule::later, LabelFailure::endpoint_not_found));
       }
       metrics_.errors(ErrorKindLabel::label_write).Increment();
-      return std::unexpected(failed_call(Peer::cilium, "label write failed: ", written.error()));
+      auto failed = failed_call(Peer::cilium, "label write failed: ", written.error());
+      if (failed.failure == LabelFailure::agent_error)
+        failed.failure = LabelFailure::label_write_refused;
+      return std::unexpected(std::move(failed));
     }
     wrote = true;
     metrics_.label_writes(api).Increment();
@@ -295,16 +314,17 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::confirm(const cilium
     if (!ep && ep.error().kind == ErrorKind::not_found) {
       return std::unexpected(outcome(ReplyStatus::kPending,
                                      "endpoint vanished before its identity resolved",
-                                     RetryRule::later));
+                                     RetryRule::later, LabelFailure::endpoint_not_found));
     }
     if (!ep && ep.error().kind == ErrorKind::cancelled)
       return std::unexpected(failed_call(Peer::cilium, "", ep.error()));
     if (clock_.now() + delay >= attempt.deadline) {
-      return std::unexpected(
-          outcome(ReplyStatus::kPending, "identity not resolved yet", RetryRule::later));
+      return std::unexpected(outcome(ReplyStatus::kPending, "identity not resolved yet",
+                                     RetryRule::later, LabelFailure::identity_pending));
     }
     if (!clock_.sleep_for(delay, attempt.stop)) {
-      return std::unexpected(outcome(ReplyStatus::kPending, "stopping", RetryRule::never));
+      return std::unexpected(
+          outcome(ReplyStatus::kPending, "stopping", RetryRule::never, std::nullopt));
     }
     delay = std::min(delay * 2, std::chrono::milliseconds{500});
   }
@@ -327,17 +347,18 @@ void AllocLabeler::record(const WorkItem& item, const cilium::Endpoint& ep,
         fill_nomad_fields(e, identity);
         // A re-check that changed nothing keeps the original time: `state` shows when labeling
         // happened, not when it was last looked at.
-        if (e.labeled && e.labeled->endpoint_id == info.endpoint_id &&
-            e.labeled->labels == info.labels &&
-            (e.labeled->identity == info.identity || info.identity == 0)) {
-          return false;
-        }
-        e.labeled = info;
+        const bool same = e.labeled && e.labeled->endpoint_id == info.endpoint_id &&
+                          e.labeled->labels == info.labels &&
+                          (e.labeled->identity == info.identity || info.identity == 0);
+        if (same && !e.last_attempt) return false;
+        if (!same) e.labeled = info;
+        e.last_attempt.reset();  // labeled: whatever failed before is over
         return true;
       },
       state::StateStore::Creation::forbidden);
   if (!ok) {
     metrics_.errors(ErrorKindLabel::state_write).Increment();
+    metrics_.label_failures(LabelFailure::state_write).Increment();
     log_->error("state write failed: alloc={} error=\"{}\"", item.alloc_id, ok.error().message);
   } else if (!present) {
     log_->debug("state entry gone (deleted), not recorded: alloc={}", item.alloc_id);
@@ -345,8 +366,41 @@ void AllocLabeler::record(const WorkItem& item, const cilium::Endpoint& ep,
 }
 
 LabelOutcome AllocLabeler::label(const WorkItem& item, std::stop_token stop) {
+  LabelOutcome out = attempt_label(item, std::move(stop));
+  if (out.failure) {
+    metrics_.label_failures(*out.failure).Increment();
+    record_failure(item, *out.failure, out);
+  }
+  return out;
+}
+
+void AllocLabeler::record_failure(const WorkItem& item, LabelFailure failure,
+                                  const LabelOutcome& out) {
+  state::LastAttempt attempt{std::string(to_string(failure)), out.message,
+                             rfc3339(clock_.wall_now())};
+  if (!out.remedy.empty()) attempt.detail += "; fix: " + out.remedy;
+  // Update-only, like record(). The same failure again keeps its first time: the entry says
+  // since when it has been failing, and a retry loop does not rewrite the file on every attempt.
+  auto ok = state_.update_entry(
+      item.alloc_id,
+      [&](std::optional<state::StateEntry>& entry) {
+        auto& last = entry->last_attempt;
+        if (last && last->reason == attempt.reason && last->detail == attempt.detail) return false;
+        last = std::move(attempt);
+        return true;
+      },
+      state::StateStore::Creation::forbidden);
+  if (!ok) {
+    metrics_.errors(ErrorKindLabel::state_write).Increment();
+    log_->error("state write failed (last attempt not recorded): alloc={} error=\"{}\"",
+                item.alloc_id, ok.error().message);
+  }
+}
+
+LabelOutcome AllocLabeler::attempt_label(const WorkItem& item, std::stop_token stop) {
   if (!is_valid_alloc_id(item.alloc_id))
-    return outcome(ReplyStatus::kFailed, "invalid allocation ID", RetryRule::never);
+    // The notification server refuses such IDs first; nothing could be recorded under one.
+    return outcome(ReplyStatus::kFailed, "invalid allocation ID", RetryRule::never, std::nullopt);
   const MonoTime now = clock_.now();
   const Attempt attempt{now + settings_.item_budget,
                         now + std::max(settings_.item_budget, settings_.write_budget),
@@ -361,7 +415,7 @@ LabelOutcome AllocLabeler::label(const WorkItem& item, std::stop_token stop) {
   auto desired = labels::derive_labels(identity->identity, label_policy(settings_));
   if (!labels::is_complete(identity->identity)) {
     return outcome(ReplyStatus::kFailed, "allocation has no namespace, job or group to label with",
-                   RetryRule::never);
+                   RetryRule::never, LabelFailure::nomad_answer_unusable);
   }
 
   // A resync's snapshot may predate a notification's work on the same allocation (the list was
@@ -385,7 +439,8 @@ LabelOutcome AllocLabeler::label(const WorkItem& item, std::stop_token stop) {
   if (item.confirm && (wrote || cilium::is_init(final_ep) || final_ep.identity_id == 0)) {
     auto ref = cilium::EndpointRef::local(final_ep.id);
     if (!ref)
-      return outcome(ReplyStatus::kPending, "Cilium: " + ref.error().message, RetryRule::later);
+      return outcome(ReplyStatus::kPending, "Cilium: " + ref.error().message, RetryRule::later,
+                     LabelFailure::endpoint_unusable);
     step(LabelStep::confirm);
     auto confirmed = confirm(*ref, desired, attempt);
     if (!confirmed) {

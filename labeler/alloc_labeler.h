@@ -22,6 +22,7 @@
 #include "common/util/retry_rule.h"
 #include "labeler/call_recorder.h"
 #include "labeler/cluster_name.h"
+#include "labeler/label_failure.h"
 #include "labeler/label_step.h"
 #include "labeler/metrics.h"
 #include "labeler/work_item.h"
@@ -66,6 +67,8 @@ struct LabelOutcome {
   RetryRule retry = RetryRule::never;
   // What an operator must fix before a retry can help (at_resync), for the log.
   std::string remedy;
+  // Why it did not label; nullopt when it did, or when the attempt was only stopped (shutdown).
+  std::optional<LabelFailure> failure;
 
   bool will_retry() const { return retry == RetryRule::now || retry == RetryRule::later; }
 };
@@ -77,9 +80,12 @@ class AllocLabeler {
                std::shared_ptr<spdlog::logger> log);
 
   // `stop` abandons the item's calls and waits (shutdown): the outcome is then a cancelled retry.
+  // A failure is counted by reason and recorded as the entry's last_attempt; a success clears it.
   LabelOutcome label(const WorkItem& item, std::stop_token stop = {});
 
  private:
+  LabelOutcome attempt_label(const WorkItem& item, std::stop_token stop);
+  void record_failure(const WorkItem& item, LabelFailure failure, const LabelOutcome& out);
   struct Identity {
     labels::AllocationIdentity identity;
     bool degraded = false;
@@ -99,7 +105,7 @@ class AllocLabeler {
   void record(const WorkItem& item, const cilium::Endpoint& ep,
               const labels::AllocationIdentity& identity, const labels::LabelSet& desired);
   Deadline call_deadline(const Attempt& attempt) const;
-  // A failed call as an outcome: the retry rule and remedy come from the error's kind.
+  // A failed call as an outcome: the retry rule, remedy and failure come from the error's kind.
   static LabelOutcome failed_call(Peer peer, std::string context, const Error& error);
   // When this process last saw each allocation's endpoint carry its labels. A prefetched
   // endpoint read before that is stale: planning a write from it would write a second time.

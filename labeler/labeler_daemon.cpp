@@ -22,6 +22,10 @@ LabelerDaemon::LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium
       health_(clock_, config_.unhealthy_after),
       state_({config_.state_file}, clock_, log_),
       cluster_name_(std::make_shared<ClusterName>(config_.policy.cluster_name)) {
+  state_.set_on_written(
+      [this](std::size_t entries) { metrics_.state_entries().Set(static_cast<double>(entries)); });
+  // The oldest wait grows between events: a scrape sees its age now, not at the last change.
+  metrics_.set_before_render([this] { unlabeled_.publish(); });
   LabelSettings settings;
   settings.policy = config_.policy;
   settings.cluster_name = cluster_name_;
@@ -35,6 +39,10 @@ LabelerDaemon::LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium
                                             settings, log_);
   reconciler_ = std::make_unique<Reconciler>(nomad_, cilium_, state_, clock_, metrics_, calls_,
                                              settings, log_);
+  {
+    MutexLock lock(reconcile_mu_);  // no reconcile runs yet; the lock states who owns it
+    reconciler_->track_unlabeled(unlabeled_);
+  }
   orphans_ = std::make_unique<OrphanCollector>(
       nomad_, cilium_, clock_, metrics_, calls_,
       OrphanCollector::Options{config_.gc_endpoints, config_.gc_grace, config_.call_timeout}, log_);
@@ -284,8 +292,11 @@ void LabelerDaemon::handle_notification(const notify::Request& request) {
     // cilium-cni deletes the endpoint; the plugin already dropped the entry. Nothing to label.
     server_->reply(request.alloc_id,
                    notify::Reply{notify::ReplyStatus::kFailed, 0, 0, {}, "deleted"});
+    unlabeled_.done(request.alloc_id);
+    refresh_state_entries();
     return;
   }
+  unlabeled_.waiting(request.alloc_id, unix_millis(clock_.wall_now()));
   WorkItem item;
   item.alloc_id = request.alloc_id;
   item.ifname = request.ifname;
@@ -301,6 +312,40 @@ void LabelerDaemon::handle_notification(const notify::Request& request) {
                    notify::Reply{notify::ReplyStatus::kPending, 0, 0, {}, "labeler queue full"});
   }
   metrics_.queue_depth().Set(static_cast<double>(queue_->depth()));
+}
+
+void LabelerDaemon::refresh_state_entries() {
+  // Read-only and unlocked: a notification never waits behind a writer for a gauge.
+  auto entries = state::count_state_entries(config_.state_file);
+  if (entries) metrics_.state_entries().Set(static_cast<double>(*entries));
+}
+
+void LabelerDaemon::after_outcome(const WorkItem& item, const LabelOutcome& out) {
+  if (out.status == notify::ReplyStatus::kLabeled) {
+    if (out.identity != 0) {
+      unlabeled_.done(item.alloc_id);
+      return;
+    }
+    // Written without waiting for the identity (a reconcile's work): look again shortly, so the
+    // state file records the identity once it resolves rather than "resolving" until the next
+    // resync. The look finds our labels in place and only confirms.
+    if (shutdown_.stop_requested()) return;
+    WorkItem look = item;
+    look.confirm = true;
+    look.endpoint.reset();
+    if (!queue_->enqueue_after(std::move(look), item_backoff_.delay(0))) {
+      log_->warn("identity check not queued, leaving it to the next resync: alloc={}",
+                 item.alloc_id);
+    }
+    return;
+  }
+  if (!out.failure) return;  // stopped: nothing learned
+  if (out.failure == LabelFailure::alloc_terminal ||
+      out.failure == LabelFailure::nomad_alloc_unknown) {
+    unlabeled_.done(item.alloc_id);  // not this node's to label any more
+    return;
+  }
+  unlabeled_.waiting(item.alloc_id, item.added_unix_ms.value_or(unix_millis(clock_.wall_now())));
 }
 
 void LabelerDaemon::process(WorkItem item) {
@@ -353,6 +398,7 @@ void LabelerDaemon::process_item(WorkItem item) {
               item.attempt, next,
               out.remedy.empty() ? std::string() : " fix=\"" + out.remedy + "\"");
   }
+  after_outcome(item, out);
   if (out.will_retry() && !retry && !shutdown_.stop_requested()) {
     log_->warn("giving up after {} attempts, leaving the allocation to the next resync: alloc={}",
                kMaxAttempts, item.alloc_id);

@@ -21,6 +21,7 @@
 #include "labeler/orphan_collector.h"
 #include "labeler/policy/policy_distributor.h"
 #include "labeler/reconciler.h"
+#include "labeler/unlabeled_tracker.h"
 #include "labeler/watcher.h"
 #include "labeler/work_queue.h"
 
@@ -44,6 +45,7 @@ class LabelerDaemon {
   Metrics& metrics() { return metrics_; }
   CallRecorder& calls() { return calls_; }
   HealthTracker& health() { return health_; }
+  UnlabeledTracker& unlabeled() { return unlabeled_; }
   WorkQueue& queue() { return *queue_; }
   const std::string& node_id() const { return node_id_; }
   // What `k8s:io.cilium.k8s.policy.cluster` is derived from now.
@@ -66,6 +68,11 @@ class LabelerDaemon {
   void adopt_agent_cluster_name(std::stop_token halt);
   // --watch: runs the configured watcher on its own thread; `index` is the first reconcile's.
   void start_watcher(std::uint64_t index);
+  // What one outcome means for the unlabeled gauges, and the follow-up an unconfirmed write needs.
+  void after_outcome(const WorkItem& item, const LabelOutcome& out);
+  // The plugin changed the file (ADD, DEL): the entries gauge follows without waiting for the
+  // labeler's own next write.
+  void refresh_state_entries();
 
   DaemonConfig config_;
   nomad::NomadApi& nomad_;
@@ -75,6 +82,7 @@ class LabelerDaemon {
   Metrics metrics_;
   CallRecorder calls_{metrics_};
   HealthTracker health_;
+  UnlabeledTracker unlabeled_{clock_, metrics_};
   state::StateStore state_;
   std::shared_ptr<ClusterName> cluster_name_;  // shared with the workers' LabelSettings
   std::unique_ptr<AllocLabeler> labeler_;

@@ -118,6 +118,8 @@ Metrics::Metrics()
                                        "Watch loop restarts, by mode")),
       policy_errors_family_(counter(*registry_, "cilium_nomad_policy_errors_total",
                                     "What kept a policy from the policy directory, by reason")),
+      label_failures_family_(counter(*registry_, "cilium_nomad_label_failures_total",
+                                     "Labeling attempts that did not label, by reason")),
       endpoints_deleted_(counter(*registry_, "cilium_nomad_endpoints_deleted_total",
                                  "Orphaned endpoints deleted with --gc-endpoints")
                              .Add({})),
@@ -138,6 +140,12 @@ Metrics::Metrics()
                               "stays)")),
       policy_last_apply_(gauge(*registry_, "cilium_nomad_policy_last_apply_timestamp_seconds",
                                "Unix time of the last policy file written or removed")),
+      unlabeled_allocations_(gauge(*registry_, "cilium_nomad_unlabeled_allocations",
+                                   "Allocations of this node whose endpoint does not carry its "
+                                   "final labels yet")),
+      unlabeled_oldest_seconds_(
+          gauge(*registry_, "cilium_nomad_unlabeled_oldest_seconds",
+                "How long the allocation waiting longest for its labels has waited (0: none)")),
       add_to_labeled_(
           histogram(*registry_, "cilium_nomad_add_to_labeled_seconds",
                     "Time from the plugin's ADD to the endpoint carrying its final identity",
@@ -160,6 +168,7 @@ Metrics::Metrics()
   watch_reconnects(WatchMode::kNode);
   watch_reconnects(WatchMode::kEvents);
   for (PolicyErrorReason reason : kAllPolicyErrorReasons) policy_errors(reason);
+  for (LabelFailure reason : kAllLabelFailures) label_failures(reason);
 }
 
 Counter& Metrics::endpoints_labeled(WorkSource source) {
@@ -183,6 +192,10 @@ Counter& Metrics::policy_errors(PolicyErrorReason reason) {
   return policy_errors_family_.Add({{"reason", label(to_string(reason))}});
 }
 
+Counter& Metrics::label_failures(LabelFailure reason) {
+  return label_failures_family_.Add({{"reason", label(to_string(reason))}});
+}
+
 Counter& Metrics::notifications(std::optional<notify::Op> op, NotifyOutcome outcome) {
   return notifications_family_.Add({{"op", op ? label(notify::to_string(*op)) : "unknown"},
                                     {"outcome", label(to_string(outcome))}});
@@ -193,6 +206,7 @@ Counter& Metrics::watch_reconnects(WatchMode mode) {
 }
 
 std::string Metrics::render() const {
+  if (before_render_) before_render_();
   return prometheus::TextSerializer().Serialize(registry_->Collect());
 }
 

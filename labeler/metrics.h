@@ -5,6 +5,7 @@
 // ops): nothing grows with the number of allocations.
 // Series whose label values are known in advance exist at 0 from construction, so rate() and
 // increase() in alerts have a baseline from the first scrape.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +21,7 @@
 #include "common/util/result.h"
 #include "common/util/retry_rule.h"
 #include "labeler/daemon_config.h"
+#include "labeler/label_failure.h"
 #include "labeler/work_item.h"
 
 namespace cn::labeler {
@@ -97,6 +99,8 @@ class Metrics {
   prometheus::Counter& watch_reconnects(WatchMode mode);
   prometheus::Counter& endpoints_deleted() { return endpoints_deleted_; }
   prometheus::Counter& policy_errors(PolicyErrorReason reason);
+  // cilium_nomad_label_failures_total{reason}: every attempt that did not label, by why.
+  prometheus::Counter& label_failures(LabelFailure reason);
 
   // Gauges.
   prometheus::Gauge& queue_depth() { return queue_depth_; }
@@ -106,6 +110,10 @@ class Metrics {
   prometheus::Gauge& policies_applied() { return policies_applied_; }
   prometheus::Gauge& policies_invalid() { return policies_invalid_; }
   prometheus::Gauge& policy_last_apply_timestamp() { return policy_last_apply_; }
+  // Allocations of this node whose endpoint does not carry its final labels yet, and how long
+  // the one waiting longest has waited (labeler/unlabeled_tracker.h keeps both).
+  prometheus::Gauge& unlabeled_allocations() { return unlabeled_allocations_; }
+  prometheus::Gauge& unlabeled_oldest_seconds() { return unlabeled_oldest_seconds_; }
 
   // Histograms, in seconds.
   prometheus::Histogram& add_to_labeled_seconds() { return add_to_labeled_; }
@@ -113,6 +121,9 @@ class Metrics {
 
   // Prometheus text exposition (format 0.0.4) of every family.
   std::string render() const;
+  // Runs at the start of every render(): for gauges that age between events. Set before the
+  // status server starts.
+  void set_before_render(std::function<void()> refresh) { before_render_ = std::move(refresh); }
   const prometheus::Registry& registry() const { return *registry_; }
 
  private:
@@ -124,6 +135,7 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& notifications_family_;
   prometheus::Family<prometheus::Counter>& watch_reconnects_family_;
   prometheus::Family<prometheus::Counter>& policy_errors_family_;
+  prometheus::Family<prometheus::Counter>& label_failures_family_;
   prometheus::Counter& endpoints_deleted_;
   prometheus::Gauge& queue_depth_;
   prometheus::Gauge& orphan_endpoints_;
@@ -132,8 +144,11 @@ class Metrics {
   prometheus::Gauge& policies_applied_;
   prometheus::Gauge& policies_invalid_;
   prometheus::Gauge& policy_last_apply_;
+  prometheus::Gauge& unlabeled_allocations_;
+  prometheus::Gauge& unlabeled_oldest_seconds_;
   prometheus::Histogram& add_to_labeled_;
   prometheus::Histogram& reconcile_duration_;
+  std::function<void()> before_render_;
 };
 
 }  // namespace cn::labeler

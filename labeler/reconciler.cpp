@@ -34,6 +34,7 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id,
                                         const std::function<bool(WorkItem)>& enqueue,
                                         std::stop_token stop) {
   const MonoTime started = clock_.now();
+  const long long started_unix_ms = unix_millis(clock_.wall_now());
   const Deadline deadline{started + settings_.call_timeout * 4, stop};
   ReconcileReport report;
 
@@ -82,6 +83,21 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id,
   std::map<std::string, state::LabeledInfo> confirmed;
   std::map<std::string, std::pair<const cilium::Endpoint*, const nomad::Allocation*>> seen;
   std::set<std::string> handled;
+  // What keeps an endpoint from its labels until someone acts: counted, and recorded as the
+  // entry's last attempt, as a worker's failure is.
+  std::map<std::string, state::LastAttempt> failed;
+  const long long pass_ms = unix_millis(clock_.wall_now());
+  const std::string pass_at = rfc3339(clock_.wall_now());
+  auto waiting_since = [&](const std::string& id) {
+    auto it = doc->allocations.find(id);
+    return it != doc->allocations.end() && it->second.added_unix_ms > 0 ? it->second.added_unix_ms
+                                                                        : pass_ms;
+  };
+  auto fails = [&](const std::string& id, LabelFailure failure, std::string detail) {
+    metrics_.label_failures(failure).Increment();
+    failed[id] = state::LastAttempt{std::string(to_string(failure)), std::move(detail), pass_at};
+    report.unlabeled[id] = waiting_since(id);
+  };
   // One cluster name for the whole pass, read once rather than per endpoint.
   const labels::LabelPolicy policy = label_policy(settings_);
 
@@ -101,8 +117,9 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id,
     handled.insert(alloc.id);
     auto identity = nomad::identity_of(alloc);
     if (!identity || !labels::is_complete(*identity)) {
-      log_->warn("reconcile: cannot derive labels: alloc={} error=\"{}\"", alloc.id,
-                 identity ? "incomplete identity" : identity.error().message);
+      const std::string why = identity ? "incomplete identity" : identity.error().message;
+      log_->warn("reconcile: cannot derive labels: alloc={} error=\"{}\"", alloc.id, why);
+      fails(alloc.id, LabelFailure::nomad_answer_unusable, "cannot derive labels: " + why);
       continue;
     }
     auto desired = labels::derive_labels(*identity, policy);
@@ -116,8 +133,14 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id,
     if (plan.action != cilium::LabelWriteAction::write) {
       log_->warn("reconcile: not writable: alloc={} endpoint={} reason=\"{}\"", alloc.id, ep.id,
                  plan.reason);
+      if (plan.action == cilium::LabelWriteAction::filtered) {
+        fails(alloc.id, LabelFailure::labels_filtered, std::string(kLabelsFilteredDetail));
+      } else {
+        fails(alloc.id, LabelFailure::endpoint_unusable, plan.reason);
+      }
       continue;
     }
+    report.unlabeled[alloc.id] = waiting_since(alloc.id);
     WorkItem item;
     item.alloc_id = alloc.id;
     if (!owner->ifname.empty()) item.ifname = owner->ifname;
@@ -141,6 +164,7 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id,
         continue;
       }
       if (entry.labeled && entry.labeled->identity != 0) continue;
+      report.unlabeled[id] = waiting_since(id);
       WorkItem item;
       item.alloc_id = id;
       if (!entry.ifname.empty()) item.ifname = entry.ifname;
@@ -182,6 +206,16 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id,
         e = rebuild_entry(*found.first, *found.second, clock_.wall_now());
         changed = true;
       }
+      if (auto failure = failed.find(id); failure != failed.end()) {
+        auto& last = e.last_attempt;
+        // The same failure as before keeps its first time, as a worker's does.
+        if (!last || last->reason != failure->second.reason ||
+            last->detail != failure->second.detail) {
+          last = failure->second;
+          changed = true;
+        }
+        continue;
+      }
       auto info = confirmed.find(id);
       if (info == confirmed.end()) continue;
       bool same = e.labeled && e.labeled->endpoint_id == info->second.endpoint_id &&
@@ -191,12 +225,17 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id,
         e.labeled = info->second;
         changed = true;
       }
+      if (e.last_attempt) {  // labeled as it should be: what failed before is over
+        e.last_attempt.reset();
+        changed = true;
+      }
     }
     metrics_.state_entries().Set(static_cast<double>(d.allocations.size()));
     return changed;
   });
   if (!ok) log_->error("reconcile: state write failed: error=\"{}\"", ok.error().message);
   report.dropped_entries = drop.size();
+  if (unlabeled_ != nullptr) unlabeled_->replace(report.unlabeled, started_unix_ms);
   for (auto& item : work) {
     if (enqueue(std::move(item))) ++report.enqueued;
   }

@@ -4,6 +4,7 @@
 // their Job and NetworkStatus), then label work for what is wrong. No per-endpoint Nomad call;
 // only state entries Nomad no longer lists cost a confirming GET before they are dropped.
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -14,6 +15,7 @@
 #include "common/state/state_store.h"
 #include "labeler/alloc_labeler.h"
 #include "labeler/metrics.h"
+#include "labeler/unlabeled_tracker.h"
 #include "labeler/work_item.h"
 
 namespace cn::labeler {
@@ -27,6 +29,10 @@ struct ReconcileReport {
   std::size_t orphans = 0;           // endpoints whose allocation Nomad does not run here
   std::vector<std::pair<std::string, long long>> orphan_endpoints;  // alloc ID, endpoint ID
   std::uint64_t nomad_index = 0;
+  // Live allocations of this node whose endpoint does not carry its final labels (work handed
+  // out, or a failure an operator must fix), and since when (unix ms, the plugin's ADD when
+  // recorded): the tracker given to track_unlabeled takes this as its whole view.
+  std::map<std::string, long long> unlabeled;
 };
 
 class Reconciler {
@@ -41,6 +47,10 @@ class Reconciler {
                               const std::function<bool(WorkItem)>& enqueue,
                               std::stop_token stop = {});
 
+  // Each pass hands its `unlabeled` view to `tracker` before any of its work is queued, so that
+  // a worker finishing that work is never overwritten by the view it came from.
+  void track_unlabeled(UnlabeledTracker& tracker) { unlabeled_ = &tracker; }
+
  private:
   nomad::NomadApi& nomad_;
   cilium::CiliumApi& cilium_;
@@ -50,6 +60,7 @@ class Reconciler {
   CallRecorder& calls_;
   LabelSettings settings_;
   std::shared_ptr<spdlog::logger> log_;
+  UnlabeledTracker* unlabeled_ = nullptr;
 };
 
 }  // namespace cn::labeler

@@ -77,8 +77,15 @@ TEST(Metrics, SeriesWithKnownLabelsExistAtZeroFromTheStart) {
     EXPECT_EQ(collected(metrics, "cilium_nomad_watch_reconnects_total", {{"mode", mode}}), 0.0)
         << mode;
   }
+  for (LabelFailure reason : kAllLabelFailures) {
+    EXPECT_EQ(collected(metrics, "cilium_nomad_label_failures_total",
+                        {{"reason", std::string(to_string(reason))}}),
+              0.0)
+        << to_string(reason);
+  }
   for (const char* single :
        {"cilium_nomad_endpoints_deleted_total", "cilium_nomad_queue_depth",
+        "cilium_nomad_unlabeled_allocations", "cilium_nomad_unlabeled_oldest_seconds",
         "cilium_nomad_orphan_endpoints", "cilium_nomad_state_entries", "cilium_nomad_ready",
         "cilium_nomad_add_to_labeled_seconds", "cilium_nomad_reconcile_duration_seconds"}) {
     EXPECT_EQ(collected(metrics, single, {}), 0.0) << single;
@@ -101,6 +108,7 @@ TEST(Metrics, FamiliesAreTheDocumentedOnes) {
       {"cilium_nomad_watch_reconnects_total", T::Counter},
       {"cilium_nomad_endpoints_deleted_total", T::Counter},
       {"cilium_nomad_policy_errors_total", T::Counter},
+      {"cilium_nomad_label_failures_total", T::Counter},
       {"cilium_nomad_queue_depth", T::Gauge},
       {"cilium_nomad_orphan_endpoints", T::Gauge},
       {"cilium_nomad_state_entries", T::Gauge},
@@ -108,6 +116,8 @@ TEST(Metrics, FamiliesAreTheDocumentedOnes) {
       {"cilium_nomad_policies_applied", T::Gauge},
       {"cilium_nomad_policies_invalid", T::Gauge},
       {"cilium_nomad_policy_last_apply_timestamp_seconds", T::Gauge},
+      {"cilium_nomad_unlabeled_allocations", T::Gauge},
+      {"cilium_nomad_unlabeled_oldest_seconds", T::Gauge},
       {"cilium_nomad_add_to_labeled_seconds", T::Histogram},
       {"cilium_nomad_reconcile_duration_seconds", T::Histogram},
   };

@@ -109,6 +109,45 @@ TEST_F(ReconcilerTest, DropsEntriesOfTerminalAndUnknownAllocationsOnly) {
   EXPECT_FALSE(doc->allocations.contains(gone));
 }
 
+// Expected: what a pass finds unlabeled is reported with the plugin's ADD time, handed to the
+// tracker before any work runs, and a filtered endpoint's reason is counted and recorded in its
+// entry; an endpoint found correct clears an old reason.
+TEST_F(ReconcilerTest, ReportsWhatWaitsSinceWhenAndRecordsWhyItCannotBeLabeled) {
+  const std::string filtered = random_alloc_id(), unlabeled = random_alloc_id(),
+                    correct = random_alloc_id();
+  for (const auto& id : {filtered, unlabeled, correct}) nomad_.put(make_alloc(id));
+  const std::vector<std::string> web = {
+      "k8s:io.cilium.k8s.policy.cluster=default", "k8s:io.kubernetes.pod.namespace=default",
+      "nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"};
+  cilium_.set_derived_labels(cilium_.add_init_endpoint(filtered, "10.200.3.1"), web);
+  cilium_.add_init_endpoint(unlabeled, "10.200.3.2");
+  cilium_.set_identity_labels(cilium_.add_init_endpoint(correct, "10.200.3.3"), web);
+  ASSERT_TRUE(state_.update([&](state::StateDoc& d) {
+    for (const auto& id : {filtered, unlabeled, correct}) d.allocations[id].added_unix_ms = 1000;
+    d.allocations[correct].last_attempt = state::LastAttempt{"endpoint_not_found", "x", "y"};
+    return true;
+  }));
+  UnlabeledTracker tracker(system_clock(), metrics_);
+  reconciler_.track_unlabeled(tracker);
+  std::size_t tracked_at_first_work = 0;
+  auto report = reconciler_.run(nomad_.node_id, [&](WorkItem) {
+    if (tracked_at_first_work == 0) tracked_at_first_work = tracker.size();
+    return true;  // taken, not run: the entries stay as the pass left them
+  });
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->unlabeled,
+            (std::map<std::string, long long>{{filtered, 1000}, {unlabeled, 1000}}));
+  EXPECT_EQ(tracked_at_first_work, 2u) << "the tracker had the view before the work ran";
+  EXPECT_EQ(metrics_.label_failures(LabelFailure::labels_filtered).Value(), 1);
+  auto doc = state_.load();
+  ASSERT_TRUE(doc);
+  ASSERT_TRUE(doc->allocations.at(filtered).last_attempt);
+  EXPECT_EQ(doc->allocations.at(filtered).last_attempt->reason, "labels_filtered");
+  EXPECT_FALSE(doc->allocations.at(unlabeled).last_attempt);
+  EXPECT_FALSE(doc->allocations.at(correct).last_attempt);
+  EXPECT_TRUE(doc->allocations.at(correct).labeled);
+}
+
 TEST_F(ReconcilerTest, DeletedAllocationIsNotRebuiltFromListsThatStillShowItAlive) {
   // The plugin's DEL runs before cilium-cni's DEL (the chain unwinds in reverse) and before the
   // client tells Nomad the allocation stopped: for a while both lists still show it alive.
