@@ -398,7 +398,44 @@ TEST_F(LabelerE2E, ScrapeOfARunningLabelerPassesPromtoolCheckMetrics) {
               check.out.c_str(), check.err.c_str());
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err << "\nscrape:\n" << body;
   EXPECT_EQ(check.out + check.err, "") << "promtool names no problem";
+
+  // The alerting rules watch only metrics this scrape has (all of them exist from the start).
+  const std::string rules =
+      testing::read_file(testing::source_dir() + "/conf-examples/cilium-nomad-labeler.rules.yml");
+  const std::regex metric_name("cilium_nomad_[a-z_]+");
+  int used = 0;
+  for (auto it = std::sregex_iterator(rules.begin(), rules.end(), metric_name);
+       it != std::sregex_iterator(); ++it) {
+    ++used;
+    EXPECT_NE(body.find("\n" + it->str()), std::string::npos)
+        << it->str() << " is used by an alerting rule but not exposed";
+  }
+  EXPECT_GE(used, 8);
   status.stop();
+}
+
+// The alerting rules of conf-examples, as Prometheus would load them, and their cases: an alert
+// that fires when it should and stays quiet when it should not.
+TEST(PrometheusRules, ExampleRulesPassPromtoolCheckAndTheirTests) {
+  const std::string promtool = "/usr/bin/promtool";
+  if (!std::filesystem::exists(promtool)) {
+    GTEST_SKIP() << promtool
+                 << " is absent: install Debian's `prometheus` package (scripts/install-deps.sh)";
+  }
+  const std::string rules = testing::source_dir() + "/conf-examples/cilium-nomad-labeler.rules.yml";
+  auto check = testing::run_process({promtool, "check", "rules", rules}, {}, "");
+  std::printf("promtool check rules: exit %d, output: \"%s%s\"\n", check.exit_code,
+              check.out.c_str(), check.err.c_str());
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  EXPECT_NE(check.out.find("SUCCESS"), std::string::npos) << check.out;
+
+  // The case file names the rules by a path relative to itself, as promtool resolves them.
+  const std::string cases =
+      testing::source_dir() + "/tests/data/prometheus/cilium-nomad-labeler.rules.test.yml";
+  auto test = testing::run_process({promtool, "test", "rules", cases}, {}, "");
+  std::printf("promtool test rules: exit %d, output: \"%s%s\"\n", test.exit_code, test.out.c_str(),
+              test.err.c_str());
+  EXPECT_EQ(test.exit_code, 0) << test.out << test.err;
 }
 
 }  // namespace
