@@ -86,12 +86,11 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id,
   // What keeps an endpoint from its labels until someone acts: counted, and recorded as the
   // entry's last attempt, as a worker's failure is.
   std::map<std::string, state::LastAttempt> failed;
-  const long long pass_ms = unix_millis(clock_.wall_now());
   const std::string pass_at = rfc3339(clock_.wall_now());
   auto waiting_since = [&](const std::string& id) {
     auto it = doc->allocations.find(id);
     return it != doc->allocations.end() && it->second.added_unix_ms > 0 ? it->second.added_unix_ms
-                                                                        : pass_ms;
+                                                                        : started_unix_ms;
   };
   auto fails = [&](const std::string& id, LabelFailure failure, std::string detail) {
     metrics_.label_failures(failure).Increment();
