@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
-#include <sstream>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "tests/docs/doc_commands.h"
 #include "tests/support/process.h"
