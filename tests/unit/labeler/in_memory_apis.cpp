@@ -347,6 +347,12 @@ void InMemoryCilium::set_identity_labels(long long id, std::vector<std::string> 
   ep.identity_id = identity_for(labels);
 }
 
+void InMemoryCilium::set_filtered_labels(long long id, std::vector<std::string> labels) {
+  std::lock_guard lock(mu_);
+  std::sort(labels.begin(), labels.end());
+  eps_.at(id).derived_labels = std::move(labels);
+}
+
 int InMemoryCilium::calls(CiliumCall call) const {
   std::lock_guard lock(mu_);
   auto it = calls_.find(call);
