@@ -159,6 +159,8 @@ int explain(labeler::explain::ExplainSettings settings, const ExplainFlags& flag
 int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   CLI::App app{"cilium-nomad-labeler: gives Nomad allocations their Cilium identity"};
   app.require_subcommand(1);
+  // `--version` as well as `version`: what help2man and habit expect.
+  app.set_version_flag("--version", std::string("cilium-nomad-labeler v") + CN_VERSION);
 
   labeler::DaemonConfig config;
   RunFlags flags;
