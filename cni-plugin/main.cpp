@@ -1,9 +1,12 @@
-// Thin main: the real environment, stdin and stdout/stderr, handed to plugin_main.
+// Thin main: the real environment, stdin and stdout/stderr, handed to plugin_main; arguments
+// (only a person passes any) to answer_command_line.
 #include <unistd.h>
 
+#include <span>
 #include <string>
 #include <string_view>
 
+#include "cni-plugin/command_line.h"
 #include "cni-plugin/plugin_main.h"
 #include "common/cni/plugin_conf.h"
 
@@ -33,9 +36,11 @@ void write_fd(int fd, std::string_view data) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   cn::plugin::PluginIo io{read_stdin, [](std::string_view d) { write_fd(STDOUT_FILENO, d); },
                           [](std::string_view d) { write_fd(STDERR_FILENO, d); }};
+  const std::span<const char* const> args(argv + 1, argc > 0 ? argc - 1 : 0);
+  if (auto code = cn::plugin::answer_command_line(args, environ, io)) return *code;
   cn::plugin::PluginContext ctx{cn::system_clock()};
   return cn::plugin::plugin_main(environ, io, ctx);
 }

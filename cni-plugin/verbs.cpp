@@ -16,22 +16,13 @@ namespace {
 using cni::CniError;
 using cni::ErrorCode;
 
-std::string supported_versions_text() {
-  std::string out;
-  for (auto v : cni::kSupportedVersions) {
-    if (!out.empty()) out += ", ";
-    out += v;
-  }
-  return out;
-}
-
 // Nomad fingerprints every binary in cni_path by running it with no CNI_COMMAND and reading the
 // first semver from the combined output. stdout stays reserved for CNI JSON, so this goes to
 // stderr.
 Outcome about() {
   Outcome out;
   out.stderr_data = std::string("CNI cilium-nomad-cni plugin v") + CN_VERSION +
-                    "\nCNI protocol versions supported: " + supported_versions_text() + "\n";
+                    "\nCNI protocol versions supported: " + cni::supported_versions_text() + "\n";
   return out;
 }
 

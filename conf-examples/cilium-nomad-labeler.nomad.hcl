@@ -118,8 +118,9 @@ job "cilium-nomad-labeler" {
 
       # Workload identity in NOMAD_TOKEN, used against the task API socket, which every
       # task gets in its secrets dir (Nomad >= 1.5). Nomad >= 1.10.3 also sets
-      # NOMAD_UNIX_ADDR to the same value, but the labeler reads only NOMAD_ADDR, so set
-      # it explicitly. The identity's rights come from acl-policy.hcl bound to this job.
+      # NOMAD_UNIX_ADDR to the same value, which the labeler reads when NOMAD_ADDR is
+      # unset; NOMAD_ADDR is set here so that older clients work too. The identity's
+      # rights come from acl-policy.hcl bound to this job.
       identity {
         env = true
       }

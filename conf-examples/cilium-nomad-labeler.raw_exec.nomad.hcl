@@ -1,6 +1,7 @@
 # Variant of cilium-nomad-labeler.nomad.hcl without Docker: raw_exec runs the binary
-# installed on the host (/usr/local/bin/cilium-nomad-labeler), as the Nomad agent's
-# user (root), with the host's file system, so no volumes are needed.
+# installed on the host (/usr/bin/cilium-nomad-labeler from the package; change `command`
+# after a `cmake --install` under /usr/local), as the Nomad agent's user (root), with the
+# host's file system, so no volumes are needed.
 #
 # raw_exec is off by default; enable it on the clients:
 #   plugin "raw_exec" { config { enabled = true } }
@@ -37,7 +38,7 @@ job "cilium-nomad-labeler" {
       driver = "raw_exec"
 
       config {
-        command = "/usr/local/bin/cilium-nomad-labeler"
+        command = "/usr/bin/cilium-nomad-labeler"
         args = [
           "run",
           "--node-id", "${node.unique.id}",

@@ -9,6 +9,7 @@
 #include "common/cilium/client/curl_cilium_client.h"
 #include "common/labels/label_policy.h"
 #include "common/nomad/client/curl_nomad_client.h"
+#include "labeler/explain/explain.h"
 #include "labeler/labeler_daemon.h"
 #include "labeler/logging.h"
 #include "labeler/policy/policy_status.h"
@@ -115,6 +116,42 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
   return 0;
 }
 
+struct ExplainFlags {
+  std::string query;
+  bool as_json = false;
+  std::string cilium_socket;
+  std::string nomad_addr;
+  std::string meta_labels;
+  bool k8s_compat_labels = true;
+  std::string cluster_name = "default";
+};
+
+int explain(labeler::explain::ExplainSettings settings, const ExplainFlags& flags) {
+  auto policy = labels::parse_label_policy(flags.meta_labels);
+  if (!policy) {
+    std::cerr << "invalid --meta-labels: " << policy.error().message << "\n";
+    return 2;
+  }
+  settings.label_policy = *policy;
+  settings.label_policy.k8s_compat = flags.k8s_compat_labels;
+  settings.fallback_cluster_name = flags.cluster_name;
+  auto nomad_config = nomad::NomadClientConfig::from_env(env_or_null);
+  if (!nomad_config) {
+    std::cerr << "Nomad settings: " << nomad_config.error().message << "\n";
+    return 2;
+  }
+  if (!flags.nomad_addr.empty()) nomad_config->address = flags.nomad_addr;
+  auto nomad_client = nomad::CurlNomadClient::create(*nomad_config);
+  if (!nomad_client) {
+    std::cerr << "Nomad client: " << nomad_client.error().message << "\n";
+    return 2;
+  }
+  cilium::CurlCiliumClient cilium_client(
+      cilium::CiliumClientConfig::resolve(flags.cilium_socket, env_or_null));
+  return labeler::explain::explain(flags.query, flags.as_json, settings, **nomad_client,
+                                   cilium_client, system_clock(), std::cout, std::cerr);
+}
+
 }  // namespace
 
 // An exception that escapes main ends the process through std::terminate, whose abort message
@@ -122,6 +159,8 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
 int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   CLI::App app{"cilium-nomad-labeler: gives Nomad allocations their Cilium identity"};
   app.require_subcommand(1);
+  // `--version` as well as `version`: what help2man and habit expect.
+  app.set_version_flag("--version", std::string("cilium-nomad-labeler v") + CN_VERSION);
 
   labeler::DaemonConfig config;
   RunFlags flags;
@@ -229,6 +268,37 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       "validate", "Check policy files (YAML or JSON) offline, as the distributor would");
   validate_cmd->add_option("files", policy_files, "Policy files")->required();
 
+  labeler::explain::ExplainSettings explain_settings;
+  explain_settings.state_file = config.state_file;
+  ExplainFlags explain_flags;
+  auto* explain_cmd = app.add_subcommand(
+      "explain",
+      "Why an allocation has (or lacks) its labels: state entry, Cilium endpoint, Nomad's view, "
+      "derived labels, policies and a verdict. Read-only; works with the daemon stopped. Give it "
+      "the label flags `run` has, so that it derives the same labels");
+  explain_cmd->add_option("alloc", explain_flags.query, "Allocation ID or unambiguous prefix")
+      ->required();
+  explain_cmd->add_flag("--json", explain_flags.as_json, "The same facts as one JSON object");
+  explain_cmd->add_option("--cilium-socket", explain_flags.cilium_socket,
+                          "Cilium agent API socket (env CILIUM_SOCK; default "
+                          "/var/run/cilium/cilium.sock)");
+  explain_cmd->add_option("--nomad-addr", explain_flags.nomad_addr,
+                          "Nomad address: http://, https:// or unix:// (env NOMAD_ADDR; default "
+                          "http://127.0.0.1:4646)");
+  explain_cmd->add_option("--state-file", explain_settings.state_file, "Node state file")
+      ->capture_default_str();
+  explain_cmd->add_option("--policy-dir", explain_settings.policy_dir,
+                          "The daemon's --policy-dir, to list the policies selecting it");
+  explain_cmd->add_option("--meta-labels", explain_flags.meta_labels, "The daemon's --meta-labels");
+  explain_cmd
+      ->add_option("--k8s-compat-labels", explain_flags.k8s_compat_labels,
+                   "The daemon's --k8s-compat-labels")
+      ->capture_default_str();
+  explain_cmd
+      ->add_option("--cluster-name", explain_flags.cluster_name,
+                   "The daemon's --cluster-name (used when the agent does not tell its own)")
+      ->capture_default_str();
+
   auto* version_cmd = app.add_subcommand("version", "Print the version");
 
   try {
@@ -240,6 +310,8 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   }
 
   if (*validate_cmd) return labeler::validate_policy_files(policy_files, std::cout, std::cerr);
+
+  if (*explain_cmd) return explain(explain_settings, explain_flags);
 
   if (*version_cmd) {
     std::cout << "cilium-nomad-labeler v" << CN_VERSION << "\n";

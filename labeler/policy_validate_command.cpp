@@ -16,10 +16,10 @@ namespace {
 // rule without being read whole.
 Result<std::string> read_bounded(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorKind::io, std::string("cannot read: ") + std::strerror(errno));
+  if (!in) return fail(ErrorKind::io, "cannot read: " + errno_text(errno));
   std::string text(policy::kMaxPolicyBytes + 1, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.bad()) return fail(ErrorKind::io, std::string("cannot read: ") + std::strerror(errno));
+  if (in.bad()) return fail(ErrorKind::io, "cannot read: " + errno_text(errno));
   text.resize(static_cast<std::size_t>(in.gcount()));
   return text;
 }

@@ -430,4 +430,14 @@ curl -sS --fail-with-body -X DELETE "$nomad_addr/v1/var/cilium/policies/web" >/d
 wait_for "both agents to drop nomad-web.yaml" 10 neither_has nomad-web.yaml
 echo "  removed from both nodes' policy directories; the agents dropped it"
 
+# --- explain --------------------------------------------------------------------------------------
+section "11. explain: one allocation's whole path, read-only (README \"Troubleshooting\")"
+first=${order[0]}
+explain_cmd=("$bin/cilium-nomad-labeler" explain "${first:0:8}" --cilium-socket "$sock"
+  --nomad-addr "$nomad_addr" --state-file "$state_file" --meta-labels "team,tier" --policy-dir "$policy_dir")
+printf '$ cilium-nomad-labeler'; for a in "${explain_cmd[@]:1}"; do printf ' %s' "$a"; done | show; echo
+"${explain_cmd[@]}" >"$work/explain.out" || { cat "$work/explain.out"; die "explain found a problem with ${alloc_name[$first]}"; }
+show <"$work/explain.out" | sed 's/^/  /'
+grep -q '^verdict     OK labeled' "$work/explain.out" || die "explain did not say labeled"
+
 printf '\ndemo: OK - %d endpoints labeled, none reserved:init (%d ms)\n' "${#order[@]}" $(($(now_ms) - started_ms))

@@ -16,6 +16,9 @@ packages=(
   prometheus
   # fuzzing (libFuzzer) and sanitizer runtimes, the thread-safety gate; the format and tidy gates
   clang libclang-rt-14-dev clang-format clang-tidy
+  # the .deb and its test (tests/package/): dpkg-shlibdeps, man pages from --help, lintian,
+  # systemd-analyze for the unit
+  dpkg-dev file help2man lintian systemd
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -3,7 +3,8 @@
 # gates (they fail in minutes, before any build), build, and run the whole suite under
 # ASan+UBSan (the fault suite tests/reliability included), the labeler's concurrency tests under
 # TSan, a libFuzzer smoke of every parser, then the optimised binaries users get (the static
-# plugin, the labeler) end to end through the demo. Ends with ctest's summary.
+# plugin, the labeler) end to end through the demo, and the .deb made of them (built, unpacked,
+# checked, lintian). Ends with ctest's summary.
 #
 # Everything compiles once under the sanitizers; the Release tree builds only the shipped
 # binaries and the fakes, which keeps a cold CI run well inside its time limit on 2 cores.
@@ -45,5 +46,5 @@ scripts/fuzz.sh "${FUZZ_SECONDS:-10}"
 echo "== building (release): shipped binaries and fakes"
 TARGETS="cilium-nomad-cni cilium-nomad-labeler fake-nomad fake-cilium-agent fake-cilium-cni" \
   scripts/build.sh release
-echo "== testing (release): the demo end to end on the optimised binaries"
-ctest --test-dir build --output-on-failure -L demo --timeout 300
+echo "== testing (release): the demo end to end on the optimised binaries, and the .deb"
+ctest --test-dir build --output-on-failure -L 'demo|package' --timeout 300

@@ -9,4 +9,13 @@ bool is_supported_version(std::string_view version) {
          kSupportedVersions.end();
 }
 
+std::string supported_versions_text() {
+  std::string out;
+  for (auto v : kSupportedVersions) {
+    if (!out.empty()) out += ", ";
+    out += v;
+  }
+  return out;
+}
+
 }  // namespace cn::cni

@@ -26,7 +26,12 @@ bool is_rfc3339(std::string_view s) {
     }
     return true;
   };
-  int year, month, day, hour, minute, second;
+  int year = 0;
+  int month = 0;
+  int day = 0;
+  int hour = 0;
+  int minute = 0;
+  int second = 0;
   if (!digits(0, 4, year) || s.size() < 20 || s[4] != '-' || !digits(5, 2, month) || s[7] != '-' ||
       !digits(8, 2, day) || s[10] != 'T' || !digits(11, 2, hour) || s[13] != ':' ||
       !digits(14, 2, minute) || s[16] != ':' || !digits(17, 2, second)) {
@@ -43,7 +48,8 @@ bool is_rfc3339(std::string_view s) {
     if (i == start) return false;
   }
   if (i < s.size() && s[i] == 'Z') return i + 1 == s.size();
-  int oh, om;
+  int oh = 0;
+  int om = 0;
   if (i + 6 != s.size() || (s[i] != '+' && s[i] != '-') || !digits(i + 1, 2, oh) ||
       s[i + 3] != ':' || !digits(i + 4, 2, om)) {
     return false;
@@ -81,17 +87,17 @@ void metadata(const json& doc, bool namespaced) {
          {"name", "namespace", "labels", "annotations", "generateName", "uid", "resourceVersion",
           "selfLink", "generation", "creationTimestamp", "deletionTimestamp",
           "deletionGracePeriodSeconds", "finalizers", "ownerReferences", "managedFields"});
-  for (auto key : {"generateName", "uid", "resourceVersion", "selfLink"}) {
+  for (const auto* key : {"generateName", "uid", "resourceVersion", "selfLink"}) {
     if (const json* v = member(*meta, key)) string(*v, child("/metadata", key));
   }
-  for (auto key : {"labels", "annotations"}) {
+  for (const auto* key : {"labels", "annotations"}) {
     if (const json* v = member(*meta, key)) string_map(*v, child("/metadata", key));
   }
-  for (auto key : {"generation", "deletionGracePeriodSeconds"}) {
+  for (const auto* key : {"generation", "deletionGracePeriodSeconds"}) {
     if (const json* v = member(*meta, key))
       integer(*v, child("/metadata", key), INT64_MIN, INT64_MAX);
   }
-  for (auto key : {"creationTimestamp", "deletionTimestamp"}) {
+  for (const auto* key : {"creationTimestamp", "deletionTimestamp"}) {
     if (const json* v = member(*meta, key)) {
       if (!is_rfc3339(string(*v, child("/metadata", key)))) {
         refuse(child("/metadata", key), "is not an RFC 3339 time");
@@ -99,7 +105,7 @@ void metadata(const json& doc, bool namespaced) {
     }
   }
   if (const json* v = member(*meta, "finalizers")) string_array(*v, "/metadata/finalizers");
-  for (auto key : {"ownerReferences", "managedFields"}) {
+  for (const auto* key : {"ownerReferences", "managedFields"}) {
     if (const json* v = member(*meta, key)) {
       array(*v, child("/metadata", key));
       for (std::size_t i = 0; i < v->size(); ++i) {

@@ -96,7 +96,7 @@ void cidr_list(const json& obj, std::string_view key, const std::string& p) {
   std::string lp = child(p, key);
   string_array(*list, lp);
   for (std::size_t i = 0; i < list->size(); ++i) {
-    const std::string& s = (*list)[i].get_ref<const std::string&>();
+    const auto& s = (*list)[i].get_ref<const std::string&>();
     // CIDR.sanitize: a prefix, or a bare address.
     if (!parse_ip_prefix(s) && !parse_ip_address(s)) {
       refuse(child(lp, i), "\"" + s + "\" is not an IPv4 or IPv6 CIDR or address");
@@ -135,11 +135,14 @@ void cidr_rule_list(const json& obj, std::string_view key, const std::string& p)
       std::string xp = child(rp, "except");
       string_array(*except, xp);
       for (std::size_t j = 0; j < except->size(); ++j) {
-        const std::string& e = (*except)[j].get_ref<const std::string&>();
+        const auto& e = (*except)[j].get_ref<const std::string&>();
         auto inner = parse_ip_prefix(e);
         if (!inner) refuse(child(xp, j), "\"" + e + "\" is not an IPv4 or IPv6 CIDR");
         if (!prefix_contains(*prefix, *inner)) {
-          refuse(child(xp, j), "\"" + e + "\" is not inside " + text);
+          std::string why = "\"" + e;
+          why += "\" is not inside ";
+          why += text;
+          refuse(child(xp, j), why);
         }
       }
     }
@@ -294,7 +297,7 @@ void icmp_type(const json& type, const std::string& p, bool v6) {
     return;
   }
   if (!type.is_string()) refuse(p, "must be an integer or a string, not " + type_name(type));
-  const std::string& s = type.get_ref<const std::string&>();
+  const auto& s = type.get_ref<const std::string&>();
   auto number = parse_port_number(s);
   if (number && *number <= 255) return;
   bool known = false;
@@ -388,7 +391,7 @@ PortSummary port_list(const json& port_rule, const std::string& p) {
 
 void tls_context(const json& v, const std::string& p) {
   object(v, p, {"secret", "certificate", "privateKey", "trustedCA"});
-  for (auto key : {"certificate", "privateKey", "trustedCA"}) {
+  for (const auto* key : {"certificate", "privateKey", "trustedCA"}) {
     if (const json* s = member(v, key)) string(*s, child(p, key));
   }
   const json* secret = member(v, "secret");
@@ -405,6 +408,52 @@ void min_length_string(const json& v, const std::string& p) {
   if (string(v, p).empty()) refuse(p, "must not be empty");
 }
 
+void header_match(const json& m, const std::string& xp) {
+  object(m, xp, {"mismatch", "name", "secret", "value"});
+  if (const json* mm = member(m, "mismatch")) {
+    one_of(*mm, child(xp, "mismatch"), {"LOG", "ADD", "DELETE", "REPLACE"});
+  }
+  const json* name = member(m, "name");
+  if (!name) refuse(child(xp, "name"), "required");
+  min_length_string(*name, child(xp, "name"));
+  if (const json* v = member(m, "value")) string(*v, child(xp, "value"));
+  if (const json* secret = member(m, "secret")) {
+    std::string sp = child(xp, "secret");
+    object(*secret, sp, {"name", "namespace"});
+    const json* sn = member(*secret, "name");
+    if (!sn) refuse(child(sp, "name"), "required");
+    string(*sn, child(sp, "name"));
+    if (const json* ns = member(*secret, "namespace")) string(*ns, child(sp, "namespace"));
+  }
+}
+
+void http_rule(const json& h, const std::string& ep) {
+  object(h, ep, {"headerMatches", "headers", "host", "method", "path"});
+  for (const auto* key : {"host", "method", "path"}) {
+    if (const json* s = member(h, key)) string(*s, child(ep, key));
+  }
+  if (const json* headers = member(h, "headers")) string_array(*headers, child(ep, "headers"));
+  if (const json* matches = member(h, "headerMatches")) {
+    std::string mp = child(ep, "headerMatches");
+    array(*matches, mp);
+    for (std::size_t j = 0; j < matches->size(); ++j) header_match((*matches)[j], child(mp, j));
+  }
+}
+
+void kafka_rule(const json& k, const std::string& ep) {
+  object(k, ep, {"apiKey", "apiVersion", "clientID", "role", "topic"});
+  for (const auto* key : {"apiKey", "apiVersion", "clientID"}) {
+    if (const json* s = member(k, key)) string(*s, child(ep, key));
+  }
+  if (const json* role = member(k, "role"))
+    one_of(*role, child(ep, "role"), {"produce", "consume"});
+  if (const json* topic = member(k, "topic")) {
+    if (string(*topic, child(ep, "topic")).size() > 255) {
+      refuse(child(ep, "topic"), "longer than 255 characters");
+    }
+  }
+}
+
 // L7 rules; returns how many kinds are set and whether DNS is among them.
 void l7_rules(const json& rules, const std::string& p, bool& has_dns, bool& is_empty) {
   object(rules, p, {"http", "kafka", "dns", "l7proto", "l7"});
@@ -415,60 +464,14 @@ void l7_rules(const json& rules, const std::string& p, bool& has_dns, bool& is_e
     array(*http, hp);
     ++kinds;
     if (!http->empty()) is_empty = false;
-    for (std::size_t i = 0; i < http->size(); ++i) {
-      const json& h = (*http)[i];
-      std::string ep = child(hp, i);
-      object(h, ep, {"headerMatches", "headers", "host", "method", "path"});
-      for (auto key : {"host", "method", "path"}) {
-        if (const json* s = member(h, key)) string(*s, child(ep, key));
-      }
-      if (const json* headers = member(h, "headers")) string_array(*headers, child(ep, "headers"));
-      if (const json* matches = member(h, "headerMatches")) {
-        std::string mp = child(ep, "headerMatches");
-        array(*matches, mp);
-        for (std::size_t j = 0; j < matches->size(); ++j) {
-          const json& m = (*matches)[j];
-          std::string xp = child(mp, j);
-          object(m, xp, {"mismatch", "name", "secret", "value"});
-          if (const json* mm = member(m, "mismatch")) {
-            one_of(*mm, child(xp, "mismatch"), {"LOG", "ADD", "DELETE", "REPLACE"});
-          }
-          const json* name = member(m, "name");
-          if (!name) refuse(child(xp, "name"), "required");
-          min_length_string(*name, child(xp, "name"));
-          if (const json* v = member(m, "value")) string(*v, child(xp, "value"));
-          if (const json* secret = member(m, "secret")) {
-            std::string sp = child(xp, "secret");
-            object(*secret, sp, {"name", "namespace"});
-            const json* sn = member(*secret, "name");
-            if (!sn) refuse(child(sp, "name"), "required");
-            string(*sn, child(sp, "name"));
-            if (const json* ns = member(*secret, "namespace")) string(*ns, child(sp, "namespace"));
-          }
-        }
-      }
-    }
+    for (std::size_t i = 0; i < http->size(); ++i) http_rule((*http)[i], child(hp, i));
   }
   if (const json* kafka = member(rules, "kafka")) {
     std::string kp = child(p, "kafka");
     array(*kafka, kp);
     ++kinds;
     if (!kafka->empty()) is_empty = false;
-    for (std::size_t i = 0; i < kafka->size(); ++i) {
-      const json& k = (*kafka)[i];
-      std::string ep = child(kp, i);
-      object(k, ep, {"apiKey", "apiVersion", "clientID", "role", "topic"});
-      for (auto key : {"apiKey", "apiVersion", "clientID"}) {
-        if (const json* s = member(k, key)) string(*s, child(ep, key));
-      }
-      if (const json* role = member(k, "role"))
-        one_of(*role, child(ep, "role"), {"produce", "consume"});
-      if (const json* topic = member(k, "topic")) {
-        if (string(*topic, child(ep, "topic")).size() > 255) {
-          refuse(child(ep, "topic"), "longer than 255 characters");
-        }
-      }
-    }
+    for (std::size_t i = 0; i < kafka->size(); ++i) kafka_rule((*kafka)[i], child(kp, i));
   }
   if (const json* dns = member(rules, "dns")) {
     std::string dp = child(p, "dns");
@@ -498,6 +501,62 @@ void l7_rules(const json& rules, const std::string& p, bool& has_dns, bool& is_e
   if (kinds > 1) refuse(p, "multiple L7 protocol rule types specified in single rule");
 }
 
+void server_name(const std::string& s, const std::string& ip) {
+  if (s.empty()) refuse(ip, "empty server name is not allowed");
+  if (s.size() > 255) refuse(ip, "longer than 255 characters");
+  // ^(\*?\*\.)?([-a-zA-Z0-9_]+\.?)+$ (1.18 schema)
+  std::string_view rest = s;
+  if (rest.starts_with("**."))
+    rest.remove_prefix(3);
+  else if (rest.starts_with("*."))
+    rest.remove_prefix(2);
+  bool previous_dot = true;
+  for (char c : rest) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_';
+    if (c == '.' && !previous_dot)
+      previous_dot = true;
+    else if (ok)
+      previous_dot = false;
+    else
+      refuse(ip, "\"" + s + "\" is not a server name");
+  }
+  if (rest.empty()) refuse(ip, "\"" + s + "\" is not a server name");
+}
+
+void listener(const json& l, const std::string& lp, bool ingress, bool rules_empty) {
+  object(l, lp, {"envoyConfig", "name", "priority"});
+  const json* cfg = member(l, "envoyConfig");
+  if (!cfg) refuse(child(lp, "envoyConfig"), "required");
+  std::string cp = child(lp, "envoyConfig");
+  object(*cfg, cp, {"kind", "name"});
+  if (const json* kind = member(*cfg, "kind")) {
+    one_of(*kind, child(cp, "kind"), {"CiliumEnvoyConfig", "CiliumClusterwideEnvoyConfig"});
+  }
+  const json* cfg_name = member(*cfg, "name");
+  if (!cfg_name) refuse(child(cp, "name"), "required");
+  min_length_string(*cfg_name, child(cp, "name"));
+  const json* name = member(l, "name");
+  if (!name) refuse(child(lp, "name"), "required");
+  min_length_string(*name, child(lp, "name"));
+  if (const json* prio = member(l, "priority")) integer(*prio, child(lp, "priority"), 1, 100);
+  if (ingress) refuse(lp, "Listener is not allowed on ingress");
+  if (!rules_empty) refuse(lp, "Listener is not allowed with L7 rules");
+}
+
+// What the ports of a rule with L7 rules must be.
+void l7_ports(const PortSummary& ports, const std::string& p, bool has_dns) {
+  if (!has_dns && !ports.all_tcp) {
+    refuse(child(p, "ports"), "L7 rules can only apply to TCP, except for DNS rules");
+  }
+  if (ports.has_zero) refuse(child(p, "ports"), "L7 rules can not be used when a port is 0");
+  // 1.16 refuses ranges with any L7 rule, 1.19 with DNS rules: the stricter one.
+  if (ports.has_range) refuse(child(p, "ports"), "L7 rules do not support port ranges");
+  if (has_dns && ports.count == 0) {
+    refuse(child(p, "ports"), "port 53 must be specified for DNS rules");
+  }
+}
+
 void port_rule(const json& pr, const std::string& p, bool ingress, bool host) {
   object(pr, p, {"ports", "rules", "listener", "originatingTLS", "terminatingTLS", "serverNames"});
   PortSummary ports = port_list(pr, p);
@@ -513,28 +572,7 @@ void port_rule(const json& pr, const std::string& p, bool ingress, bool host) {
     string_array(*names, np);
     if (names->empty()) refuse(np, "must have at least one item");
     for (std::size_t i = 0; i < names->size(); ++i) {
-      const std::string& s = (*names)[i].get_ref<const std::string&>();
-      std::string ip = child(np, i);
-      if (s.empty()) refuse(ip, "empty server name is not allowed");
-      if (s.size() > 255) refuse(ip, "longer than 255 characters");
-      // ^(\*?\*\.)?([-a-zA-Z0-9_]+\.?)+$ (1.18 schema)
-      std::string_view rest = s;
-      if (rest.starts_with("**."))
-        rest.remove_prefix(3);
-      else if (rest.starts_with("*."))
-        rest.remove_prefix(2);
-      bool previous_dot = true;
-      for (char c : rest) {
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '-' || c == '_';
-        if (c == '.' && !previous_dot)
-          previous_dot = true;
-        else if (ok)
-          previous_dot = false;
-        else
-          refuse(ip, "\"" + s + "\" is not a server name");
-      }
-      if (rest.empty()) refuse(ip, "\"" + s + "\" is not a server name");
+      server_name((*names)[i].get_ref<const std::string&>(), child(np, i));
     }
     if (!rules_empty && !terminating) {
       refuse(np, "ServerNames are not allowed with L7 rules without TLS termination");
@@ -545,38 +583,9 @@ void port_rule(const json& pr, const std::string& p, bool ingress, bool host) {
   if (host && !rules_empty) {
     refuse(child(p, "rules"), "host policies (nodeSelector) do not support L7 rules");
   }
-  if (!rules_empty) {
-    if (!has_dns && !ports.all_tcp) {
-      refuse(child(p, "ports"), "L7 rules can only apply to TCP, except for DNS rules");
-    }
-    if (ports.has_zero) refuse(child(p, "ports"), "L7 rules can not be used when a port is 0");
-    // 1.16 refuses ranges with any L7 rule, 1.19 with DNS rules: the stricter one.
-    if (ports.has_range) refuse(child(p, "ports"), "L7 rules do not support port ranges");
-    if (has_dns && ports.count == 0) {
-      refuse(child(p, "ports"), "port 53 must be specified for DNS rules");
-    }
-  }
-  if (const json* listener = member(pr, "listener")) {
-    std::string lp = child(p, "listener");
-    object(*listener, lp, {"envoyConfig", "name", "priority"});
-    const json* cfg = member(*listener, "envoyConfig");
-    if (!cfg) refuse(child(lp, "envoyConfig"), "required");
-    std::string cp = child(lp, "envoyConfig");
-    object(*cfg, cp, {"kind", "name"});
-    if (const json* kind = member(*cfg, "kind")) {
-      one_of(*kind, child(cp, "kind"), {"CiliumEnvoyConfig", "CiliumClusterwideEnvoyConfig"});
-    }
-    const json* cfg_name = member(*cfg, "name");
-    if (!cfg_name) refuse(child(cp, "name"), "required");
-    min_length_string(*cfg_name, child(cp, "name"));
-    const json* name = member(*listener, "name");
-    if (!name) refuse(child(lp, "name"), "required");
-    min_length_string(*name, child(lp, "name"));
-    if (const json* prio = member(*listener, "priority"))
-      integer(*prio, child(lp, "priority"), 1, 100);
-    if (ingress) refuse(lp, "Listener is not allowed on ingress");
-    if (!rules_empty) refuse(lp, "Listener is not allowed with L7 rules");
-  }
+  if (!rules_empty) l7_ports(ports, p, has_dns);
+  if (const json* l = member(pr, "listener"))
+    listener(*l, child(p, "listener"), ingress, rules_empty);
 }
 
 void deny_port_rule(const json& pr, const std::string& p) {
@@ -700,6 +709,34 @@ void rule_list(const json& rule, std::string_view key, const std::string& p, boo
   }
 }
 
+void rule_label(const json& l, const std::string& ep) {
+  // labels.go Label.UnmarshalJSON also takes the short form "[source:]key[=value]", which
+  // `cilium policy import` files (netreap's) may hold; the CRD schema knows only objects.
+  if (l.is_string()) {
+    if (l.get_ref<const std::string&>().empty()) refuse(ep, "an empty label");
+    return;
+  }
+  object(l, ep, {"key", "source", "value"});
+  const json* key = member(l, "key");
+  // labels.go Label.UnmarshalJSON refuses an empty key: the agent could not load the file.
+  if (!key || string(*key, child(ep, "key")).empty()) refuse(child(ep, "key"), "required");
+  if (const json* s = member(l, "source")) string(*s, child(ep, "source"));
+  if (const json* v = member(l, "value")) string(*v, child(ep, "value"));
+}
+
+void rule_log(const json& log, const std::string& lp) {
+  object(log, lp, {"value"});
+  if (const json* v = member(log, "value")) {
+    const std::string& s = string(*v, child(lp, "value"));
+    if (s.size() > 32) refuse(child(lp, "value"), "longer than 32 characters");
+    for (char c : s) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+        refuse(child(lp, "value"), "must not contain control characters");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void check_rule(const json& rule, const std::string& p, bool namespaced) {
@@ -708,7 +745,7 @@ void check_rule(const json& rule, const std::string& p, bool namespaced) {
           "labels", "description", "enableDefaultDeny", "log"});
   // The agent's selector decoder (selector.go UnmarshalJSON) also runs for null and makes an
   // empty selector of it: a null selector selects everything, and counts as present.
-  for (auto key : {"endpointSelector", "nodeSelector"}) {
+  for (const auto* key : {"endpointSelector", "nodeSelector"}) {
     if (auto it = rule.find(key); it != rule.end() && it->is_null()) {
       refuse(child(p, key), "null selects every endpoint in the agent; write {} if that is meant");
     }
@@ -741,22 +778,7 @@ void check_rule(const json& rule, const std::string& p, bool namespaced) {
   if (const json* labels = member(rule, "labels")) {
     std::string lp = child(p, "labels");
     array(*labels, lp);
-    for (std::size_t i = 0; i < labels->size(); ++i) {
-      const json& l = (*labels)[i];
-      std::string ep = child(lp, i);
-      // labels.go Label.UnmarshalJSON also takes the short form "[source:]key[=value]", which
-      // `cilium policy import` files (netreap's) may hold; the CRD schema knows only objects.
-      if (l.is_string()) {
-        if (l.get_ref<const std::string&>().empty()) refuse(ep, "an empty label");
-        continue;
-      }
-      object(l, ep, {"key", "source", "value"});
-      const json* key = member(l, "key");
-      // labels.go Label.UnmarshalJSON refuses an empty key: the agent could not load the file.
-      if (!key || string(*key, child(ep, "key")).empty()) refuse(child(ep, "key"), "required");
-      if (const json* s = member(l, "source")) string(*s, child(ep, "source"));
-      if (const json* v = member(l, "value")) string(*v, child(ep, "value"));
-    }
+    for (std::size_t i = 0; i < labels->size(); ++i) rule_label((*labels)[i], child(lp, i));
   }
   if (const json* d = member(rule, "description")) string(*d, child(p, "description"));
   if (const json* dd = member(rule, "enableDefaultDeny")) {
@@ -765,19 +787,7 @@ void check_rule(const json& rule, const std::string& p, bool namespaced) {
     if (const json* v = member(*dd, "ingress")) boolean(*v, child(dp, "ingress"));
     if (const json* v = member(*dd, "egress")) boolean(*v, child(dp, "egress"));
   }
-  if (const json* log = member(rule, "log")) {
-    std::string lp = child(p, "log");
-    object(*log, lp, {"value"});
-    if (const json* v = member(*log, "value")) {
-      const std::string& s = string(*v, child(lp, "value"));
-      if (s.size() > 32) refuse(child(lp, "value"), "longer than 32 characters");
-      for (char c : s) {
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-          refuse(child(lp, "value"), "must not contain control characters");
-        }
-      }
-    }
-  }
+  if (const json* log = member(rule, "log")) rule_log(*log, child(p, "log"));
 }
 
 }  // namespace cn::policy

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <cctype>
 
 #include "common/labels/label_text.h"
@@ -14,10 +15,7 @@ bool is_lower_alnum(char c) {
 }
 
 bool is_digits(std::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s)
-    if (c < '0' || c > '9') return false;
-  return true;
+  return !s.empty() && std::ranges::all_of(s, [](char c) { return c >= '0' && c <= '9'; });
 }
 
 }  // namespace
@@ -28,7 +26,7 @@ bool is_dns1123_subdomain(std::string_view text) {
   while (true) {
     std::size_t dot = text.find('.', start);
     std::string_view part =
-        text.substr(start, dot == std::string_view::npos ? text.npos : dot - start);
+        text.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
     if (part.empty() || !is_lower_alnum(part.front()) || !is_lower_alnum(part.back())) return false;
     for (char c : part)
       if (!is_lower_alnum(c) && c != '-') return false;
@@ -39,9 +37,8 @@ bool is_dns1123_subdomain(std::string_view text) {
 
 bool is_nomad_namespace(std::string_view text) {
   if (text.empty() || text.size() > 128) return false;
-  for (char c : text)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') return false;
-  return true;
+  return std::ranges::all_of(
+      text, [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-'; });
 }
 
 std::optional<std::string> selector_key_problem(std::string_view key) {
@@ -137,7 +134,8 @@ bool is_port_name(std::string_view text) {
   if (text.empty() || text.size() > 15) return false;
   // The upstream pattern ([a-zA-Z0-9]-?)*[a-zA-Z](-?[a-zA-Z0-9])* spelled out: alphanumeric ends,
   // single hyphens between, at least one letter.
-  if (text.front() == '-' || text.back() == '-' || text.find("--") != text.npos) return false;
+  if (text.front() == '-' || text.back() == '-' || text.find("--") != std::string_view::npos)
+    return false;
   bool letter = false;
   for (char c : text) {
     auto u = static_cast<unsigned char>(c);

@@ -54,6 +54,10 @@ void read_status(JsonReader& status, Endpoint& ep) {
   });
   with_object(status, "networking", [&](JsonReader& r) { read_addressing(r, ep.addressing); });
   with_object(status, "health", [&](JsonReader& r) { r.read("overallHealth", ep.health); });
+  with_object(status, "policy", [&](JsonReader& policy) {
+    with_object(policy, "realized",
+                [&](JsonReader& r) { r.read("policy-revision", ep.realized_policy_revision); });
+  });
 }
 
 }  // namespace
@@ -72,7 +76,8 @@ const json::Fields& endpoint_fields() {
           {"disabled", {}}}},
         {"external-identifiers", {{"cni-attachment-id", {}}, {"container-id", {}}}},
         {"networking", {{"addressing", {{"ipv4", {}}, {"ipv6", {}}}}}},
-        {"health", {{"overallHealth", {}}}}}}};
+        {"health", {{"overallHealth", {}}}},
+        {"policy", {{"realized", {{"policy-revision", {}}}}}}}}};
   return fields;
 }
 

@@ -37,6 +37,7 @@ struct Endpoint {
   std::string container_id;                           // empty on newer agents/flags
   std::vector<Addressing> addressing;                 // status.networking.addressing
   std::string health;                                 // status.health.overallHealth
+  std::int64_t realized_policy_revision = 0;          // status.policy.realized.policy-revision
 };
 
 // The members parse_endpoint() reads: keep it in step with endpoint.cpp.

@@ -52,6 +52,7 @@ TEST(CiliumEndpointTest, ParsesFreshInitEndpoint) {
   EXPECT_TRUE(is_init(ep));
   EXPECT_FALSE(is_reserved_only(ep));
   EXPECT_TRUE(user_labels(ep).empty());
+  EXPECT_EQ(ep.realized_policy_revision, 7) << "status.policy.realized.policy-revision";
 }
 
 TEST(CiliumEndpointTest, InitPlusUserLabelsIsStillInit) {

@@ -316,12 +316,6 @@ long long InMemoryCilium::add_init_endpoint(const std::string& alloc_id, const s
   return ep.id;
 }
 
-void InMemoryCilium::set_derived_labels(long long id, std::vector<std::string> labels) {
-  std::lock_guard lock(mu_);
-  std::sort(labels.begin(), labels.end());
-  eps_.at(id).derived_labels = std::move(labels);
-}
-
 void InMemoryCilium::add_reserved_endpoints() {
   std::lock_guard lock(mu_);
   cilium::Endpoint host;
@@ -351,6 +345,12 @@ void InMemoryCilium::set_identity_labels(long long id, std::vector<std::string> 
   ep.identity_labels = labels;
   ep.security_relevant_labels = labels;
   ep.identity_id = identity_for(labels);
+}
+
+void InMemoryCilium::set_filtered_labels(long long id, std::vector<std::string> labels) {
+  std::lock_guard lock(mu_);
+  std::sort(labels.begin(), labels.end());
+  eps_.at(id).derived_labels = std::move(labels);
 }
 
 int InMemoryCilium::calls(CiliumCall call) const {

@@ -140,9 +140,9 @@ class InMemoryCilium : public cilium::CiliumApi {
   void add_reserved_endpoints();  // host (1) and health (4)
   cilium::Endpoint get(long long id) const;
   void set_identity_labels(long long id, std::vector<std::string> labels);
-  // What an agent whose --labels filter drops nomad: labels shows: the labels among the
-  // endpoint's derived (filtered-out) ones, so that writing them changes nothing.
-  void set_derived_labels(long long id, std::vector<std::string> labels);
+  // What an agent whose --labels filter drops `nomad:` does with a write: the labels land in
+  // status.labels.derived and the identity stays reserved:init.
+  void set_filtered_labels(long long id, std::vector<std::string> labels);
   int calls(CiliumCall call) const;
   void fail_next(CiliumCall call, int n, int code);
   // Gives endpoint `id` the number `new_id` (any int64: the API's type), as a buggy agent might.

@@ -79,7 +79,7 @@ class LabelFailureTest : public ::testing::Test {
 TEST_F(LabelFailureTest, LabelsFilterTrapIsRecordedCountedKeptAndClearedByTheFix) {
   nomad_.put(make_alloc(kAlloc));
   const long long ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
-  cilium_.set_derived_labels(ep, kWebLabels);  // the agent's --labels filter drops ours
+  cilium_.set_filtered_labels(ep, kWebLabels);  // the agent's --labels filter drops ours
   plugin_added();
   auto worker = labeler();
 
@@ -100,7 +100,7 @@ TEST_F(LabelFailureTest, LabelsFilterTrapIsRecordedCountedKeptAndClearedByTheFix
   expect_only(LabelFailure::labels_filtered, 2);
 
   // The operator fixes the agent: the next attempt labels and the reason is gone.
-  cilium_.set_derived_labels(ep, {});
+  cilium_.set_filtered_labels(ep, {});
   out = worker.label(notified());
   ASSERT_EQ(out.status, notify::ReplyStatus::kLabeled) << out.message;
   EXPECT_FALSE(out.failure);

@@ -119,7 +119,7 @@ TEST_F(ReconcilerTest, ReportsWhatWaitsSinceWhenAndRecordsWhyItCannotBeLabeled) 
   const std::vector<std::string> web = {
       "k8s:io.cilium.k8s.policy.cluster=default", "k8s:io.kubernetes.pod.namespace=default",
       "nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"};
-  cilium_.set_derived_labels(cilium_.add_init_endpoint(filtered, "10.200.3.1"), web);
+  cilium_.set_filtered_labels(cilium_.add_init_endpoint(filtered, "10.200.3.1"), web);
   cilium_.add_init_endpoint(unlabeled, "10.200.3.2");
   cilium_.set_identity_labels(cilium_.add_init_endpoint(correct, "10.200.3.3"), web);
   ASSERT_TRUE(state_.update([&](state::StateDoc& d) {

@@ -99,7 +99,7 @@ TEST_F(UnlabeledDaemonTest, ReconcileWriteIsRecordedWithItsIdentityWithoutAnothe
 TEST_F(UnlabeledDaemonTest, FilteredAllocationWaitsSinceItsAddUntilTheFix) {
   nomad_.put(make_alloc(kAlloc));
   const long long ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
-  cilium_.set_derived_labels(ep, kWebLabels);
+  cilium_.set_filtered_labels(ep, kWebLabels);
   plugin_added(std::chrono::minutes{10});
   LabelerDaemon daemon(config(), nomad_, cilium_, system_clock(), nullptr);
   std::stop_source never;
@@ -117,7 +117,7 @@ TEST_F(UnlabeledDaemonTest, FilteredAllocationWaitsSinceItsAddUntilTheFix) {
   metrics.unlabeled_oldest_seconds().Set(0);
   EXPECT_NE(metrics.render().find("cilium_nomad_unlabeled_oldest_seconds 6"), std::string::npos);
 
-  cilium_.set_derived_labels(ep, {});
+  cilium_.set_filtered_labels(ep, {});
   ASSERT_TRUE(daemon.reconcile_now());
   ASSERT_TRUE(eventually([&] {
     auto e = entry();

@@ -1,0 +1,27 @@
+#include "labeler/explain/explain.h"
+
+#include "labeler/explain/explain_render.h"
+#include "labeler/explain/explain_verdict.h"
+
+namespace cn::labeler::explain {
+
+int explain(std::string_view query, bool as_json, const ExplainSettings& settings,
+            nomad::NomadApi& nomad, cilium::CiliumApi& cilium, Clock& clock, std::ostream& out,
+            std::ostream& err) {
+  auto alloc_id = resolve_alloc_id(query, settings, cilium, clock);
+  if (!alloc_id) {
+    err << "explain: " << alloc_id.error().message << "\n";
+    return 1;
+  }
+  ExplainFacts facts = gather_facts(*alloc_id, settings, nomad, cilium, clock);
+  Verdict verdict = explain_verdict(facts);
+  if (as_json) {
+    out << render_json(facts, verdict).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+        << "\n";
+  } else {
+    out << render_text(facts, verdict);
+  }
+  return verdict.ok() ? 0 : 1;
+}
+
+}  // namespace cn::labeler::explain

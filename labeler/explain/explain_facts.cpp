@@ -1,0 +1,196 @@
+#include "labeler/explain/explain_facts.h"
+
+#include <cerrno>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "common/nomad/model/alloc_identity.h"
+#include "common/policy/policy_text.h"
+#include "common/util/alloc_id.h"
+#include "labeler/policy/policy_directory.h"
+
+namespace cn::labeler::explain {
+namespace {
+
+// The file as it is: no lock, no repair. The writers replace it by rename, so a plain read sees
+// one whole version.
+Result<state::StateDoc> read_state(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (errno == ENOENT) return fail(ErrorKind::io, "no such file: " + path);
+    return fail_errno("cannot read " + path, errno);
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto doc = state::state_from_json(text.str());
+  if (!doc) return fail(ErrorKind::invalid, path + " is not a valid state file: " + doc.error());
+  return std::move(*doc);
+}
+
+std::optional<RecordedAttempt> recorded_attempt(const state::StateEntry& entry) {
+  if (!entry.last_attempt) return std::nullopt;
+  return RecordedAttempt{entry.last_attempt->reason, entry.last_attempt->detail,
+                         entry.last_attempt->at};
+}
+
+// The forms in the order the agents answer them: cni-attachment-id (1.15+), container-id (gone
+// for CNI endpoints in 1.20), then the addresses.
+std::vector<cilium::EndpointRef> endpoint_refs(const std::string& alloc_id,
+                                               const std::optional<state::StateEntry>& entry,
+                                               const std::optional<NomadView>& nomad) {
+  std::vector<cilium::EndpointRef> refs;
+  if (entry && !entry->ifname.empty()) {
+    if (auto r = cilium::EndpointRef::cni_attachment(alloc_id, entry->ifname)) refs.push_back(*r);
+  }
+  if (auto r = cilium::EndpointRef::container_id(alloc_id)) refs.push_back(*r);
+  std::vector<std::string> ips;
+  if (entry) ips = entry->ips;
+  if (nomad && nomad->alloc.network_status) {
+    for (const auto& ip :
+         {nomad->alloc.network_status->address, nomad->alloc.network_status->address_ipv6}) {
+      if (!ip.empty()) ips.push_back(ip);
+    }
+  }
+  for (const auto& ip : ips) {
+    auto bare = ip.substr(0, ip.find('/'));
+    auto r = bare.find(':') == std::string::npos ? cilium::EndpointRef::ipv4(bare)
+                                                 : cilium::EndpointRef::ipv6(bare);
+    if (r) refs.push_back(*r);
+  }
+  return refs;
+}
+
+void find_endpoint(ExplainFacts& facts, const ExplainSettings& settings, cilium::CiliumApi& cilium,
+                   Clock& clock) {
+  for (const auto& ref : endpoint_refs(facts.alloc_id, facts.entry, facts.nomad)) {
+    auto ep = cilium.endpoint(ref, Deadline{clock.now() + settings.call_timeout});
+    if (ep) {
+      // An address may have been reused by another allocation since.
+      auto attachment = cilium::attachment_of(*ep);
+      if (attachment && attachment->alloc_id != facts.alloc_id) continue;
+      facts.endpoint = std::move(*ep);
+      facts.endpoint_found_by = ref.to_string();
+      return;
+    }
+    if (ep.error().kind == ErrorKind::not_found) continue;
+    // 400: an agent that does not know this ID form; try the next.
+    if (ep.error().kind == ErrorKind::http && ep.error().status == 400) continue;
+    facts.cilium_error = ep.error().message;
+    return;
+  }
+}
+
+void ask_nomad(ExplainFacts& facts, const ExplainSettings& settings, nomad::NomadApi& nomad,
+               Clock& clock) {
+  auto alloc = nomad.allocation(facts.alloc_id, Deadline{clock.now() + settings.call_timeout});
+  if (!alloc) {
+    if (alloc.error().kind == ErrorKind::not_found) {
+      facts.nomad_not_found = true;
+    } else {
+      facts.nomad_error = alloc.error().message;
+    }
+    return;
+  }
+  NomadView view;
+  auto identity = nomad::identity_of(*alloc);
+  if (identity) {
+    view.identity = std::move(*identity);
+  } else {
+    view.identity_error = identity.error().message;
+  }
+  alloc->job.reset();
+  view.alloc = std::move(*alloc);
+  facts.nomad = std::move(view);
+}
+
+void find_policies(ExplainFacts& facts, const ExplainSettings& settings) {
+  if (settings.policy_dir.empty()) return;
+  // The endpoint's identity is what the agent matches; before there is one, what it will be.
+  labels::LabelSet subject;
+  if (facts.endpoint) {
+    subject = cilium::identity_labels(*facts.endpoint);
+  } else if (facts.desired) {
+    subject = *facts.desired;
+  } else {
+    return;
+  }
+  auto files = policy::PolicyDirectory(settings.policy_dir).owned_files();
+  if (!files) {
+    facts.policy_error = files.error().message;
+    return;
+  }
+  facts.policies_checked = true;
+  for (const auto& [name, file] : *files) {
+    auto doc = cn::policy::parse_policy_text(file.content);
+    if (!doc || !policy_selects(*doc, subject)) continue;
+    facts.policies.push_back(
+        {doc->value("/metadata/name"_json_pointer, name), doc->value("kind", ""), file.path});
+  }
+}
+
+}  // namespace
+
+Result<std::string> resolve_alloc_id(std::string_view query, const ExplainSettings& settings,
+                                     cilium::CiliumApi& cilium, Clock& clock) {
+  if (is_valid_alloc_id(query)) return std::string(query);
+  if (query.empty()) return fail(ErrorKind::invalid, "an allocation ID or prefix is required");
+  std::set<std::string> matches;
+  if (auto doc = read_state(settings.state_file)) {
+    for (const auto& [id, entry] : doc->allocations) {
+      if (id.starts_with(query)) matches.insert(id);
+    }
+  }
+  if (auto list = cilium.endpoints(Deadline{clock.now() + settings.call_timeout})) {
+    for (const auto& ep : list->endpoints) {
+      auto attachment = cilium::attachment_of(ep);
+      if (attachment && attachment->alloc_id.starts_with(query)) {
+        matches.insert(attachment->alloc_id);
+      }
+    }
+  }
+  if (matches.empty()) {
+    return fail(ErrorKind::not_found, "no allocation on this node starts with \"" +
+                                          std::string(query) +
+                                          "\" (state file and agent); give the full ID to ask "
+                                          "Nomad");
+  }
+  if (matches.size() > 1) {
+    std::string list;
+    for (const auto& id : matches) list += (list.empty() ? "" : ", ") + id;
+    return fail(ErrorKind::invalid, "\"" + std::string(query) + "\" matches " +
+                                        std::to_string(matches.size()) + " allocations: " + list);
+  }
+  return *matches.begin();
+}
+
+ExplainFacts gather_facts(const std::string& alloc_id, const ExplainSettings& settings,
+                          nomad::NomadApi& nomad, cilium::CiliumApi& cilium, Clock& clock) {
+  ExplainFacts facts;
+  facts.alloc_id = alloc_id;
+  if (auto doc = read_state(settings.state_file)) {
+    if (auto it = doc->allocations.find(alloc_id); it != doc->allocations.end()) {
+      facts.entry = it->second;
+      facts.last_attempt = recorded_attempt(it->second);
+    }
+  } else {
+    facts.state_error = doc.error().message;
+  }
+  ask_nomad(facts, settings, nomad, clock);
+  find_endpoint(facts, settings, cilium, clock);
+
+  facts.cluster_name = settings.fallback_cluster_name;
+  if (auto name = cilium.cluster_name(Deadline{clock.now() + settings.call_timeout})) {
+    if (!name->empty()) facts.cluster_name = *name;
+  }
+  if (facts.nomad && facts.nomad->identity && labels::is_complete(*facts.nomad->identity)) {
+    labels::LabelPolicy policy = settings.label_policy;
+    policy.cluster_name = facts.cluster_name;
+    facts.desired = labels::derive_labels(*facts.nomad->identity, policy);
+    if (facts.endpoint) facts.plan = cilium::plan_label_write(*facts.endpoint, *facts.desired);
+  }
+  find_policies(facts, settings);
+  return facts;
+}
+
+}  // namespace cn::labeler::explain

@@ -1,0 +1,73 @@
+#pragma once
+// Everything the node can tell about one allocation, gathered with read-only calls: the state
+// file, the Cilium endpoint, Nomad's allocation, the labels the labeler would derive and the
+// distributor's policies. Each source may be missing or unreachable; the facts say which, and
+// explain_verdict() judges them. Nothing here writes.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/cilium/client/cilium_api.h"
+#include "common/cilium/model/label_write_plan.h"
+#include "common/labels/derive_labels.h"
+#include "common/nomad/client/nomad_api.h"
+#include "common/state/state_entry.h"
+#include "common/util/clock.h"
+#include "labeler/explain/policy_subjects.h"
+
+namespace cn::labeler::explain {
+
+struct ExplainSettings {
+  std::string state_file;
+  std::string policy_dir;  // empty: policies are not looked at
+  labels::LabelPolicy label_policy;
+  std::string fallback_cluster_name = "default";  // when the agent's /v1/healthz does not tell
+  std::chrono::milliseconds call_timeout{5000};
+};
+
+// The outcome the labeler recorded last for the allocation (the entry's `last_attempt`).
+struct RecordedAttempt {
+  std::string reason;
+  std::string detail;
+  std::string at;
+};
+
+struct NomadView {
+  nomad::Allocation alloc;  // its Job is dropped once the identity is read
+  std::optional<labels::AllocationIdentity> identity;
+  std::string identity_error;  // why no identity could be read from the allocation
+};
+
+struct ExplainFacts {
+  std::string alloc_id;  // the full ID the query resolved to
+
+  std::string state_error;  // the state file could not be read (missing, corrupt)
+  std::optional<state::StateEntry> entry;
+  std::optional<RecordedAttempt> last_attempt;
+
+  std::optional<cilium::Endpoint> endpoint;
+  std::string endpoint_found_by;  // the endpoint ID form that found it
+  std::string cilium_error;       // the agent could not be asked
+
+  std::optional<NomadView> nomad;
+  bool nomad_not_found = false;  // Nomad answered 404: it does not know the allocation
+  std::string nomad_error;       // Nomad could not be asked (transport, ACL, 5xx)
+
+  std::string cluster_name;
+  std::optional<labels::LabelSet> desired;     // what the labeler derives from Nomad's answer
+  std::optional<cilium::LabelWritePlan> plan;  // desired vs the endpoint's identity
+
+  bool policies_checked = false;          // a policy directory was given and read
+  std::vector<SelectingPolicy> policies;  // the distributor's policies selecting the endpoint
+  std::string policy_error;
+};
+
+// Resolves a full ID or an unambiguous prefix against the state file and the agent's endpoints.
+// A full ID is taken as it is even when the node knows nothing of it (Nomad may).
+Result<std::string> resolve_alloc_id(std::string_view query, const ExplainSettings& settings,
+                                     cilium::CiliumApi& cilium, Clock& clock);
+
+ExplainFacts gather_facts(const std::string& alloc_id, const ExplainSettings& settings,
+                          nomad::NomadApi& nomad, cilium::CiliumApi& cilium, Clock& clock);
+
+}  // namespace cn::labeler::explain

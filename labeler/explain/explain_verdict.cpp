@@ -1,0 +1,151 @@
+#include "labeler/explain/explain_verdict.h"
+
+namespace cn::labeler::explain {
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : " ") + item;
+  return out;
+}
+
+constexpr std::string_view kCheckNomad =
+    "check --nomad-addr (or NOMAD_ADDR) and that NOMAD_TOKEN's ACL policy grants what "
+    "conf-examples/acl-policy.hcl lists";
+constexpr std::string_view kCheckLabeler =
+    "the labeler relabels it at its next resync: check that it runs on this node (nomad job "
+    "status cilium-nomad-labeler) and read its log for this allocation";
+
+Verdict unlabeled(const ExplainFacts& facts, const cilium::Endpoint& ep,
+                  const cilium::LabelWritePlan& plan) {
+  // The labeler wrote, the agent holds our set as its security-relevant labels: the identity
+  // is being allocated.
+  auto pending = labels::LabelSet::from_strings(ep.security_relevant_labels);
+  if (labels::only_ours(pending) == *facts.desired &&
+      !pending.has_source(labels::kSourceReserved)) {
+    return {VerdictKind::resolving,
+            "labels written to endpoint " + std::to_string(ep.id) +
+                "; the agent is still resolving their identity",
+            ""};
+  }
+  std::string summary = "endpoint " + std::to_string(ep.id) + " lacks its final labels";
+  if (!plan.missing.empty()) summary += "; missing: " + join(plan.missing);
+  if (!plan.stale.empty()) summary += "; stale: " + join(plan.stale);
+  std::string fix(kCheckLabeler);
+  if (facts.last_attempt) {
+    summary += "; last attempt";
+    if (!facts.last_attempt->at.empty()) summary += " at " + facts.last_attempt->at;
+    summary += ": " + facts.last_attempt->reason;
+    if (!facts.last_attempt->detail.empty()) summary += " (" + facts.last_attempt->detail + ")";
+    if (facts.last_attempt->reason.starts_with("nomad")) fix = kCheckNomad;
+  }
+  return {VerdictKind::unlabeled, summary, fix};
+}
+
+Verdict with_endpoint(const ExplainFacts& facts, const cilium::Endpoint& ep) {
+  if (cilium::is_reserved_only(ep)) {
+    return {VerdictKind::not_ours,
+            "endpoint " + std::to_string(ep.id) +
+                " belongs to the agent (host or health), which the labeler never labels",
+            ""};
+  }
+  if (!facts.plan) {
+    return {VerdictKind::cannot_tell,
+            "Nomad's answer names no complete workload (" + facts.nomad->identity_error + ")",
+            std::string(kCheckNomad)};
+  }
+  const auto& plan = *facts.plan;
+  switch (plan.action) {
+    case cilium::LabelWriteAction::none:
+      return {VerdictKind::labeled,
+              "endpoint " + std::to_string(ep.id) + ", identity " + std::to_string(ep.identity_id) +
+                  " carries the final labels",
+              ""};
+    case cilium::LabelWriteAction::filtered:
+      return {VerdictKind::labels_filtered,
+              "the agent's --labels filter drops nomad: labels: endpoint " + std::to_string(ep.id) +
+                  " holds them as derived, not in its identity",
+              "add nomad: to the agent's --labels (conf-examples/cilium-agent-flags.md), then "
+              "restart the agent; the labeler's next resync relabels"};
+    case cilium::LabelWriteAction::skip_reserved:
+      return {VerdictKind::not_ours,
+              "endpoint " + std::to_string(ep.id) +
+                  " belongs to the agent (host or health), which the labeler never labels",
+              ""};
+    case cilium::LabelWriteAction::write:
+      break;
+  }
+  return unlabeled(facts, ep, plan);
+}
+
+}  // namespace
+
+std::string_view to_string(VerdictKind kind) {
+  switch (kind) {
+    case VerdictKind::labeled:
+      return "labeled";
+    case VerdictKind::resolving:
+      return "resolving";
+    case VerdictKind::unlabeled:
+      return "unlabeled";
+    case VerdictKind::labels_filtered:
+      return "labels_filtered";
+    case VerdictKind::no_endpoint:
+      return "no_endpoint";
+    case VerdictKind::stopped:
+      return "stopped";
+    case VerdictKind::unknown_to_nomad:
+      return "unknown_to_nomad";
+    case VerdictKind::cannot_tell:
+      return "cannot_tell";
+    case VerdictKind::not_ours:
+      return "not_ours";
+  }
+  return "cannot_tell";
+}
+
+Verdict explain_verdict(const ExplainFacts& facts) {
+  if (facts.nomad_not_found) {
+    if (facts.endpoint) {
+      return {VerdictKind::unknown_to_nomad,
+              "Nomad does not know allocation " + facts.alloc_id + ", yet the agent has endpoint " +
+                  std::to_string(facts.endpoint->id) + " for it",
+              "an orphan (allocation garbage-collected, or another cluster's): the labeler's "
+              "--gc-endpoints deletes it after --gc-grace"};
+    }
+    return {VerdictKind::unknown_to_nomad,
+            "Nomad does not know allocation " + facts.alloc_id +
+                (facts.entry ? " (the state file still lists it)" : ""),
+            "check the ID, and that --nomad-addr points at this node's cluster and region"};
+  }
+  if (!facts.cilium_error.empty()) {
+    return {VerdictKind::cannot_tell, "the Cilium agent could not be asked: " + facts.cilium_error,
+            "check that the agent runs and that --cilium-socket (or CILIUM_SOCK) is its API "
+            "socket"};
+  }
+  if (!facts.nomad) {
+    return {VerdictKind::cannot_tell, "Nomad could not be asked: " + facts.nomad_error,
+            std::string(kCheckNomad)};
+  }
+  const auto& alloc = facts.nomad->alloc;
+  if (alloc.is_client_terminal() || (!facts.endpoint && alloc.is_terminal())) {
+    std::string summary = "stopped: Nomad reports client status " + alloc.client_status +
+                          ", desired " + alloc.desired_status;
+    if (!facts.endpoint) return {VerdictKind::stopped, summary + "; no endpoint is left", ""};
+    return {VerdictKind::stopped,
+            summary + ", yet the agent still has endpoint " + std::to_string(facts.endpoint->id),
+            "cilium-cni's DEL should have removed it; the labeler's --gc-endpoints deletes it "
+            "after --gc-grace"};
+  }
+  if (!facts.endpoint) {
+    return {VerdictKind::no_endpoint,
+            "Nomad runs it (client status " + alloc.client_status +
+                ") but the agent has no endpoint for it",
+            "a group in bridge or host network mode gets no Cilium endpoint: its network must be "
+            "mode \"cni/<network>\" with cilium-cni chained before cilium-nomad-cni "
+            "(conf-examples/cilium.conflist)"};
+  }
+  return with_endpoint(facts, *facts.endpoint);
+}
+
+}  // namespace cn::labeler::explain

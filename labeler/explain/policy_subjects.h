@@ -1,0 +1,31 @@
+#pragma once
+// Which of the distributor's policy files select an endpoint as their subject, judged the way
+// the agent translates them (../shared/reference/cilium-policy.md §3): a key's source is the
+// part before its first ':' (none means any source), matchExpressions use the four Kubernetes
+// operators, and a namespaced CiliumNetworkPolicy also requires
+// k8s:io.kubernetes.pod.namespace=<its namespace>. Host policies (nodeSelector) select nodes,
+// never an allocation, and are left out.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/labels/label_set.h"
+
+namespace cn::labeler::explain {
+
+struct SelectingPolicy {
+  std::string name;  // metadata.name
+  std::string kind;  // CiliumNetworkPolicy or CiliumClusterwideNetworkPolicy
+  std::string file;
+};
+
+// Whether one LabelSelector object ({matchLabels, matchExpressions}) matches `labels`. A
+// selector this code cannot read (an unknown operator) matches nothing: explain then shows the
+// policy as not selecting, never the reverse.
+bool selector_matches(const nlohmann::json& selector, const labels::LabelSet& labels);
+
+// Whether any rule of a policy object (spec or specs) selects `labels` as its subject.
+bool policy_selects(const nlohmann::json& policy, const labels::LabelSet& labels);
+
+}  // namespace cn::labeler::explain

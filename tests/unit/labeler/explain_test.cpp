@@ -1,0 +1,261 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "common/state/state_store.h"
+#include "labeler/explain/explain.h"
+#include "labeler/explain/explain_verdict.h"
+#include "labeler/explain/policy_subjects.h"
+#include "tests/support/temp_dir.h"
+#include "tests/unit/labeler/in_memory_apis.h"
+
+namespace cn::labeler::explain {
+namespace {
+
+using cn::testing::InMemoryCilium;
+using cn::testing::InMemoryNomad;
+using cn::testing::make_alloc;
+using nlohmann::json;
+
+constexpr const char* kAlloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
+constexpr const char* kOther = "4b1f0000-1111-2222-3333-444455556666";
+const std::vector<std::string> kWebLabels = {
+    "k8s:io.cilium.k8s.policy.cluster=default", "k8s:io.kubernetes.pod.namespace=default",
+    "nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"};
+
+class ExplainTest : public ::testing::Test {
+ protected:
+  ExplainTest() { settings_.state_file = dir_.file("state.json"); }
+
+  void plugin_added(const std::string& id, std::optional<json> last_attempt = std::nullopt) {
+    state::StateStore store({settings_.state_file}, system_clock(), nullptr);
+    ASSERT_TRUE(store.update_entry(
+        id,
+        [&](std::optional<state::StateEntry>& e) {
+          e.emplace();
+          e->ifname = "eth0";
+          e->ips = {"10.200.3.17"};
+          if (last_attempt) {
+            e->last_attempt = state::LastAttempt{last_attempt->value("reason", ""),
+                                                 last_attempt->value("detail", ""),
+                                                 last_attempt->value("at", "")};
+          }
+          return true;
+        },
+        state::StateStore::Creation::allowed));
+  }
+
+  // Runs explain and returns its exit code; text_ and json_ hold both renderings.
+  int run(std::string_view query) {
+    std::ostringstream text;
+    std::ostringstream as_json;
+    std::ostringstream err;
+    int code = explain(query, false, settings_, nomad_, cilium_, system_clock(), text, err);
+    int json_code = explain(query, true, settings_, nomad_, cilium_, system_clock(), as_json, err);
+    EXPECT_EQ(code, json_code) << "text and JSON disagree";
+    text_ = text.str();
+    err_ = err.str();
+    json_ = as_json.str().empty() ? json(nullptr) : json::parse(as_json.str());
+    return code;
+  }
+
+  std::string verdict_kind() const { return json_["verdict"]["kind"].get<std::string>(); }
+
+  cn::testing::TempDir dir_;
+  InMemoryNomad nomad_;
+  InMemoryCilium cilium_;
+  ExplainSettings settings_;
+  std::string text_;
+  std::string err_;
+  json json_;
+};
+
+TEST_F(ExplainTest, LabeledAllocationIsOk) {
+  nomad_.put(make_alloc(kAlloc));
+  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  cilium_.set_identity_labels(ep, kWebLabels);
+  plugin_added(kAlloc);
+  EXPECT_EQ(run(kAlloc), 0) << text_;
+  EXPECT_EQ(verdict_kind(), "labeled");
+  EXPECT_NE(text_.find("not looked at (give --policy-dir)"), std::string::npos) << text_;
+  EXPECT_TRUE(json_["policies"].is_null());
+  EXPECT_NE(text_.find("verdict     OK labeled"), std::string::npos) << text_;
+  EXPECT_NE(text_.find("found by cni-attachment-id:" + std::string(kAlloc) + ":eth0"),
+            std::string::npos)
+      << text_;
+  EXPECT_EQ(json_["endpoint"]["id"], ep);
+  EXPECT_EQ(json_["derived_labels"], json(kWebLabels));
+  EXPECT_EQ(json_["difference"]["missing"], json::array());
+  EXPECT_EQ(json_["nomad"]["job"], "web");
+  EXPECT_EQ(json_["state"]["ifname"], "eth0");
+}
+
+TEST_F(ExplainTest, UnlabeledAllocationShowsTheRecordedReasonAndTheFix) {
+  nomad_.put(make_alloc(kAlloc));
+  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  plugin_added(kAlloc, json{{"reason", "nomad_unreachable"},
+                            {"detail", "Nomad: connection refused"},
+                            {"at", "2026-12-01T20:00:00Z"}});
+  EXPECT_EQ(run(kAlloc), 1);
+  EXPECT_EQ(verdict_kind(), "unlabeled");
+  EXPECT_NE(text_.find("nomad_unreachable"), std::string::npos) << text_;
+  EXPECT_NE(text_.find("missing "), std::string::npos) << text_;
+  EXPECT_NE(text_.find("NOMAD_TOKEN"), std::string::npos) << "the fix for a Nomad reason\n"
+                                                          << text_;
+  EXPECT_EQ(json_["last_attempt"]["reason"], "nomad_unreachable");
+  EXPECT_FALSE(json_["verdict"]["ok"].get<bool>());
+}
+
+TEST_F(ExplainTest, LabelsFilterTrapIsNamedWithItsFix) {
+  nomad_.put(make_alloc(kAlloc));
+  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  cilium_.set_filtered_labels(ep, kWebLabels);
+  plugin_added(kAlloc);
+  EXPECT_EQ(run(kAlloc), 1);
+  EXPECT_EQ(verdict_kind(), "labels_filtered");
+  EXPECT_NE(text_.find("--labels"), std::string::npos) << text_;
+  EXPECT_NE(json_["verdict"]["fix"].get<std::string>().find("cilium-agent-flags.md"),
+            std::string::npos);
+}
+
+TEST_F(ExplainTest, StoppedAllocationWithoutEndpointIsOk) {
+  auto alloc = make_alloc(kAlloc, "web", "app", "complete");
+  alloc.desired_status = "stop";
+  nomad_.put(alloc);
+  EXPECT_EQ(run(kAlloc), 0) << text_;
+  EXPECT_EQ(verdict_kind(), "stopped");
+  EXPECT_NE(text_.find("client status complete"), std::string::npos) << text_;
+}
+
+TEST_F(ExplainTest, StoppedAllocationWithALeftoverEndpointNeedsAFix) {
+  nomad_.put(make_alloc(kAlloc, "web", "app", "failed"));
+  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  EXPECT_EQ(run(kAlloc), 1);
+  EXPECT_EQ(verdict_kind(), "stopped");
+  EXPECT_NE(text_.find("--gc-endpoints"), std::string::npos) << text_;
+}
+
+TEST_F(ExplainTest, AllocationUnknownToNomadWithAnEndpointIsAnOrphan) {
+  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  plugin_added(kAlloc);
+  EXPECT_EQ(run(kAlloc), 1);
+  EXPECT_EQ(verdict_kind(), "unknown_to_nomad");
+  EXPECT_TRUE(json_["nomad"]["not_found"].get<bool>());
+  EXPECT_NE(text_.find("unknown (404)"), std::string::npos) << text_;
+}
+
+TEST_F(ExplainTest, NomadUnreachableCannotTell) {
+  nomad_.put(make_alloc(kAlloc));
+  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.fail_next(100, 0);
+  EXPECT_EQ(run(kAlloc), 1);
+  EXPECT_EQ(verdict_kind(), "cannot_tell");
+  EXPECT_NE(text_.find("nomad       unreachable"), std::string::npos) << text_;
+}
+
+TEST_F(ExplainTest, RunningAllocationWithoutEndpointPointsAtTheCniChain) {
+  nomad_.put(make_alloc(kAlloc));
+  plugin_added(kOther);
+  EXPECT_EQ(run(kAlloc), 1);
+  EXPECT_EQ(verdict_kind(), "no_endpoint");
+  EXPECT_NE(text_.find("cilium.conflist"), std::string::npos) << text_;
+  EXPECT_NE(text_.find("no entry"), std::string::npos) << text_;
+}
+
+TEST_F(ExplainTest, PrefixResolvesWhenUniqueAndIsRefusedWhenAmbiguous) {
+  nomad_.put(make_alloc(kAlloc));
+  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  cilium_.set_identity_labels(ep, kWebLabels);
+  EXPECT_EQ(run("4b1f6c2e"), 0) << err_;
+  EXPECT_EQ(json_["allocation"], kAlloc);
+
+  plugin_added(kOther);
+  EXPECT_EQ(run("4b1f"), 1);
+  EXPECT_NE(err_.find("matches 2 allocations"), std::string::npos) << err_;
+  EXPECT_EQ(run("ffff"), 1);
+  EXPECT_NE(err_.find("no allocation on this node starts with"), std::string::npos) << err_;
+}
+
+TEST_F(ExplainTest, NeverWritesAndSaysWhenTheStateFileIsMissing) {
+  settings_.state_file = dir_.file("missing/state.json");
+  nomad_.put(make_alloc(kAlloc));
+  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  cilium_.set_identity_labels(ep, kWebLabels);
+  EXPECT_EQ(run(kAlloc), 0);
+  EXPECT_NE(text_.find("no such file: " + settings_.state_file), std::string::npos) << text_;
+  EXPECT_FALSE(std::filesystem::exists(dir_.file("missing")));
+  EXPECT_EQ(cilium_.calls(cn::testing::CiliumCall::patch_endpoint), 0);
+  EXPECT_EQ(cilium_.calls(cn::testing::CiliumCall::patch_labels), 0);
+  EXPECT_EQ(cilium_.calls(cn::testing::CiliumCall::del), 0);
+}
+
+TEST_F(ExplainTest, ListsTheDistributedPoliciesSelectingTheEndpoint) {
+  settings_.policy_dir = dir_.file("policies");
+  std::filesystem::create_directories(settings_.policy_dir);
+  json selecting = {{"apiVersion", "cilium.io/v2"},
+                    {"kind", "CiliumClusterwideNetworkPolicy"},
+                    {"metadata", {{"name", "nomad-web"}}},
+                    {"spec",
+                     {{"endpointSelector", {{"matchLabels", {{"nomad:nomad.job", "web"}}}}},
+                      {"ingress", json::array({json::object()})}}}};
+  json other = selecting;
+  other["metadata"]["name"] = "nomad-db";
+  other["spec"]["endpointSelector"]["matchLabels"] = {{"nomad:nomad.job", "db"}};
+  cn::testing::write_file(settings_.policy_dir + "/nomad-web.yaml", selecting.dump());
+  cn::testing::write_file(settings_.policy_dir + "/nomad-db.yaml", other.dump());
+  nomad_.put(make_alloc(kAlloc));
+  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  cilium_.set_identity_labels(ep, kWebLabels);
+  EXPECT_EQ(run(kAlloc), 0);
+  ASSERT_EQ(json_["policies"].size(), 1U) << json_.dump(2);
+  EXPECT_EQ(json_["policies"][0]["name"], "nomad-web");
+  EXPECT_NE(text_.find("nomad-web (CiliumClusterwideNetworkPolicy)"), std::string::npos) << text_;
+}
+
+// ---- selectors, judged as the agent translates them
+
+labels::LabelSet web() {
+  return labels::LabelSet::from_strings(kWebLabels);
+}
+
+TEST(PolicySubjectsTest, SourcesAndOperators) {
+  EXPECT_TRUE(selector_matches(json::object(), web()));
+  EXPECT_TRUE(selector_matches({{"matchLabels", {{"nomad.job", "web"}}}}, web()))
+      << "no source is any source";
+  EXPECT_TRUE(selector_matches({{"matchLabels", {{"any:nomad.job", "web"}}}}, web()));
+  EXPECT_FALSE(selector_matches({{"matchLabels", {{"k8s:nomad.job", "web"}}}}, web()))
+      << "another source";
+  EXPECT_FALSE(selector_matches({{"matchLabels", {{"nomad:nomad.job", "db"}}}}, web()));
+  auto expr = [](std::string key, std::string op, json values) {
+    json req = {{"key", std::move(key)}, {"operator", std::move(op)}};
+    if (!values.is_null()) req["values"] = std::move(values);
+    return json{{"matchExpressions", json::array({req})}};
+  };
+  EXPECT_TRUE(selector_matches(expr("nomad:nomad.job", "In", {"db", "web"}), web()));
+  EXPECT_FALSE(selector_matches(expr("nomad:nomad.job", "NotIn", {"web"}), web()));
+  EXPECT_TRUE(selector_matches(expr("nomad:team", "NotIn", {"x"}), web())) << "absent key";
+  EXPECT_TRUE(selector_matches(expr("nomad:nomad.group", "Exists", nullptr), web()));
+  EXPECT_TRUE(selector_matches(expr("nomad:team", "DoesNotExist", nullptr), web()));
+  EXPECT_FALSE(selector_matches(expr("nomad:nomad.job", "Bogus", {"web"}), web()))
+      << "an unreadable selector selects nothing";
+}
+
+TEST(PolicySubjectsTest, NamespacedPolicyAlsoRequiresItsNamespace) {
+  json cnp = {{"kind", "CiliumNetworkPolicy"},
+              {"metadata", {{"name", "nomad-web"}, {"namespace", "default"}}},
+              {"spec", {{"endpointSelector", json::object()}}}};
+  EXPECT_TRUE(policy_selects(cnp, web()));
+  cnp["metadata"]["namespace"] = "prod";
+  EXPECT_FALSE(policy_selects(cnp, web()));
+  json host = {{"kind", "CiliumClusterwideNetworkPolicy"},
+               {"spec", {{"nodeSelector", json::object()}}}};
+  EXPECT_FALSE(policy_selects(host, web())) << "host policies select nodes";
+  json specs = {{"kind", "CiliumClusterwideNetworkPolicy"},
+                {"specs", json::array({{{"endpointSelector", {{"matchLabels", {{"a", "b"}}}}}},
+                                       {{"endpointSelector", nullptr}}})}};
+  EXPECT_TRUE(policy_selects(specs, web())) << "a null selector selects every endpoint";
+}
+
+}  // namespace
+}  // namespace cn::labeler::explain
