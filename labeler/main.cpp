@@ -51,7 +51,7 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
   }
   auto policy = labels::parse_label_policy(flags.meta_labels);
   if (!policy) {
-    spdlog::error("invalid --meta-labels: {}", policy.error().message);
+    spdlog::error("invalid --meta-labels: error=\"{}\"", policy.error().message);
     return 2;
   }
   config.policy = *policy;
@@ -65,13 +65,13 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
 
   auto nomad_config = nomad::NomadClientConfig::from_env(env_or_null);
   if (!nomad_config) {
-    spdlog::error("Nomad settings: {}", nomad_config.error().message);
+    spdlog::error("Nomad settings: error=\"{}\"", nomad_config.error().message);
     return 2;
   }
   if (!flags.nomad_addr.empty()) nomad_config->address = flags.nomad_addr;
   auto nomad_client = nomad::CurlNomadClient::create(*nomad_config);
   if (!nomad_client) {
-    spdlog::error("Nomad client: {}", nomad_client.error().message);
+    spdlog::error("Nomad client: error=\"{}\"", nomad_client.error().message);
     return 2;
   }
   cilium::CurlCiliumClient cilium_client(
@@ -97,12 +97,12 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
       return std::pair<bool, std::string>{verdict.ready, verdict.reason};
     });
     if (auto ok = status->start(config.metrics_addr); !ok) {
-      spdlog::error("cannot start: {}", ok.error().message);
+      spdlog::error("cannot start: error=\"{}\"", ok.error().message);
       return 1;
     }
   }
   if (auto ok = daemon.start(stop.get_token()); !ok) {
-    spdlog::error("cannot start: {}", ok.error().message);
+    spdlog::error("cannot start: error=\"{}\"", ok.error().message);
     return 1;
   }
   std::mutex mu;

@@ -328,7 +328,8 @@ void PolicyDistributor::watch(std::stop_token stop) {
     failures = 0;
     if (!full && listed->index < index) {
       // A restored or rebuilt Nomad counts from a lower index: start over from a full listing.
-      log_->warn("policy list index went back from={} to={}; full reconcile", index, listed->index);
+      log_->warn("policy list index went back, full reconcile: from={} to={}", index,
+                 listed->index);
       index = 0;
       continue;
     }

@@ -77,7 +77,7 @@ class LabelerStartup : public ::testing::Test {
     EXPECT_FALSE(r.timed_out) << "still running after the deadline:\n" << r.err;
     EXPECT_EQ(r.exit_code, 1) << r.err;
     EXPECT_EQ(count(r.err, "cannot start:"), 1) << r.err;
-    EXPECT_NE(r.err.find("cannot start: " + cause), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("cannot start: error=\"" + cause), std::string::npos) << r.err;
   }
 
   testing::TempDir dir_;
