@@ -184,6 +184,17 @@ TEST_F(LabelerStartup, MetricsAddressWithoutPortExitsNonZeroAtOnce) {
   expect_cannot_start(r, "--metrics-addr must be HOST:PORT, got localhost");
 }
 
+// Expected: a bad --nomad-addr names the flag (not NOMAD_ADDR, which was not used) and the
+// accepted forms, unix:// included.
+TEST_F(LabelerStartup, BadNomadAddrNamesTheFlagAndUnixForm) {
+  auto r = run({{"--nomad-addr", "nomad.service.consul:4646"}});
+  EXPECT_FALSE(r.timed_out) << r.err;
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--nomad-addr nomad.service.consul:4646: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("unix://"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("NOMAD_ADDR"), std::string::npos) << r.err;
+}
+
 // Expected: a configuration mistake exits 2 (usage) at once, before any thread starts.
 TEST_F(LabelerStartup, InvalidMetaLabelsExitTwoAtOnce) {
   auto r = run({{"--meta-labels", "bad key!"}});
