@@ -134,21 +134,21 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
   std::uint32_t cp = 0;
   if (b >= 0xC2 && b <= 0xDF) {
     n = 2;
-    cp = b & 0x1Fu;
+    cp = b & 0x1FU;
   } else if (b >= 0xE0 && b <= 0xEF) {
     n = 3;
-    cp = b & 0x0Fu;
+    cp = b & 0x0FU;
   } else if (b >= 0xF0 && b <= 0xF4) {
     n = 4;
-    cp = b & 0x07u;
+    cp = b & 0x07U;
   } else {
     return 0;
   }
   if (i + n > s.size()) return 0;
   for (std::size_t k = 1; k < n; ++k) {
     const auto c = static_cast<unsigned char>(s[i + k]);
-    if ((c & 0xC0u) != 0x80u) return 0;
-    cp = (cp << 6) | (c & 0x3Fu);
+    if ((c & 0xC0U) != 0x80U) return 0;
+    cp = (cp << 6) | (c & 0x3FU);
   }
   if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
       (cp >= 0xD800 && cp <= 0xDFFF)) {
