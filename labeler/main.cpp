@@ -52,7 +52,7 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
   }
   auto policy = labels::parse_label_policy(flags.meta_labels);
   if (!policy) {
-    spdlog::error("invalid --meta-labels: {}", policy.error().message);
+    spdlog::error("invalid --meta-labels: error=\"{}\"", policy.error().message);
     return 2;
   }
   config.policy = *policy;
@@ -66,13 +66,17 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
 
   auto nomad_config = nomad::NomadClientConfig::from_env(env_or_null);
   if (!nomad_config) {
-    spdlog::error("Nomad settings: {}", nomad_config.error().message);
+    spdlog::error("Nomad settings: error=\"{}\"", nomad_config.error().message);
     return 2;
   }
   if (!flags.nomad_addr.empty()) nomad_config->address = flags.nomad_addr;
   auto nomad_client = nomad::CurlNomadClient::create(*nomad_config);
   if (!nomad_client) {
-    spdlog::error("Nomad client: {}", nomad_client.error().message);
+    const char* address_from = !flags.nomad_addr.empty()   ? "--nomad-addr"
+                               : env_or_null("NOMAD_ADDR") ? "NOMAD_ADDR"
+                                                           : "NOMAD_UNIX_ADDR";
+    spdlog::error("Nomad client: error=\"{} {}: {}\"", address_from, nomad_config->address,
+                  nomad_client.error().message);
     return 2;
   }
   cilium::CurlCiliumClient cilium_client(
@@ -98,12 +102,12 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
       return std::pair<bool, std::string>{verdict.ready, verdict.reason};
     });
     if (auto ok = status->start(config.metrics_addr); !ok) {
-      spdlog::error("cannot start: {}", ok.error().message);
+      spdlog::error("cannot start: error=\"{}\"", ok.error().message);
       return 1;
     }
   }
   if (auto ok = daemon.start(stop.get_token()); !ok) {
-    spdlog::error("cannot start: {}", ok.error().message);
+    spdlog::error("cannot start: error=\"{}\"", ok.error().message);
     return 1;
   }
   std::mutex mu;
@@ -165,6 +169,22 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   labeler::DaemonConfig config;
   RunFlags flags;
   auto* run_cmd = app.add_subcommand("run", "Run the node-local labeler daemon");
+  // Every variable the clients read (common/nomad/client, common/cilium/client); a test checks
+  // that none is missing here.
+  run_cmd->footer(
+      "Environment (a flag wins over its variable):\n"
+      "  NOMAD_ADDR             Nomad address: http://, https:// or unix://\n"
+      "  NOMAD_UNIX_ADDR        Nomad's task API socket (unix://...), used when NOMAD_ADDR is "
+      "unset\n"
+      "  NOMAD_TOKEN            ACL token; its policy: conf-examples/acl-policy.hcl\n"
+      "  NOMAD_REGION           region sent with every Nomad request\n"
+      "  NOMAD_CACERT           CA file that signed Nomad's certificate\n"
+      "  NOMAD_CAPATH           directory of CA files\n"
+      "  NOMAD_CLIENT_CERT      client certificate for Nomad's mutual TLS\n"
+      "  NOMAD_CLIENT_KEY       its key\n"
+      "  NOMAD_TLS_SERVER_NAME  name expected in Nomad's certificate\n"
+      "  NOMAD_SKIP_VERIFY      true: do not verify Nomad's certificate (tests only)\n"
+      "  CILIUM_SOCK            Cilium agent API socket (--cilium-socket)");
   run_cmd->add_option(
       "--cilium-socket", flags.cilium_socket,
       "Cilium agent API socket (env CILIUM_SOCK; default /var/run/cilium/cilium.sock)");
