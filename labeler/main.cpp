@@ -43,6 +43,29 @@ const char* env_or_null(const char* name) {
   return v && *v ? v : nullptr;
 }
 
+struct NomadConnection {
+  nomad::NomadClientConfig config;
+  std::unique_ptr<nomad::CurlNomadClient> client;
+};
+
+// The Nomad client of `run` and `explain`: the environment's settings, the address from
+// --nomad-addr, else NOMAD_ADDR, else NOMAD_UNIX_ADDR. A bad address names where it came from, so
+// that the operator fixes the right one.
+Result<NomadConnection> connect_nomad(const std::string& flag_addr) {
+  auto config = nomad::NomadClientConfig::from_env(env_or_null);
+  if (!config) return std::unexpected(config.error());
+  if (!flag_addr.empty()) config->address = flag_addr;
+  auto client = nomad::CurlNomadClient::create(*config);
+  if (!client) {
+    const char* address_from = !flag_addr.empty()          ? "--nomad-addr"
+                               : env_or_null("NOMAD_ADDR") ? "NOMAD_ADDR"
+                                                           : "NOMAD_UNIX_ADDR";
+    return fail(client.error().kind,
+                std::string(address_from) + " " + config->address + ": " + client.error().message);
+  }
+  return NomadConnection{std::move(*config), std::move(*client)};
+}
+
 int run(labeler::DaemonConfig config, const RunFlags& flags) {
   // Before any thread exists (the clients may start some), so that all of them inherit it.
   labeler::SignalWatcher::block_signals();
@@ -64,27 +87,18 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
   config.gc_grace = std::chrono::seconds{flags.gc_grace_seconds};
   config.unhealthy_after = std::chrono::seconds{flags.unhealthy_after_seconds};
 
-  auto nomad_config = nomad::NomadClientConfig::from_env(env_or_null);
-  if (!nomad_config) {
-    spdlog::error("Nomad settings: error=\"{}\"", nomad_config.error().message);
+  auto nomad = connect_nomad(flags.nomad_addr);
+  if (!nomad) {
+    spdlog::error("Nomad client: error=\"{}\"", nomad.error().message);
     return 2;
   }
-  if (!flags.nomad_addr.empty()) nomad_config->address = flags.nomad_addr;
-  auto nomad_client = nomad::CurlNomadClient::create(*nomad_config);
-  if (!nomad_client) {
-    const char* address_from = !flags.nomad_addr.empty()   ? "--nomad-addr"
-                               : env_or_null("NOMAD_ADDR") ? "NOMAD_ADDR"
-                                                           : "NOMAD_UNIX_ADDR";
-    spdlog::error("Nomad client: error=\"{} {}: {}\"", address_from, nomad_config->address,
-                  nomad_client.error().message);
-    return 2;
-  }
+  auto& nomad_client = nomad->client;
   cilium::CurlCiliumClient cilium_client(
       cilium::CiliumClientConfig::resolve(flags.cilium_socket, env_or_null));
   spdlog::info(
       "starting cilium-nomad-labeler v{}: nomad={{{}}} cilium={{{}}} meta_labels={} "
       "k8s_compat_labels={} cluster={} policy_dir={}",
-      CN_VERSION, nomad_config->redacted(), cilium_client.config().describe(),
+      CN_VERSION, nomad->config.redacted(), cilium_client.config().describe(),
       flags.meta_labels.empty() ? "-" : flags.meta_labels, config.policy.k8s_compat,
       config.policy.cluster_name, config.policies.dir.empty() ? "-" : config.policies.dir);
 
@@ -92,7 +106,7 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
   // the signal thread, so a daemon that cannot start exits instead of waiting for a signal.
   std::stop_source stop;
   labeler::SignalWatcher signals(stop, spdlog::default_logger());
-  labeler::LabelerDaemon daemon(config, **nomad_client, cilium_client, system_clock(),
+  labeler::LabelerDaemon daemon(config, *nomad_client, cilium_client, system_clock(),
                                 spdlog::default_logger());
 
   std::unique_ptr<labeler::StatusServer> status;
@@ -139,20 +153,14 @@ int explain(labeler::explain::ExplainSettings settings, const ExplainFlags& flag
   settings.label_policy = *policy;
   settings.label_policy.k8s_compat = flags.k8s_compat_labels;
   settings.fallback_cluster_name = flags.cluster_name;
-  auto nomad_config = nomad::NomadClientConfig::from_env(env_or_null);
-  if (!nomad_config) {
-    std::cerr << "Nomad settings: " << nomad_config.error().message << "\n";
-    return 2;
-  }
-  if (!flags.nomad_addr.empty()) nomad_config->address = flags.nomad_addr;
-  auto nomad_client = nomad::CurlNomadClient::create(*nomad_config);
-  if (!nomad_client) {
-    std::cerr << "Nomad client: " << nomad_client.error().message << "\n";
+  auto nomad = connect_nomad(flags.nomad_addr);
+  if (!nomad) {
+    std::cerr << "Nomad client: " << nomad.error().message << "\n";
     return 2;
   }
   cilium::CurlCiliumClient cilium_client(
       cilium::CiliumClientConfig::resolve(flags.cilium_socket, env_or_null));
-  return labeler::explain::explain(flags.query, flags.as_json, settings, **nomad_client,
+  return labeler::explain::explain(flags.query, flags.as_json, settings, *nomad->client,
                                    cilium_client, system_clock(), std::cout, std::cerr);
 }
 
