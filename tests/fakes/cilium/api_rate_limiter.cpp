@@ -249,10 +249,11 @@ struct ApiRateLimiter::Shared {
         tokens(p.burst),
         last(c.now()) {}
 
-  // x/time/rate's advance: tokens accrue at the current rate, capped by the current burst.
+  // x/time/rate's advance: tokens accrue at the current rate and are capped by the current burst
+  // every time, so a burst lowered by an adjustment takes effect at the next reservation.
   void refill(MonoTime now) REQUIRES(mu) {
-    const double elapsed = std::chrono::duration<double>(now - last).count();
-    if (elapsed > 0) tokens = std::min<double>(burst, tokens + elapsed * rate);
+    const double elapsed = std::max(0.0, std::chrono::duration<double>(now - last).count());
+    tokens = std::min<double>(burst, tokens + elapsed * rate);
     last = std::max(last, now);
   }
 

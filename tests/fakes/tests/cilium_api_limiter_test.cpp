@@ -135,6 +135,32 @@ TEST(ApiLimiterAdjustment, PatchDefaultsOpenUpAfterOneFastRequest) {
   EXPECT_EQ(ninth.get(), std::nullopt);
 }
 
+TEST(ApiLimiterAdjustment, ALoweredBurstCapsTheTokensAtOnce) {
+  ManualClock clock;
+  ApiRateLimiter limiter(clock, params_from("rate-limit:1/s,rate-burst:10,auto-adjust:true,"
+                                            "estimated-processing-duration:1s,mean-over:1,"
+                                            "max-wait-duration:5s"));
+  // One request taking 10 s: the bucket is full again (10), f=0.1: rate 0.1/s, burst
+  // 10+(1-10)*0.5=5.5, rounded half away from zero as Go's math.Round: 6. The 10 tokens are
+  // cut to 6 at the next reservation.
+  serve(limiter, clock, 10s);
+  EXPECT_DOUBLE_EQ(limiter.current().rate_per_sec, 0.1);
+  EXPECT_EQ(limiter.current().burst, 6);
+  std::vector<ApiRateLimiter::Admission> held;  // held, so no new sample re-adjusts meanwhile
+  for (int i = 0; i < 6; ++i) {
+    held.push_back(limiter.admit());
+    ASSERT_EQ(held.back().refused, std::nullopt) << i;
+  }
+  // The 7th is one token short at 0.1/s: 10 s > 5 s. Before answering, the limiter sleeps the
+  // mean processing time, 10 s.
+  auto seventh = std::async(std::launch::async, [&] { return limiter.acquire(); });
+  ASSERT_TRUE(clock.wait_for_sleepers(1, 5s));
+  clock.advance(10s);
+  ASSERT_EQ(seventh.wait_for(5s), std::future_status::ready);
+  EXPECT_EQ(seventh.get(),
+            "request would have to wait 10s to be served (maximum wait duration: 5s)");
+}
+
 TEST(ApiLimiterWait, SkipInitialTakesNoTokens) {
   ManualClock clock;
   ApiRateLimiter limiter(clock, params_from("rate-limit:0.5/s,rate-burst:1,skip-initial:2,"
