@@ -25,6 +25,9 @@
 // Unset knobs take the upstream fallbacks: mean over 10, d 0.5, F 100, Pmin 1, burst 1.
 // Simplification: a reservation given back returns a whole token even when later reservations
 // were made meanwhile (x/time/rate returns less then).
+// Not modelled: the newest stored endpoint handlers (cc pkg/endpoint/api/endpoint_api_handler.go
+// at 08fb4ff) pass an HTTP code with each error and leave shared build time out of a request's
+// processing time (`r.Unaccounted`); the limiter version behind them could not be read here.
 #include <chrono>
 #include <deque>
 #include <functional>
