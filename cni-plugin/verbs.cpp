@@ -7,6 +7,7 @@
 #include "cni-plugin/version_rules.h"
 #include "common/cni/cni_version.h"
 #include "common/cni/ifname.h"
+#include "common/cni/netconf_keys.h"
 #include "common/notify/protocol.h"
 #include "common/util/alloc_id.h"
 
@@ -130,6 +131,12 @@ Outcome run_cni(const Invocation& inv, PluginContext& pctx) {
   auto conf = cni::parse_plugin_conf(inv.stdin_data);
   if (!conf) {
     return finish(error_outcome(conf.error(), std::string(cni::kNewestVersion), log));
+  }
+  if (!conf->unknown_keys.empty()) {
+    // To stderr, before a log-file takes over: the runtime's log shows it, and it stays one
+    // warning, not an error: the allocation's networking goes on (fail-open).
+    log.get().warn("netconf keys ignored: keys=\"{}\"",
+                   cni::describe_unknown_keys(conf->unknown_keys));
   }
   VerbContext ctx{inv, *conf, log, pctx.clock, pctx.clock.now(), {}, {}, {}, pctx.fault_hook};
   try {

@@ -169,7 +169,7 @@ void LabelerDaemon::adopt_agent_cluster_name(std::stop_token halt) {
   }
   if (*agent == flag) return;
   log_->warn(
-      "cluster name: agent={} --cluster-name={}; labeling with the agent's fix=\"set "
+      "cluster name differs, labeling with the agent's: agent={} flag={} fix=\"set "
       "the labeler's --cluster-name={}\"",
       *agent, flag, *agent);
   // Endpoints labeled with the old name before this are rewritten by the first reconcile, which
@@ -393,7 +393,7 @@ void LabelerDaemon::process_item(WorkItem item) {
   } else {
     const char* next = retry ? "backoff" : out.retry == RetryRule::at_resync ? "resync" : "none";
     log_->log(retry ? spdlog::level::info : spdlog::level::warn,
-              "not labeled: alloc={} source={} status={} reason=\"{}\" attempt={} retry={}{}",
+              "not labeled: alloc={} source={} outcome={} reason=\"{}\" attempt={} retry={}{}",
               item.alloc_id, to_string(item.source), notify::to_string(out.status), out.message,
               item.attempt, next,
               out.remedy.empty() ? std::string() : " fix=\"" + out.remedy + "\"");

@@ -43,6 +43,29 @@ const char* env_or_null(const char* name) {
   return v && *v ? v : nullptr;
 }
 
+struct NomadConnection {
+  nomad::NomadClientConfig config;
+  std::unique_ptr<nomad::CurlNomadClient> client;
+};
+
+// The Nomad client of `run` and `explain`: the environment's settings, the address from
+// --nomad-addr, else NOMAD_ADDR, else NOMAD_UNIX_ADDR. A bad address names where it came from, so
+// that the operator fixes the right one.
+Result<NomadConnection> connect_nomad(const std::string& flag_addr) {
+  auto config = nomad::NomadClientConfig::from_env(env_or_null);
+  if (!config) return std::unexpected(config.error());
+  if (!flag_addr.empty()) config->address = flag_addr;
+  auto client = nomad::CurlNomadClient::create(*config);
+  if (!client) {
+    const char* address_from = !flag_addr.empty()          ? "--nomad-addr"
+                               : env_or_null("NOMAD_ADDR") ? "NOMAD_ADDR"
+                                                           : "NOMAD_UNIX_ADDR";
+    return fail(client.error().kind,
+                std::string(address_from) + " " + config->address + ": " + client.error().message);
+  }
+  return NomadConnection{std::move(*config), std::move(*client)};
+}
+
 int run(labeler::DaemonConfig config, const RunFlags& flags) {
   // Before any thread exists (the clients may start some), so that all of them inherit it.
   labeler::SignalWatcher::block_signals();
@@ -52,7 +75,7 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
   }
   auto policy = labels::parse_label_policy(flags.meta_labels);
   if (!policy) {
-    spdlog::error("invalid --meta-labels: {}", policy.error().message);
+    spdlog::error("invalid --meta-labels: error=\"{}\"", policy.error().message);
     return 2;
   }
   config.policy = *policy;
@@ -64,23 +87,18 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
   config.gc_grace = std::chrono::seconds{flags.gc_grace_seconds};
   config.unhealthy_after = std::chrono::seconds{flags.unhealthy_after_seconds};
 
-  auto nomad_config = nomad::NomadClientConfig::from_env(env_or_null);
-  if (!nomad_config) {
-    spdlog::error("Nomad settings: {}", nomad_config.error().message);
+  auto nomad = connect_nomad(flags.nomad_addr);
+  if (!nomad) {
+    spdlog::error("Nomad client: error=\"{}\"", nomad.error().message);
     return 2;
   }
-  if (!flags.nomad_addr.empty()) nomad_config->address = flags.nomad_addr;
-  auto nomad_client = nomad::CurlNomadClient::create(*nomad_config);
-  if (!nomad_client) {
-    spdlog::error("Nomad client: {}", nomad_client.error().message);
-    return 2;
-  }
+  auto& nomad_client = nomad->client;
   cilium::CurlCiliumClient cilium_client(
       cilium::CiliumClientConfig::resolve(flags.cilium_socket, env_or_null));
   spdlog::info(
       "starting cilium-nomad-labeler v{}: nomad={{{}}} cilium={{{}}} meta_labels={} "
       "k8s_compat_labels={} cluster={} policy_dir={}",
-      CN_VERSION, nomad_config->redacted(), cilium_client.config().describe(),
+      CN_VERSION, nomad->config.redacted(), cilium_client.config().describe(),
       flags.meta_labels.empty() ? "-" : flags.meta_labels, config.policy.k8s_compat,
       config.policy.cluster_name, config.policies.dir.empty() ? "-" : config.policies.dir);
 
@@ -88,7 +106,7 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
   // the signal thread, so a daemon that cannot start exits instead of waiting for a signal.
   std::stop_source stop;
   labeler::SignalWatcher signals(stop, spdlog::default_logger());
-  labeler::LabelerDaemon daemon(config, **nomad_client, cilium_client, system_clock(),
+  labeler::LabelerDaemon daemon(config, *nomad_client, cilium_client, system_clock(),
                                 spdlog::default_logger());
 
   std::unique_ptr<labeler::StatusServer> status;
@@ -98,12 +116,12 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
       return std::pair<bool, std::string>{verdict.ready, verdict.reason};
     });
     if (auto ok = status->start(config.metrics_addr); !ok) {
-      spdlog::error("cannot start: {}", ok.error().message);
+      spdlog::error("cannot start: error=\"{}\"", ok.error().message);
       return 1;
     }
   }
   if (auto ok = daemon.start(stop.get_token()); !ok) {
-    spdlog::error("cannot start: {}", ok.error().message);
+    spdlog::error("cannot start: error=\"{}\"", ok.error().message);
     return 1;
   }
   std::mutex mu;
@@ -135,20 +153,14 @@ int explain(labeler::explain::ExplainSettings settings, const ExplainFlags& flag
   settings.label_policy = *policy;
   settings.label_policy.k8s_compat = flags.k8s_compat_labels;
   settings.fallback_cluster_name = flags.cluster_name;
-  auto nomad_config = nomad::NomadClientConfig::from_env(env_or_null);
-  if (!nomad_config) {
-    std::cerr << "Nomad settings: " << nomad_config.error().message << "\n";
-    return 2;
-  }
-  if (!flags.nomad_addr.empty()) nomad_config->address = flags.nomad_addr;
-  auto nomad_client = nomad::CurlNomadClient::create(*nomad_config);
-  if (!nomad_client) {
-    std::cerr << "Nomad client: " << nomad_client.error().message << "\n";
+  auto nomad = connect_nomad(flags.nomad_addr);
+  if (!nomad) {
+    std::cerr << "Nomad client: " << nomad.error().message << "\n";
     return 2;
   }
   cilium::CurlCiliumClient cilium_client(
       cilium::CiliumClientConfig::resolve(flags.cilium_socket, env_or_null));
-  return labeler::explain::explain(flags.query, flags.as_json, settings, **nomad_client,
+  return labeler::explain::explain(flags.query, flags.as_json, settings, *nomad->client,
                                    cilium_client, system_clock(), std::cout, std::cerr);
 }
 
@@ -165,6 +177,22 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   labeler::DaemonConfig config;
   RunFlags flags;
   auto* run_cmd = app.add_subcommand("run", "Run the node-local labeler daemon");
+  // Every variable the clients read (common/nomad/client, common/cilium/client); a test checks
+  // that none is missing here.
+  run_cmd->footer(
+      "Environment (a flag wins over its variable):\n"
+      "  NOMAD_ADDR             Nomad address: http://, https:// or unix://\n"
+      "  NOMAD_UNIX_ADDR        Nomad's task API socket (unix://...), used when NOMAD_ADDR is "
+      "unset\n"
+      "  NOMAD_TOKEN            ACL token; its policy: conf-examples/acl-policy.hcl\n"
+      "  NOMAD_REGION           region sent with every Nomad request\n"
+      "  NOMAD_CACERT           CA file that signed Nomad's certificate\n"
+      "  NOMAD_CAPATH           directory of CA files\n"
+      "  NOMAD_CLIENT_CERT      client certificate for Nomad's mutual TLS\n"
+      "  NOMAD_CLIENT_KEY       its key\n"
+      "  NOMAD_TLS_SERVER_NAME  name expected in Nomad's certificate\n"
+      "  NOMAD_SKIP_VERIFY      true: do not verify Nomad's certificate (tests only)\n"
+      "  CILIUM_SOCK            Cilium agent API socket (--cilium-socket)");
   run_cmd->add_option(
       "--cilium-socket", flags.cilium_socket,
       "Cilium agent API socket (env CILIUM_SOCK; default /var/run/cilium/cilium.sock)");

@@ -190,7 +190,8 @@ bool NotifyServer::admit(int fd, int& pid) {
       std::find(options_.allowed_uids.begin(), options_.allowed_uids.end(), cred.uid) ==
           options_.allowed_uids.end()) {
     metrics_.notifications(std::nullopt, NotifyOutcome::refused_peer).Increment();
-    log_->warn("notification refused: peer uid={} pid={} is not allowed", cred.uid, cred.pid);
+    log_->warn("notification refused: uid={} pid={} reason=\"peer uid not allowed\"", cred.uid,
+               cred.pid);
     ::close(fd);
     return false;
   }

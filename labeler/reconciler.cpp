@@ -253,8 +253,8 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id,
       report.endpoints, report.live_allocations, report.correct, report.enqueued,
       report.dropped_entries, report.orphans, report.nomad_index, seconds * 1000);
   for (const auto& [alloc, ep] : report.orphan_endpoints) {
-    log_->info("orphan endpoint: endpoint={} alloc={} (no live allocation of this node)", ep,
-               alloc);
+    log_->info("orphan endpoint: endpoint={} alloc={} reason=\"no live allocation of this node\"",
+               ep, alloc);
   }
   return report;
 }

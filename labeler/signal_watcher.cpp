@@ -47,7 +47,9 @@ void SignalWatcher::run() {
     if (sigwait(&set, &sig) != 0) continue;
     if (closing_) return;
     if (sig == SIGHUP) {
-      log_->info("signal ignored: signal={} name=SIGHUP (the labeler has nothing to reload)", sig);
+      log_->info(
+          "signal ignored: signal={} name=SIGHUP reason=\"the labeler has nothing to reload\"",
+          sig);
       continue;
     }
     log_->info("signal received, shutting down: signal={} name={}", sig,

@@ -3,7 +3,8 @@
 # go to $OUT/results.md (default build/bench-results) and are printed at the end. See
 # docs/benchmarks.md for what each one measures.
 #   RUNS=1000        plugin ADD samples per case
-#   BENCH_LONG=1     also the 200-allocation burst at Cilium's rate limits (adds ~7 minutes)
+#   BENCH_LONG=1     also the 200-allocation burst at Cilium's rate limits (adds seconds on the
+#                    fakes, whose fast PATCHes let the agent's limiter open up)
 #   BUILD_DIR=dir    use this (configured, non-sanitizer) tree instead of build/
 #   ONLY=name        run one step only (plugin_add add_to_labels reconcile footprint
 #                    state_contention policy); the header and the noise lines stay

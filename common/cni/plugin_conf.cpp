@@ -1,6 +1,7 @@
 #include "common/cni/plugin_conf.h"
 
 #include "common/cni/cni_version.h"
+#include "common/cni/netconf_keys.h"
 
 namespace cn::cni {
 namespace {
@@ -74,6 +75,7 @@ std::expected<PluginConf, CniError> parse_plugin_conf(std::string_view stdin_dat
     }
     conf.prev_result = *it;
   }
+  conf.unknown_keys = unknown_netconf_keys(doc);
   conf.raw = std::move(doc);
   return conf;
 }

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,7 +20,8 @@ struct PluginConf {
   std::string labeler_socket = "/run/cilium-nomad/labeler.sock";
   std::string state_file = "/run/cilium-nomad/state.json";
   int wait_for_labels_ms = 3000;
-  std::string log_file;  // empty: stderr
+  std::string log_file;                   // empty: stderr
+  std::vector<std::string> unknown_keys;  // neither ours nor the spec's: likely misspelled
   std::optional<nlohmann::json> prev_result;
   nlohmann::json raw;  // the whole document, for GC's attachment lists
 };

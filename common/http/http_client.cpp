@@ -6,6 +6,7 @@
 
 #include "common/http/detail/curl_handles.h"
 #include "common/http/detail/transfer.h"
+#include "common/http/unix_socket_error.h"
 #include "common/util/mutex.h"
 
 namespace cn::http {
@@ -183,6 +184,9 @@ class HttpClient::Impl {
     } else if (out.code == CURLE_WRITE_ERROR && out.too_large) {
       return failure(ErrorKind::bad_answer,
                      "response body larger than " + std::to_string(sink.max_body) + " bytes");
+    } else if (out.code == CURLE_COULDNT_CONNECT && cfg_.target.is_unix()) {
+      return failure(classify(out.code),
+                     unix_connect_error_text(cfg_.target.socket_path(), out.curl_message));
     } else if (out.code != CURLE_OK) {
       return failure(classify(out.code), out.curl_message);
     }

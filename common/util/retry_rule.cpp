@@ -51,6 +51,12 @@ std::string_view remedy(const Error& error, Peer peer) {
     return "the Cilium agent refuses this API: allow it in the agent's "
            "--enable-cilium-api-server-access";
   }
+  // Nomad answers 403 for a missing or unknown token as for a missing capability; a 401 comes
+  // from something in front of it that wants credentials.
+  if (error.status == 401) {
+    return "NOMAD_TOKEN is unset, expired or refused: set it to a token whose policy is "
+           "conf-examples/acl-policy.hcl";
+  }
   return "NOMAD_TOKEN lacks a capability: attach the policy in conf-examples/acl-policy.hcl to the "
          "labeler's token";
 }

@@ -6,6 +6,7 @@
 
 #include "common/policy/policy_document.h"
 #include "common/util/atomic_file.h"
+#include "labeler/watcher.h"
 
 namespace cn::labeler::policy {
 
@@ -159,7 +160,8 @@ void PolicyDistributor::apply_variable(const nomad::VariableMeta& meta, const st
     // rule takes it from there.
     metrics_.policy_errors(PolicyErrorReason::read).Increment();
     set_state(rec, PolicyState::pending, "cannot read the variable: " + var.error().message);
-    log_->warn("policy read failed path={} error=\"{}\"", meta.path, var.error().message);
+    log_->warn("policy read failed path={} error=\"{}\"{}", meta.path, var.error().message,
+               remedy_note(var.error()));
     return;
   }
   const auto refuse = [&](std::string reason) {
@@ -318,17 +320,19 @@ void PolicyDistributor::watch(std::stop_token stop) {
       if (stop.stop_requested()) return;
       metrics_.policy_errors(PolicyErrorReason::list).Increment();
       const auto delay = backoff_.delay(failures++);
-      (failures == 1 ? log_->warn("policy list failed error=\"{}\" retry_ms={}",
-                                  listed.error().message, delay.count())
-                     : log_->debug("policy list failed error=\"{}\" retry_ms={}",
-                                   listed.error().message, delay.count()));
+      (failures == 1
+           ? log_->warn("policy list failed error=\"{}\" retry_ms={}{}", listed.error().message,
+                        delay.count(), remedy_note(listed.error()))
+           : log_->debug("policy list failed error=\"{}\" retry_ms={}", listed.error().message,
+                         delay.count()));
       clock_.sleep_for(delay, stop);
       continue;
     }
     failures = 0;
     if (!full && listed->index < index) {
       // A restored or rebuilt Nomad counts from a lower index: start over from a full listing.
-      log_->warn("policy list index went back from={} to={}; full reconcile", index, listed->index);
+      log_->warn("policy list index went back, full reconcile: from={} to={}", index,
+                 listed->index);
       index = 0;
       continue;
     }

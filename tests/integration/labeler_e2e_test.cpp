@@ -6,10 +6,15 @@
 #include <cstdio>
 #include <filesystem>
 #include <regex>
+#include <sstream>
+
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "common/cilium/client/curl_cilium_client.h"
 #include "common/nomad/client/curl_nomad_client.h"
 #include "labeler/labeler_daemon.h"
+#include "labeler/logging.h"
 #include "labeler/status_server.h"
 #include "tests/fakes/cilium/fake_cilium_agent.h"
 #include "tests/fakes/http/raw_http_client.h"
@@ -67,7 +72,8 @@ class LabelerE2E : public ::testing::Test {
     if (nomad_) nomad_->stop();
   }
 
-  void start_daemon(std::string meta_labels = "", std::string cluster_name = "default") {
+  void start_daemon(std::string meta_labels = "", std::string cluster_name = "default",
+                    std::shared_ptr<spdlog::logger> log = nullptr) {
     DaemonConfig config;
     config.socket_path = dir_.file("run/labeler.sock");
     config.state_file = dir_.file("run/state.json");
@@ -77,7 +83,7 @@ class LabelerE2E : public ::testing::Test {
     if (!meta_labels.empty()) config.policy = *labels::parse_label_policy(meta_labels);
     config.policy.cluster_name = cluster_name;
     daemon_ = std::make_unique<LabelerDaemon>(config, *nomad_client_, *cilium_client_,
-                                              system_clock(), nullptr);
+                                              system_clock(), std::move(log));
     std::stop_source never;
     ASSERT_TRUE(daemon_->start(never.get_token()));
   }
@@ -178,6 +184,44 @@ TEST_F(LabelerE2E, WaitingPluginHearsLabeledOnlyAfterTheIdentityResolvedWithOneW
     std::printf("ADD -> labeled (plugin elapsed, fakes, identity delay 30 ms): %s ms\n",
                 m[1].str().c_str());
   }
+}
+
+// --log-format json on the daemon's real lines: each is one JSON object, each field in its own
+// key with its documented type, and none fell back to a whole-line msg.
+TEST_F(LabelerE2E, JsonLogLinesCarryEachFieldInItsOwnKey) {
+  std::ostringstream text;
+  auto log = std::make_shared<spdlog::logger>(
+      "json", std::make_shared<spdlog::sinks::ostream_sink_mt>(text));
+  auto formatter = make_log_formatter("json");
+  ASSERT_TRUE(formatter);
+  log->set_formatter(std::move(*formatter));
+  log->set_level(spdlog::level::debug);
+  start_daemon("", "default", log);
+  std::string alloc = running_alloc("10.200.3.40");
+  ASSERT_EQ(plugin_add(alloc, "10.200.3.40", 3000).exit_code, 0);
+  daemon_->stop();  // its last lines are written; the stream is read by this thread only now
+
+  std::istringstream lines(text.str());
+  std::string line;
+  int labeled = 0;
+  int count = 0;
+  while (std::getline(lines, line)) {
+    ++count;
+    json j;
+    ASSERT_NO_THROW(j = json::parse(line)) << line;
+    const std::string msg = j["msg"];
+    EXPECT_EQ(msg.find('='), std::string::npos) << "a line kept whole: " << line;
+    if (msg == "labeled" && j["alloc"] == alloc) {
+      ++labeled;
+      EXPECT_TRUE(j["endpoint"].is_number_integer()) << line;
+      EXPECT_GE(j["identity"].get<long long>(), 256) << line;
+      EXPECT_TRUE(j["ms"].is_number()) << line;
+      EXPECT_TRUE(j["wrote"].is_boolean()) << line;
+      EXPECT_TRUE(j["source"].is_string()) << line;
+    }
+  }
+  EXPECT_GT(count, 3) << text.str();
+  EXPECT_GE(labeled, 1) << text.str();
 }
 
 TEST_F(LabelerE2E, StartupReconcileLabelsEndpointsThatExistedBeforeWithOneNomadCall) {

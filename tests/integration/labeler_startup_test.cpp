@@ -77,7 +77,7 @@ class LabelerStartup : public ::testing::Test {
     EXPECT_FALSE(r.timed_out) << "still running after the deadline:\n" << r.err;
     EXPECT_EQ(r.exit_code, 1) << r.err;
     EXPECT_EQ(count(r.err, "cannot start:"), 1) << r.err;
-    EXPECT_NE(r.err.find("cannot start: " + cause), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("cannot start: error=\"" + cause), std::string::npos) << r.err;
   }
 
   testing::TempDir dir_;
@@ -182,6 +182,17 @@ TEST_F(LabelerStartup, BusyMetricsPortExitsNonZeroAtOnce) {
 TEST_F(LabelerStartup, MetricsAddressWithoutPortExitsNonZeroAtOnce) {
   auto r = run({{"--metrics-addr", "localhost"}});
   expect_cannot_start(r, "--metrics-addr must be HOST:PORT, got localhost");
+}
+
+// Expected: a bad --nomad-addr names the flag (not NOMAD_ADDR, which was not used) and the
+// accepted forms, unix:// included.
+TEST_F(LabelerStartup, BadNomadAddrNamesTheFlagAndUnixForm) {
+  auto r = run({{"--nomad-addr", "nomad.service.consul:4646"}});
+  EXPECT_FALSE(r.timed_out) << r.err;
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--nomad-addr nomad.service.consul:4646: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("unix://"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("NOMAD_ADDR"), std::string::npos) << r.err;
 }
 
 // Expected: a configuration mistake exits 2 (usage) at once, before any thread starts.

@@ -54,11 +54,17 @@ Result<http::HttpTarget> nomad_target(std::string_view address) {
   if (address.starts_with("unix://")) {
     std::string path(address.substr(7));
     if (path.empty() || path.front() != '/')
-      return fail("NOMAD_ADDR unix:// needs an absolute socket path");
+      return fail("unix:// needs an absolute socket path (unix:///secrets/api.sock)");
     return http::HttpTarget::unix_socket(std::move(path), "127.0.0.1");
   }
+  if (!address.starts_with("http://") && !address.starts_with("https://")) {
+    return fail("address must start with http://, https:// or unix://");
+  }
   auto t = http::HttpTarget::url(address);
-  if (!t) return fail("NOMAD_ADDR: " + t.error().message);
+  if (!t) {
+    return fail(t.error().message +
+                " (expected http://HOST[:PORT], https://HOST[:PORT] or unix:///PATH)");
+  }
   return t;
 }
 

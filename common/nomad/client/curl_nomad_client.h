@@ -14,7 +14,8 @@
 namespace cn::nomad {
 
 // unix:///path -> that socket, requests addressed to http://127.0.0.1 as Nomad's Go client does;
-// http(s)://host[:port] as is.
+// http(s)://host[:port] as is. Errors do not say where the address came from (a flag or the
+// environment): the caller, which knows, puts that in front.
 Result<http::HttpTarget> nomad_target(std::string_view address);
 
 class CurlNomadClient final : public NomadApi {

@@ -54,6 +54,13 @@ HttpResponse lookup_failure(int status, const std::string& body) {
 struct Gate {
   std::optional<HttpResponse> refusal;
   ApiRateLimiter::Slot slot;
+
+  // An error answer after admission: Cilium's handlers report it to the limiter (r.Error), which
+  // frees the slot without feeding the rate adjustment.
+  HttpResponse failed(HttpResponse answer) {
+    slot.failed();
+    return answer;
+  }
 };
 
 // The handler prologue of the real agent. Mutations are refused while the API is not ready
@@ -107,7 +114,7 @@ std::string join_labels(const LabelMap& m) {
 HttpResponse list_endpoints(AgentState& st, const HttpRequest& req, std::stop_token stop) {
   auto filter = parse_label_filter(req.body);
   if (!filter) return from_error(filter.error());
-  const auto g = gate(st, req, "/endpoint", stop);
+  auto g = gate(st, req, "/endpoint", stop);
   if (g.refusal) return *g.refusal;
   std::lock_guard lock(st.mu);
   const std::vector<Label> wanted =
@@ -116,7 +123,7 @@ HttpResponse list_endpoints(AgentState& st, const HttpRequest& req, std::stop_to
   for (const auto& [uid, ep] : st.endpoints) {
     if (ep.labels.has_all(wanted)) hits.push_back(&ep);
   }
-  if (filter->has_value() && hits.empty()) return empty_response(404);
+  if (filter->has_value() && hits.empty()) return g.failed(empty_response(404));
   std::sort(hits.begin(), hits.end(), [](auto* a, auto* b) { return a->id < b->id; });
   json arr = json::array();
   const ModelContext ctx = st.model_context();
@@ -127,15 +134,15 @@ HttpResponse list_endpoints(AgentState& st, const HttpRequest& req, std::stop_to
 HttpResponse batch_delete(AgentState& st, const HttpRequest& req, std::stop_token stop) {
   auto container_id = parse_batch_delete(req.body);
   if (!container_id) return from_error(container_id.error());
-  const auto g = gate(st, req, "/endpoint", stop);
+  auto g = gate(st, req, "/endpoint", stop);
   if (g.refusal) return *g.refusal;
-  if (container_id->empty()) return error_string_response(400, "invalid container id");
+  if (container_id->empty()) return g.failed(error_string_response(400, "invalid container id"));
   std::lock_guard lock(st.mu);
   std::vector<std::uint64_t> doomed;
   for (const auto& [uid, ep] : st.endpoints) {
     if (ep.container_id == *container_id) doomed.push_back(uid);
   }
-  if (doomed.empty()) return error_string_response(404, "endpoints not found");
+  if (doomed.empty()) return g.failed(error_string_response(404, "endpoints not found"));
   for (const auto uid : doomed) st.remove(uid);
   return empty_response(200);
 }
@@ -143,11 +150,11 @@ HttpResponse batch_delete(AgentState& st, const HttpRequest& req, std::stop_toke
 HttpResponse put_endpoint(AgentState& st, const HttpRequest& req, std::stop_token stop) {
   auto change = parse_change_request(req.body);
   if (!change) return from_error(change.error());
-  const auto g = gate(st, req, "/endpoint/{id}", stop);
+  auto g = gate(st, req, "/endpoint/{id}", stop);
   if (g.refusal) return *g.refusal;
   std::lock_guard lock(st.mu);
   auto uid = st.create(*change);
-  if (!uid) return from_error(uid.error());
+  if (!uid) return g.failed(from_error(uid.error()));
   // The 201 carries the Endpoint from the 1.16-era spec on; older agents send nothing.
   if (st.cfg.version == CiliumVersion::v1_15) return empty_response(201);
   return json_response(201, endpoint_json(st.endpoints.at(*uid), st.model_context()));
@@ -157,14 +164,14 @@ HttpResponse patch_endpoint(AgentState& st, const RouteMatch& route, const HttpR
                             std::stop_token stop) {
   auto change = parse_change_request(req.body);
   if (!change) return from_error(change.error());
-  const auto g = gate(st, req, route.route, stop);
+  auto g = gate(st, req, route.route, stop);
   if (g.refusal) return *g.refusal;
   std::unique_lock lock(st.mu);
   std::string err;
   int status = 0;
   FakeEndpoint* ep = st.lookup(route.id, err, status);
-  if (!ep) return lookup_failure(status, err);
-  if (ep->reserved_endpoint()) return error_string_response(400, kCannotModify);
+  if (!ep) return g.failed(lookup_failure(status, err));
+  if (ep->reserved_endpoint()) return g.failed(error_string_response(400, kCannotModify));
   const std::uint64_t uid = st.uid_of(*ep);
   const std::uint16_t number = ep->id;
 
@@ -203,10 +210,10 @@ HttpResponse patch_endpoint(AgentState& st, const RouteMatch& route, const HttpR
         return it == st.endpoints.end() || it->second.regenerations > before;
       });
       if (!done || !st.endpoints.contains(uid)) {
-        return error_string_response(500,
-                                     "error while regenerating endpoint. For more info run: "
-                                     "'cilium endpoint get " +
-                                         std::to_string(number) + "'");
+        return g.failed(error_string_response(500,
+                                              "error while regenerating endpoint. For more info "
+                                              "run: 'cilium endpoint get " +
+                                                  std::to_string(number) + "'"));
       }
     } else {
       st.add_log(*ep, change->state, "Endpoint patched");
@@ -219,13 +226,13 @@ HttpResponse patch_labels(AgentState& st, const RouteMatch& route, const HttpReq
                           std::stop_token stop) {
   auto user = parse_label_spec(req.body);
   if (!user) return from_error(user.error());
-  const auto g = gate(st, req, route.route, stop);
+  auto g = gate(st, req, route.route, stop);
   if (g.refusal) return *g.refusal;
   std::lock_guard lock(st.mu);
   std::string err;
   int status = 0;
   FakeEndpoint* ep = st.lookup(route.id, err, status);
-  if (!ep) return lookup_failure(status, err);
+  if (!ep) return g.failed(lookup_failure(status, err));
   const std::uint64_t uid = st.uid_of(*ep);
 
   auto [add, del] = ep->labels.split_user_label_changes(labels_from_model(*user));
@@ -233,16 +240,16 @@ HttpResponse patch_labels(AgentState& st, const RouteMatch& route, const HttpReq
   add = st.filter.split(add).first;
   del = st.filter.split(del).first;
   if (const auto r = join_labels(add); !r.empty()) {
-    return error_string_response(500, "Not allowed to add reserved labels: " + r);
+    return g.failed(error_string_response(500, "Not allowed to add reserved labels: " + r));
   }
   if (const auto r = join_labels(del); !r.empty()) {
-    return error_string_response(500, "Not allowed to delete reserved labels: " + r);
+    return g.failed(error_string_response(500, "Not allowed to delete reserved labels: " + r));
   }
-  if (ep->reserved_endpoint()) return error_string_response(400, kCannotModify);
+  if (ep->reserved_endpoint()) return g.failed(error_string_response(400, kCannotModify));
   if (ep->state == "disconnecting" || ep->state == "disconnected") return empty_response(200);
 
   auto changed = ep->labels.modify_identity_labels(add, del);
-  if (!changed) return error_string_response(404, changed.error().message);
+  if (!changed) return g.failed(error_string_response(404, changed.error().message));
   bool any_change = *changed;
   // The cilium-docker workaround: an empty diff on an init endpoint strips reserved:init, and
   // the remaining identity labels (user labels included) become the orchestration set.
@@ -258,13 +265,13 @@ HttpResponse patch_labels(AgentState& st, const RouteMatch& route, const HttpReq
 
 HttpResponse endpoint_read(AgentState& st, const RouteMatch& route, const HttpRequest& req,
                            std::stop_token stop) {
-  const auto g = gate(st, req, route.route, stop);
+  auto g = gate(st, req, route.route, stop);
   if (g.refusal) return *g.refusal;
   std::lock_guard lock(st.mu);
   std::string err;
   int status = 0;
   FakeEndpoint* ep = st.lookup(route.id, err, status);
-  if (!ep) return lookup_failure(status, err);
+  if (!ep) return g.failed(lookup_failure(status, err));
   if (route.route == "/endpoint/{id}")
     return json_response(200, endpoint_json(*ep, st.model_context()));
   if (route.route == "/endpoint/{id}/labels")
@@ -277,13 +284,13 @@ HttpResponse endpoint_read(AgentState& st, const RouteMatch& route, const HttpRe
 
 HttpResponse delete_endpoint(AgentState& st, const RouteMatch& route, const HttpRequest& req,
                              std::stop_token stop) {
-  const auto g = gate(st, req, route.route, stop);
+  auto g = gate(st, req, route.route, stop);
   if (g.refusal) return *g.refusal;
   std::lock_guard lock(st.mu);
   std::string err;
   int status = 0;
   FakeEndpoint* ep = st.lookup(route.id, err, status);
-  if (!ep) return lookup_failure(status, err);
+  if (!ep) return g.failed(lookup_failure(status, err));
   st.remove(st.uid_of(*ep));
   return empty_response(200);
 }
@@ -292,13 +299,13 @@ HttpResponse patch_endpoint_config(AgentState& st, const RouteMatch& route, cons
                                    std::stop_token stop) {
   auto body = bind_body(req.body, "endpoint-configuration", true);
   if (!body) return from_error(body.error());
-  const auto g = gate(st, req, route.route, stop);
+  auto g = gate(st, req, route.route, stop);
   if (g.refusal) return *g.refusal;
   std::lock_guard lock(st.mu);
   std::string err;
   int status = 0;
   FakeEndpoint* ep = st.lookup(route.id, err, status);
-  if (!ep) return lookup_failure(status, err);
+  if (!ep) return g.failed(lookup_failure(status, err));
   return empty_response(200);  // options are not modelled
 }
 

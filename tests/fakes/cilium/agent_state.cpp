@@ -12,17 +12,28 @@ using cilium::FakeEndpoint;
 using cilium::IdPrefix;
 using nlohmann::json;
 
-std::map<std::string, cilium::RateLimitParams> cilium_default_rate_limits(CiliumVersion v) {
+std::map<std::string, cilium::RateLimitParams> cilium_default_rate_limits(
+    [[maybe_unused]] CiliumVersion v) {
+  using std::chrono::milliseconds;
   using std::chrono::seconds;
-  // Fact sheet section 6: daemon/cmd/api_limits.go (15 s create wait) up to 1.17,
-  // daemon/restapi/api_limits.go (60 s) in the newest tree; ParallelRequests from the same
-  // files. Delete has no rate, only the parallelism cap.
+  // apiRateLimitDefaults: cc daemon/cmd/api_limits.go (stored version id 28593487263 in the
+  // search index), moved unchanged to cc daemon/restapi/api_limits.go (stored at 21d690e) in
+  // the newest tree. The 60 s create wait and create's minimum of 2 parallel came with cilium PR
+  // #25805 (merged June 2023, before 1.14), so every release the fake emulates (1.15 to 1.20)
+  // has the same table; docs.cilium.io "API Rate Limiting" still shows the older 15 s. Per-tag
+  // files could not be opened here (the repository is too large to fetch), so a release that
+  // changed a value after 1.14 would not be reflected. Fields in RateLimitParams order: rate,
+  // burst, max wait, parallel, auto-adjust, estimated processing, mean over, min parallel, max
+  // parallel, min wait, delayed factor, skip initial, max factor (0: upstream fallback).
   return {
-      {"endpoint-create", {0.5, 4, v == CiliumVersion::v1_20 ? seconds(60) : seconds(15), 4}},
-      {"endpoint-delete", {0, 0, seconds(0), 4}},
-      {"endpoint-get", {4, 4, seconds(10), 4}},
-      {"endpoint-patch", {0.5, 4, seconds(15), 4}},
-      {"endpoint-list", {1, 4, seconds(0), 2}},
+      {"endpoint-create", {0.5, 4, seconds(60), 4, true, seconds(2), 0, 2, 0, seconds(0), 0, 4, 0}},
+      {"endpoint-delete",
+       {0, 0, seconds(0), 4, true, milliseconds(200), 0, 4, 0, seconds(0), 0, 0, 0}},
+      {"endpoint-get",
+       {4, 4, seconds(10), 4, true, milliseconds(200), 0, 2, 0, seconds(0), 0, 4, 0}},
+      {"endpoint-patch", {0.5, 4, seconds(15), 4, true, seconds(1), 0, 0, 0, seconds(0), 0, 4, 0}},
+      {"endpoint-list",
+       {1, 4, seconds(0), 2, true, milliseconds(300), 0, 2, 0, seconds(0), 0, 0, 0}},
   };
 }
 

@@ -36,7 +36,8 @@ class PolicyRepository;
 enum class CiliumVersion { v1_15, v1_16, v1_17, v1_20 };
 std::optional<CiliumVersion> parse_cilium_version(std::string_view text);
 std::string to_string(CiliumVersion v);
-// Cilium's default API rate limits per group for `v` (fact sheet section 6).
+// Cilium's default API rate limits per group for `v` (cc daemon/cmd/api_limits.go; the same
+// in every release emulated, see agent_state.cpp).
 std::map<std::string, cilium::RateLimitParams> cilium_default_rate_limits(CiliumVersion v);
 
 struct FakeCiliumAgentConfig {

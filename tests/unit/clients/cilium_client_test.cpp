@@ -2,6 +2,7 @@
 // bodies (JSON strings, empty 404s), 429 and 5xx retries in simulated time, deadlines.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <future>
 #include <mutex>
 
@@ -119,6 +120,37 @@ TEST_F(CiliumClientTest, ReadyWhenConfigAnswers) {
   ASSERT_FALSE(down);
   EXPECT_EQ(down.error().status, 0);
   EXPECT_NE(down.error().message.find("cilium.sock"), std::string::npos) << down.error().message;
+}
+
+// A socket path where no agent ever ran names the file, not curl's "localhost port 80".
+TEST_F(CiliumClientTest, MissingSocketSaysNoSuchFile) {
+  auto c = config();
+  c.socket_path = dir_.file("no-agent-here.sock");
+  c.retry.max_attempts = 1;
+  CurlCiliumClient client(c);
+  auto down = client.ready(soon());
+  ASSERT_FALSE(down);
+  EXPECT_EQ(down.error().kind, ErrorKind::transport) << "retried like any refused connection";
+  EXPECT_NE(down.error().message.find("no such file: " + c.socket_path), std::string::npos)
+      << down.error().message;
+  EXPECT_EQ(down.error().message.find("port 80"), std::string::npos) << down.error().message;
+}
+
+// A file that is not a socket, and a socket nobody listens on, say so too.
+TEST_F(CiliumClientTest, NotASocketAndNobodyListeningAreNamed) {
+  auto c = config();
+  c.retry.max_attempts = 1;
+  c.socket_path = dir_.file("plain-file");
+  { std::ofstream(c.socket_path) << "x"; }
+  auto not_socket = CurlCiliumClient(c).ready(soon());
+  ASSERT_FALSE(not_socket);
+  EXPECT_NE(not_socket.error().message.find("not a socket: " + c.socket_path), std::string::npos)
+      << not_socket.error().message;
+  agent_->stop();  // whether its socket file stays or goes, the text names the path
+  c.socket_path = config().socket_path;
+  auto stopped = CurlCiliumClient(c).ready(soon());
+  ASSERT_FALSE(stopped);
+  EXPECT_EQ(stopped.error().message.find("port 80"), std::string::npos) << stopped.error().message;
 }
 
 TEST_F(CiliumClientTest, ClusterNameFromHealthz) {

@@ -111,8 +111,14 @@ TEST(NomadClientConfig, AddressForms) {
   auto h = nomad_target("https://nomad.service:4646");
   ASSERT_TRUE(h);
   EXPECT_TRUE(h->is_https());
-  for (const char* bad : {"unix://relative.sock", "unix://", "127.0.0.1:4646", "tcp://x:1"}) {
-    EXPECT_FALSE(nomad_target(bad)) << bad;
+  for (const char* bad :
+       {"unix://relative.sock", "unix://", "127.0.0.1:4646", "tcp://x:1", "http://x:port"}) {
+    auto refused = nomad_target(bad);
+    ASSERT_FALSE(refused) << bad;
+    EXPECT_NE(refused.error().message.find("unix://"), std::string::npos)
+        << refused.error().message;
+    EXPECT_EQ(refused.error().message.find("NOMAD_ADDR"), std::string::npos)
+        << "the address may come from --nomad-addr: " << refused.error().message;
     NomadClientConfig c;
     c.address = bad;
     EXPECT_FALSE(CurlNomadClient::create(c)) << bad;

@@ -29,8 +29,11 @@ TEST(RetryRule, WhatAnOperatorMustFixWaitsForTheResyncAndSaysWhat) {
     EXPECT_EQ(retry_rule(e), RetryRule::at_resync) << to_string(e.kind);
     EXPECT_FALSE(remedy(e, Peer::nomad).empty());
   }
-  EXPECT_NE(remedy(http_error(403, ""), Peer::nomad).find("conf-examples/acl-policy.hcl"),
-            std::string_view::npos);
+  for (int status : {401, 403}) {
+    const auto fix = remedy(http_error(status, ""), Peer::nomad);
+    EXPECT_NE(fix.find("conf-examples/acl-policy.hcl"), std::string_view::npos) << status;
+    EXPECT_NE(fix.find("NOMAD_TOKEN"), std::string_view::npos) << status;
+  }
   EXPECT_NE(remedy(http_error(403, ""), Peer::cilium).find("--enable-cilium-api-server-access"),
             std::string_view::npos);
   EXPECT_NE(remedy(of(ErrorKind::tls), Peer::nomad).find("NOMAD_CACERT"), std::string_view::npos);

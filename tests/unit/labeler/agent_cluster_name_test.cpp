@@ -179,7 +179,10 @@ TEST_F(AgentClusterNameTest, MismatchIsLoggedOnceNamingBothAndTheFix) {
   ASSERT_TRUE(daemon_->reconcile_now());
   ASSERT_TRUE(daemon_->queue().wait_idle(std::chrono::seconds{10}));
   const auto text = log_text();
-  EXPECT_EQ(lines_containing(text, "cluster name: agent=eu --cluster-name=default"), 1) << text;
+  EXPECT_EQ(lines_containing(
+                text, "cluster name differs, labeling with the agent's: agent=eu flag=default"),
+            1)
+      << text;
   EXPECT_EQ(lines_containing(text, "fix=\"set the labeler's --cluster-name=eu\""), 1) << text;
   EXPECT_EQ(cilium_.calls(CiliumCall::healthz), 1);
 }

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <filesystem>
+#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -117,6 +120,26 @@ TEST_F(PolicyDistributorTest, AFailedOrForbiddenListDeletesNothing) {
     EXPECT_TRUE(exists("web")) << code;
   }
   EXPECT_EQ(metrics_.policy_errors(PolicyErrorReason::list).Value(), 3);
+}
+
+// A token that may list but not read the policies: the line names NOMAD_TOKEN and the ACL policy.
+TEST_F(PolicyDistributorTest, AForbiddenReadNamesTheTokenAndTheAclPolicy) {
+  std::ostringstream text;
+  auto d = std::make_unique<PolicyDistributor>(
+      settings_, nomad_, clock_, metrics_, calls_,
+      std::make_shared<spdlog::logger>("t",
+                                       std::make_shared<spdlog::sinks::ostream_sink_st>(text)));
+  put("web", ccnp_web());
+  for (int status : {401, 403}) {
+    text.str("");
+    nomad_.fail_call(NomadCall::variable, 1, status, "Permission denied");
+    ASSERT_TRUE(d->reconcile());
+    EXPECT_FALSE(exists("web"));
+    const std::string line = text.str();
+    EXPECT_NE(line.find("policy read failed path=cilium/policies/web"), std::string::npos) << line;
+    EXPECT_NE(line.find("NOMAD_TOKEN"), std::string::npos) << line;
+    EXPECT_NE(line.find("conf-examples/acl-policy.hcl"), std::string::npos) << line;
+  }
 }
 
 TEST_F(PolicyDistributorTest, AListThatLeavesAReadableVariableOutDeletesNothing) {
