@@ -1,38 +1,15 @@
 #include "labeler/explain/explain_facts.h"
 
-#include <cerrno>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "common/nomad/model/alloc_identity.h"
 #include "common/policy/policy_text.h"
+#include "common/state/state_store.h"
 #include "common/util/alloc_id.h"
 #include "labeler/policy/policy_directory.h"
 
 namespace cn::labeler::explain {
 namespace {
-
-// The file as it is: no lock, no repair. The writers replace it by rename, so a plain read sees
-// one whole version.
-Result<state::StateDoc> read_state(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (errno == ENOENT) return fail(ErrorKind::io, "no such file: " + path);
-    return fail_errno("cannot read " + path, errno);
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto doc = state::state_from_json(text.str());
-  if (!doc) return fail(ErrorKind::invalid, path + " is not a valid state file: " + doc.error());
-  return std::move(*doc);
-}
-
-std::optional<RecordedAttempt> recorded_attempt(const state::StateEntry& entry) {
-  if (!entry.last_attempt) return std::nullopt;
-  return RecordedAttempt{entry.last_attempt->reason, entry.last_attempt->detail,
-                         entry.last_attempt->at};
-}
 
 // The forms in the order the agents answer them: cni-attachment-id (1.15+), container-id (gone
 // for CNI endpoints in 1.20), then the addresses.
@@ -136,7 +113,7 @@ Result<std::string> resolve_alloc_id(std::string_view query, const ExplainSettin
   if (is_valid_alloc_id(query)) return std::string(query);
   if (query.empty()) return fail(ErrorKind::invalid, "an allocation ID or prefix is required");
   std::set<std::string> matches;
-  if (auto doc = read_state(settings.state_file)) {
+  if (auto doc = state::read_state_file(settings.state_file)) {
     for (const auto& [id, entry] : doc->allocations) {
       if (id.starts_with(query)) matches.insert(id);
     }
@@ -168,10 +145,10 @@ ExplainFacts gather_facts(const std::string& alloc_id, const ExplainSettings& se
                           nomad::NomadApi& nomad, cilium::CiliumApi& cilium, Clock& clock) {
   ExplainFacts facts;
   facts.alloc_id = alloc_id;
-  if (auto doc = read_state(settings.state_file)) {
+  if (auto doc = state::read_state_file(settings.state_file)) {
     if (auto it = doc->allocations.find(alloc_id); it != doc->allocations.end()) {
       facts.entry = it->second;
-      facts.last_attempt = recorded_attempt(it->second);
+      facts.last_attempt = it->second.last_attempt;
     }
   } else {
     facts.state_error = doc.error().message;

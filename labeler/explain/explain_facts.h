@@ -25,13 +25,6 @@ struct ExplainSettings {
   std::chrono::milliseconds call_timeout{5000};
 };
 
-// The outcome the labeler recorded last for the allocation (the entry's `last_attempt`).
-struct RecordedAttempt {
-  std::string reason;
-  std::string detail;
-  std::string at;
-};
-
 struct NomadView {
   nomad::Allocation alloc;  // its Job is dropped once the identity is read
   std::optional<labels::AllocationIdentity> identity;
@@ -43,7 +36,7 @@ struct ExplainFacts {
 
   std::string state_error;  // the state file could not be read (missing, corrupt)
   std::optional<state::StateEntry> entry;
-  std::optional<RecordedAttempt> last_attempt;
+  std::optional<state::LastAttempt> last_attempt;  // the labeler's last failure, if any
 
   std::optional<cilium::Endpoint> endpoint;
   std::string endpoint_found_by;  // the endpoint ID form that found it

@@ -12,6 +12,8 @@ std::string join(const std::vector<std::string>& items) {
 constexpr std::string_view kCheckNomad =
     "check --nomad-addr (or NOMAD_ADDR) and that NOMAD_TOKEN's ACL policy grants what "
     "conf-examples/acl-policy.hcl lists";
+constexpr std::string_view kCheckAgent =
+    "check that the agent runs and that --cilium-socket (or CILIUM_SOCK) is its API socket";
 constexpr std::string_view kCheckLabeler =
     "the labeler relabels it at its next resync: check that it runs on this node (nomad job "
     "status cilium-nomad-labeler) and read its log for this allocation";
@@ -37,7 +39,15 @@ Verdict unlabeled(const ExplainFacts& facts, const cilium::Endpoint& ep,
     if (!facts.last_attempt->at.empty()) summary += " at " + facts.last_attempt->at;
     summary += ": " + facts.last_attempt->reason;
     if (!facts.last_attempt->detail.empty()) summary += " (" + facts.last_attempt->detail + ")";
-    if (facts.last_attempt->reason.starts_with("nomad")) fix = kCheckNomad;
+    // The labeler writes the remedy it knows into the detail; otherwise the peer at fault.
+    const std::string& detail = facts.last_attempt->detail;
+    if (auto at = detail.find("; fix: "); at != std::string::npos) {
+      fix = detail.substr(at + 7);
+    } else if (facts.last_attempt->reason.starts_with("nomad")) {
+      fix = kCheckNomad;
+    } else if (facts.last_attempt->reason.starts_with("agent")) {
+      fix = kCheckAgent;
+    }
   }
   return {VerdictKind::unlabeled, summary, fix};
 }
@@ -120,8 +130,7 @@ Verdict explain_verdict(const ExplainFacts& facts) {
   }
   if (!facts.cilium_error.empty()) {
     return {VerdictKind::cannot_tell, "the Cilium agent could not be asked: " + facts.cilium_error,
-            "check that the agent runs and that --cilium-socket (or CILIUM_SOCK) is its API "
-            "socket"};
+            std::string(kCheckAgent)};
   }
   if (!facts.nomad) {
     return {VerdictKind::cannot_tell, "Nomad could not be asked: " + facts.nomad_error,

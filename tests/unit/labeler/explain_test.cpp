@@ -107,6 +107,17 @@ TEST_F(ExplainTest, UnlabeledAllocationShowsTheRecordedReasonAndTheFix) {
   EXPECT_FALSE(json_["verdict"]["ok"].get<bool>());
 }
 
+TEST_F(ExplainTest, TheFixTheLabelerRecordedIsTheVerdictsFix) {
+  nomad_.put(make_alloc(kAlloc));
+  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  plugin_added(kAlloc,
+               json{{"reason", "label_write_refused"},
+                    {"detail", "label write failed: 403; fix: enable the agent's API access"},
+                    {"at", "2026-12-01T20:00:00Z"}});
+  EXPECT_EQ(run(kAlloc), 1);
+  EXPECT_EQ(json_["verdict"]["fix"], "enable the agent's API access");
+}
+
 TEST_F(ExplainTest, LabelsFilterTrapIsNamedWithItsFix) {
   nomad_.put(make_alloc(kAlloc));
   auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
