@@ -23,6 +23,7 @@ FakeNode::FakeNode(FakeNodeOptions options) : options_(std::move(options)) {
   fakes::FakeCiliumAgentConfig ac;
   ac.socket_path = cilium_socket();
   ac.identity_delay = options_.identity_delay;
+  ac.label_patterns = options_.agent_label_patterns;
   agent_ = std::make_unique<fakes::FakeCiliumAgent>(ac);
   agent_->start();
   nomad_ = std::make_unique<fakes::FakeNomad>(options_.nomad);

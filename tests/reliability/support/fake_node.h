@@ -30,6 +30,8 @@ struct FakeNodeOptions {
   std::chrono::milliseconds identity_delay{30};  // resolution is asynchronous, as in the agent
   fakes::FakeNomadConfig nomad;
   std::map<std::string, std::string> job_meta = {{"team", "payments"}};
+  // The agent's --labels patterns (empty: the agent's defaults).
+  std::vector<std::string> agent_label_patterns;
 };
 
 class FakeNode {
