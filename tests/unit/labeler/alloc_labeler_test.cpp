@@ -12,13 +12,11 @@ namespace {
 using cn::testing::CiliumCall;
 using cn::testing::InMemoryCilium;
 using cn::testing::InMemoryNomad;
+using cn::testing::kWebLabels;
 using cn::testing::make_alloc;
 using cn::testing::NomadCall;
 
 constexpr const char* kAlloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
-const std::vector<std::string> kWebLabels = {
-    "k8s:io.cilium.k8s.policy.cluster=default", "k8s:io.kubernetes.pod.namespace=default",
-    "nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"};
 
 class AllocLabelerTest : public ::testing::Test {
  protected:
@@ -29,15 +27,7 @@ class AllocLabelerTest : public ::testing::Test {
 
   // What the plugin's ADD writes: workers only update entries, never create them.
   void plugin_added(const std::string& id = kAlloc) {
-    ASSERT_TRUE(state_.update_entry(
-        id,
-        [](std::optional<state::StateEntry>& e) {
-          e.emplace();
-          e->ifname = "eth0";
-          e->ips = {"10.200.3.17"};
-          return true;
-        },
-        state::StateStore::Creation::allowed));
+    ASSERT_TRUE(cn::testing::record_plugin_add(state_, id));
   }
 
   WorkItem notified(const std::string& id = kAlloc) {

@@ -15,14 +15,12 @@ namespace {
 
 using cn::testing::InMemoryCilium;
 using cn::testing::InMemoryNomad;
+using cn::testing::kWebLabels;
 using cn::testing::make_alloc;
 using nlohmann::json;
 
 constexpr const char* kAlloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
 constexpr const char* kOther = "4b1f0000-1111-2222-3333-444455556666";
-const std::vector<std::string> kWebLabels = {
-    "k8s:io.cilium.k8s.policy.cluster=default", "k8s:io.kubernetes.pod.namespace=default",
-    "nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"};
 
 class ExplainTest : public ::testing::Test {
  protected:
@@ -30,20 +28,13 @@ class ExplainTest : public ::testing::Test {
 
   void plugin_added(const std::string& id, std::optional<json> last_attempt = std::nullopt) {
     state::StateStore store({settings_.state_file}, system_clock(), nullptr);
-    ASSERT_TRUE(store.update_entry(
-        id,
-        [&](std::optional<state::StateEntry>& e) {
-          e.emplace();
-          e->ifname = "eth0";
-          e->ips = {"10.200.3.17"};
-          if (last_attempt) {
-            e->last_attempt = state::LastAttempt{last_attempt->value("reason", ""),
-                                                 last_attempt->value("detail", ""),
-                                                 last_attempt->value("at", "")};
-          }
-          return true;
-        },
-        state::StateStore::Creation::allowed));
+    state::StateEntry entry = cn::testing::plugin_entry();
+    if (last_attempt) {
+      entry.last_attempt =
+          state::LastAttempt{last_attempt->value("reason", ""), last_attempt->value("detail", ""),
+                             last_attempt->value("at", "")};
+    }
+    ASSERT_TRUE(cn::testing::record_plugin_add(store, id, std::move(entry)));
   }
 
   // Runs explain and returns its exit code; text_ and json_ hold both renderings.

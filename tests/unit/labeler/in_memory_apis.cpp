@@ -7,6 +7,28 @@
 
 namespace cn::testing {
 
+const std::vector<std::string> kWebLabels = {
+    "k8s:io.cilium.k8s.policy.cluster=default", "k8s:io.kubernetes.pod.namespace=default",
+    "nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"};
+
+state::StateEntry plugin_entry(const std::string& ip) {
+  state::StateEntry e;
+  e.ifname = "eth0";
+  e.ips = {ip};
+  return e;
+}
+
+Status record_plugin_add(state::StateStore& store, const std::string& alloc_id,
+                         state::StateEntry entry) {
+  return store.update_entry(
+      alloc_id,
+      [&](std::optional<state::StateEntry>& e) {
+        e = std::move(entry);
+        return true;
+      },
+      state::StateStore::Creation::allowed);
+}
+
 nomad::Allocation make_alloc(const std::string& id, const std::string& job,
                              const std::string& group, const std::string& client_status) {
   nomad::Allocation a;

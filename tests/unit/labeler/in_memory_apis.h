@@ -13,6 +13,7 @@
 
 #include "common/cilium/client/cilium_api.h"
 #include "common/nomad/client/nomad_api.h"
+#include "common/state/state_store.h"
 
 namespace cn::testing {
 
@@ -196,5 +197,14 @@ class InMemoryCilium : public cilium::CiliumApi {
 nomad::Allocation make_alloc(const std::string& id, const std::string& job = "web",
                              const std::string& group = "app",
                              const std::string& client_status = "running");
+
+// The identity labels make_alloc()'s allocation ends with, without meta labels.
+extern const std::vector<std::string> kWebLabels;
+
+// The entry the plugin's ADD records (workers only update entries, never create them); a test
+// adjusts it before record_plugin_add().
+state::StateEntry plugin_entry(const std::string& ip = "10.200.3.17");
+Status record_plugin_add(state::StateStore& store, const std::string& alloc_id,
+                         state::StateEntry entry = plugin_entry());
 
 }  // namespace cn::testing

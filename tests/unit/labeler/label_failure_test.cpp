@@ -16,12 +16,10 @@ namespace {
 using cn::testing::CiliumCall;
 using cn::testing::InMemoryCilium;
 using cn::testing::InMemoryNomad;
+using cn::testing::kWebLabels;
 using cn::testing::make_alloc;
 
 constexpr const char* kAlloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
-const std::vector<std::string> kWebLabels = {
-    "k8s:io.cilium.k8s.policy.cluster=default", "k8s:io.kubernetes.pod.namespace=default",
-    "nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"};
 
 class LabelFailureTest : public ::testing::Test {
  protected:
@@ -33,17 +31,7 @@ class LabelFailureTest : public ::testing::Test {
   }
 
   // What the plugin's ADD writes: workers only update entries, never create them.
-  void plugin_added() {
-    ASSERT_TRUE(state_.update_entry(
-        kAlloc,
-        [](std::optional<state::StateEntry>& e) {
-          e.emplace();
-          e->ifname = "eth0";
-          e->ips = {"10.200.3.17"};
-          return true;
-        },
-        state::StateStore::Creation::allowed));
-  }
+  void plugin_added() { ASSERT_TRUE(cn::testing::record_plugin_add(state_, kAlloc)); }
 
   static WorkItem notified() {
     WorkItem w;

@@ -18,12 +18,10 @@ namespace {
 using cn::testing::eventually;
 using cn::testing::InMemoryCilium;
 using cn::testing::InMemoryNomad;
+using cn::testing::kWebLabels;
 using cn::testing::make_alloc;
 
 constexpr const char* kAlloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
-const std::vector<std::string> kWebLabels = {
-    "k8s:io.cilium.k8s.policy.cluster=default", "k8s:io.kubernetes.pod.namespace=default",
-    "nomad:nomad.group=app", "nomad:nomad.job=web", "nomad:nomad.namespace=default"};
 
 class UnlabeledDaemonTest : public ::testing::Test {
  protected:
@@ -51,17 +49,11 @@ class UnlabeledDaemonTest : public ::testing::Test {
   // The plugin's ADD, `ago` before now.
   void plugin_added(std::chrono::milliseconds ago) {
     const WallTime added = system_clock().wall_now() - ago;
-    ASSERT_TRUE(store().update_entry(
-        kAlloc,
-        [&](std::optional<state::StateEntry>& e) {
-          e.emplace();
-          e->ifname = "eth0";
-          e->ips = {"10.200.3.17"};
-          e->added_at = rfc3339(added);
-          e->added_unix_ms = unix_millis(added);
-          return true;
-        },
-        state::StateStore::Creation::allowed));
+    state::StateEntry entry = cn::testing::plugin_entry();
+    entry.added_at = rfc3339(added);
+    entry.added_unix_ms = unix_millis(added);
+    state::StateStore plugin_store = store();
+    ASSERT_TRUE(cn::testing::record_plugin_add(plugin_store, kAlloc, std::move(entry)));
   }
 
   cn::testing::TempDir dir_;
