@@ -1,10 +1,11 @@
 #pragma once
 // Which of the distributor's policy files select an endpoint as their subject, judged the way
-// the agent translates them (../shared/reference/cilium-policy.md §3): a key's source is the
-// part before its first ':' (none means any source), matchExpressions use the four Kubernetes
-// operators, and a namespaced CiliumNetworkPolicy also requires
-// k8s:io.kubernetes.pod.namespace=<its namespace>. Host policies (nodeSelector) select nodes,
-// never an allocation, and are left out.
+// the agent reads them: a key's source is the part before its first ':' (none means any source;
+// cilium/cilium pkg/labels), matchExpressions use the four Kubernetes operators, and a namespaced
+// CiliumNetworkPolicy also requires k8s:io.kubernetes.pod.namespace=<its namespace>, which the
+// agent's translation adds to its subject (cilium/cilium
+// pkg/k8s/apis/cilium.io/utils/utils.go, getEndpointSelector). Host policies (nodeSelector) select
+// nodes, never an allocation, and are left out.
 #include <string>
 #include <vector>
 
