@@ -168,16 +168,7 @@ std::expected<AllocLabeler::Identity, LabelOutcome> AllocLabeler::resolve_identi
 
 std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::find_endpoint(const WorkItem& item,
                                                                           const Attempt& attempt) {
-  std::vector<cilium::EndpointRef> refs;
-  auto add = [&](Result<cilium::EndpointRef> r) {
-    if (r) refs.push_back(std::move(*r));
-  };
-  add(cilium::EndpointRef::cni_attachment(item.alloc_id, item.ifname));
-  add(cilium::EndpointRef::container_id(item.alloc_id));
-  for (const auto& ip : item.ips) {
-    add(ip.find(':') == std::string::npos ? cilium::EndpointRef::ipv4(ip)
-                                          : cilium::EndpointRef::ipv6(ip));
-  }
+  auto refs = cilium::endpoint_refs_for(item.alloc_id, item.ifname, item.ips);
   auto preferred = static_cast<cilium::EndpointIdKind>(preferred_kind_.load());
   std::stable_partition(refs.begin(), refs.end(),
                         [&](const auto& r) { return r.kind() == preferred; });
@@ -214,12 +205,7 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(
   // Written already, identity still resolving (a previous attempt, or the reconciler): the
   // agent holds our set as its security-relevant labels. Writing again would only cost a
   // rate-limited PATCH and another identity change; confirm() waits for the resolution instead.
-  if (!endpoint_patch_gone_) {
-    auto pending = labels::LabelSet::from_strings(ep.security_relevant_labels);
-    if (labels::only_ours(pending) == desired && !pending.has_source(labels::kSourceReserved)) {
-      return ep;
-    }
-  }
+  if (!endpoint_patch_gone_ && cilium::labels_written_pending(ep, desired)) return ep;
   // A free write slot, or the item goes back to the queue: a worker must not sit behind writes
   // that the agent's limiter holds.
   if (!write_slots_.try_acquire_for(std::chrono::milliseconds{50})) {

@@ -11,16 +11,10 @@
 namespace cn::labeler::explain {
 namespace {
 
-// The forms in the order the agents answer them: cni-attachment-id (1.15+), container-id (gone
-// for CNI endpoints in 1.20), then the addresses.
+// The ID forms the labeler tries, from what the state entry and Nomad know of its addresses.
 std::vector<cilium::EndpointRef> endpoint_refs(const std::string& alloc_id,
                                                const std::optional<state::StateEntry>& entry,
                                                const std::optional<NomadView>& nomad) {
-  std::vector<cilium::EndpointRef> refs;
-  if (entry && !entry->ifname.empty()) {
-    if (auto r = cilium::EndpointRef::cni_attachment(alloc_id, entry->ifname)) refs.push_back(*r);
-  }
-  if (auto r = cilium::EndpointRef::container_id(alloc_id)) refs.push_back(*r);
   std::vector<std::string> ips;
   if (entry) ips = entry->ips;
   if (nomad && nomad->alloc.network_status) {
@@ -29,13 +23,7 @@ std::vector<cilium::EndpointRef> endpoint_refs(const std::string& alloc_id,
       if (!ip.empty()) ips.push_back(ip);
     }
   }
-  for (const auto& ip : ips) {
-    auto bare = ip.substr(0, ip.find('/'));
-    auto r = bare.find(':') == std::string::npos ? cilium::EndpointRef::ipv4(bare)
-                                                 : cilium::EndpointRef::ipv6(bare);
-    if (r) refs.push_back(*r);
-  }
-  return refs;
+  return cilium::endpoint_refs_for(alloc_id, entry ? entry->ifname : "", ips);
 }
 
 void find_endpoint(ExplainFacts& facts, const ExplainSettings& settings, cilium::CiliumApi& cilium,

@@ -22,9 +22,7 @@ Verdict unlabeled(const ExplainFacts& facts, const cilium::Endpoint& ep,
                   const cilium::LabelWritePlan& plan) {
   // The labeler wrote, the agent holds our set as its security-relevant labels: the identity
   // is being allocated.
-  auto pending = labels::LabelSet::from_strings(ep.security_relevant_labels);
-  if (labels::only_ours(pending) == *facts.desired &&
-      !pending.has_source(labels::kSourceReserved)) {
+  if (cilium::labels_written_pending(ep, *facts.desired)) {
     return {VerdictKind::resolving,
             "labels written to endpoint " + std::to_string(ep.id) +
                 "; the agent is still resolving their identity",

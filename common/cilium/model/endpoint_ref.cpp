@@ -78,4 +78,19 @@ std::string EndpointRef::to_path_segment() const {
   return percent_encode(to_string(), ":");
 }
 
+std::vector<EndpointRef> endpoint_refs_for(std::string_view alloc_id, std::string_view ifname,
+                                           const std::vector<std::string>& addresses) {
+  std::vector<EndpointRef> refs;
+  auto add = [&](Result<EndpointRef> r) {
+    if (r) refs.push_back(std::move(*r));
+  };
+  if (!ifname.empty()) add(EndpointRef::cni_attachment(alloc_id, ifname));
+  add(EndpointRef::container_id(alloc_id));
+  for (const auto& address : addresses) {
+    std::string_view ip = std::string_view(address).substr(0, address.find('/'));
+    add(ip.find(':') == std::string_view::npos ? EndpointRef::ipv4(ip) : EndpointRef::ipv6(ip));
+  }
+  return refs;
+}
+
 }  // namespace cn::cilium

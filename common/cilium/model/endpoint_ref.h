@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/cni/ifname.h"
 #include "common/util/result.h"
@@ -46,5 +47,12 @@ class EndpointRef {
 };
 
 inline constexpr std::int64_t kMaxEndpointId = 65535;
+
+// The IDs that may find an allocation's endpoint, in the order the agents answer them:
+// cni-attachment-id (1.15+; skipped without an interface name), container-id (gone for CNI
+// endpoints in 1.20), then each address (a prefix length is dropped). Forms that cannot be built
+// from the input are left out.
+std::vector<EndpointRef> endpoint_refs_for(std::string_view alloc_id, std::string_view ifname,
+                                           const std::vector<std::string>& addresses);
 
 }  // namespace cn::cilium

@@ -64,4 +64,9 @@ LabelWritePlan plan_label_write(const Endpoint& current, const labels::LabelSet&
   return plan;
 }
 
+bool labels_written_pending(const Endpoint& current, const labels::LabelSet& desired) {
+  auto pending = labels::LabelSet::from_strings(current.security_relevant_labels);
+  return labels::only_ours(pending) == desired && !pending.has_source(labels::kSourceReserved);
+}
+
 }  // namespace cn::cilium

@@ -33,4 +33,8 @@ struct LabelWritePlan {
 // PATCH /labels that strips init gets triggered).
 LabelWritePlan plan_label_write(const Endpoint& current, const labels::LabelSet& desired);
 
+// Written already, identity still resolving: the agent holds exactly our desired set (and no
+// reserved:init) as the endpoint's security-relevant labels while it allocates the identity.
+bool labels_written_pending(const Endpoint& current, const labels::LabelSet& desired);
+
 }  // namespace cn::cilium

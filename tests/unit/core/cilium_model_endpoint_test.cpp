@@ -205,5 +205,18 @@ TEST(EndpointRefLocal, RefusesIdsOutsideTheAgentsRangeInsteadOfNarrowing) {
   }
 }
 
+TEST(CiliumEndpointTest, EndpointRefsForAnAllocationInTheAgentsOrder) {
+  const std::string alloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
+  std::vector<std::string> forms;
+  for (const auto& r : endpoint_refs_for(alloc, "eth0", {"10.200.3.17/32", "fd00::5", "bad"})) {
+    forms.push_back(r.to_string());
+  }
+  EXPECT_EQ(forms,
+            (std::vector<std::string>{"cni-attachment-id:" + alloc + ":eth0",
+                                      "container-id:" + alloc, "ipv4:10.200.3.17", "ipv6:fd00::5"}))
+      << "a prefix length is dropped, an unusable address left out";
+  EXPECT_EQ(endpoint_refs_for(alloc, "", {}).size(), 1U) << "no ifname: no attachment ID";
+}
+
 }  // namespace
 }  // namespace cn::cilium
