@@ -24,17 +24,56 @@ namespace {
 
 using namespace cn;
 
-struct RunFlags {
+// How `run` and `explain` reach the agent and Nomad.
+struct ConnectionFlags {
   std::string cilium_socket;
   std::string nomad_addr;
+};
+
+// What labels `run` derives; `explain` takes the same flags so that it derives the same ones.
+struct LabelFlags {
   std::string meta_labels;
+  bool k8s_compat_labels = true;
+  std::string cluster_name = "default";
+};
+
+void add_connection_options(CLI::App* cmd, ConnectionFlags& flags) {
+  cmd->add_option("--cilium-socket", flags.cilium_socket,
+                  "Cilium agent API socket (env CILIUM_SOCK; default /var/run/cilium/cilium.sock)");
+  cmd->add_option("--nomad-addr", flags.nomad_addr,
+                  "Nomad address: http://, https:// or unix:// (env NOMAD_ADDR; default "
+                  "http://127.0.0.1:4646)");
+}
+
+void add_label_options(CLI::App* cmd, LabelFlags& flags) {
+  cmd->add_option("--meta-labels", flags.meta_labels,
+                  "Comma-separated job/group meta keys that become labels");
+  cmd->add_option("--k8s-compat-labels", flags.k8s_compat_labels,
+                  "Also label endpoints k8s:io.kubernetes.pod.namespace=<namespace> and "
+                  "k8s:io.cilium.k8s.policy.cluster=<cluster>, which policies from the policy "
+                  "directory need to select them as peers")
+      ->capture_default_str();
+  cmd->add_option("--cluster-name", flags.cluster_name,
+                  "The Cilium agent's --cluster-name, used when its /v1/healthz does not tell it")
+      ->capture_default_str();
+}
+
+Result<labels::LabelPolicy> label_policy_of(const LabelFlags& flags) {
+  auto policy = labels::parse_label_policy(flags.meta_labels);
+  if (!policy) return std::unexpected(policy.error());
+  policy->k8s_compat = flags.k8s_compat_labels;
+  policy->cluster_name = flags.cluster_name;
+  return policy;
+}
+
+struct RunFlags {
+  ConnectionFlags connection;
+  LabelFlags labels;
   std::string log_level = "info";
   std::string log_format = "text";
   long long resync_seconds = 300;
   long long gc_grace_seconds = 600;
   long long unhealthy_after_seconds = 60;
-  bool k8s_compat_labels = true;
-  std::string cluster_name = "default";
 };
 
 const char* env_or_null(const char* name) {
@@ -73,33 +112,31 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
     std::cerr << ok.error().message << "\n";
     return 2;
   }
-  auto policy = labels::parse_label_policy(flags.meta_labels);
+  auto policy = label_policy_of(flags.labels);
   if (!policy) {
     spdlog::error("invalid --meta-labels: error=\"{}\"", policy.error().message);
     return 2;
   }
   config.policy = *policy;
-  config.policy.k8s_compat = flags.k8s_compat_labels;
-  config.policy.cluster_name = flags.cluster_name;
   config.policies.resync_interval = std::chrono::seconds{flags.resync_seconds};
   config.policies.status_file = labeler::policy::policy_status_path(config.state_file);
   config.resync_interval = std::chrono::seconds{flags.resync_seconds};
   config.gc_grace = std::chrono::seconds{flags.gc_grace_seconds};
   config.unhealthy_after = std::chrono::seconds{flags.unhealthy_after_seconds};
 
-  auto nomad = connect_nomad(flags.nomad_addr);
+  auto nomad = connect_nomad(flags.connection.nomad_addr);
   if (!nomad) {
     spdlog::error("Nomad client: error=\"{}\"", nomad.error().message);
     return 2;
   }
   auto& nomad_client = nomad->client;
   cilium::CurlCiliumClient cilium_client(
-      cilium::CiliumClientConfig::resolve(flags.cilium_socket, env_or_null));
+      cilium::CiliumClientConfig::resolve(flags.connection.cilium_socket, env_or_null));
   spdlog::info(
       "starting cilium-nomad-labeler v{}: nomad={{{}}} cilium={{{}}} meta_labels={} "
       "k8s_compat_labels={} cluster={} policy_dir={}",
       CN_VERSION, nomad->config.redacted(), cilium_client.config().describe(),
-      flags.meta_labels.empty() ? "-" : flags.meta_labels, config.policy.k8s_compat,
+      flags.labels.meta_labels.empty() ? "-" : flags.labels.meta_labels, config.policy.k8s_compat,
       config.policy.cluster_name, config.policies.dir.empty() ? "-" : config.policies.dir);
 
   // Declared first, destroyed last: every return below, early ones included, wakes and joins
@@ -137,29 +174,25 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
 struct ExplainFlags {
   std::string query;
   bool as_json = false;
-  std::string cilium_socket;
-  std::string nomad_addr;
-  std::string meta_labels;
-  bool k8s_compat_labels = true;
-  std::string cluster_name = "default";
+  ConnectionFlags connection;
+  LabelFlags labels;
 };
 
 int explain(labeler::explain::ExplainSettings settings, const ExplainFlags& flags) {
-  auto policy = labels::parse_label_policy(flags.meta_labels);
+  auto policy = label_policy_of(flags.labels);
   if (!policy) {
     std::cerr << "invalid --meta-labels: " << policy.error().message << "\n";
     return 2;
   }
   settings.label_policy = *policy;
-  settings.label_policy.k8s_compat = flags.k8s_compat_labels;
-  settings.fallback_cluster_name = flags.cluster_name;
-  auto nomad = connect_nomad(flags.nomad_addr);
+  settings.fallback_cluster_name = flags.labels.cluster_name;
+  auto nomad = connect_nomad(flags.connection.nomad_addr);
   if (!nomad) {
     std::cerr << "Nomad client: " << nomad.error().message << "\n";
     return 2;
   }
   cilium::CurlCiliumClient cilium_client(
-      cilium::CiliumClientConfig::resolve(flags.cilium_socket, env_or_null));
+      cilium::CiliumClientConfig::resolve(flags.connection.cilium_socket, env_or_null));
   return labeler::explain::explain(flags.query, flags.as_json, settings, *nomad->client,
                                    cilium_client, system_clock(), std::cout, std::cerr);
 }
@@ -193,20 +226,14 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       "  NOMAD_TLS_SERVER_NAME  name expected in Nomad's certificate\n"
       "  NOMAD_SKIP_VERIFY      true: do not verify Nomad's certificate (tests only)\n"
       "  CILIUM_SOCK            Cilium agent API socket (--cilium-socket)");
-  run_cmd->add_option(
-      "--cilium-socket", flags.cilium_socket,
-      "Cilium agent API socket (env CILIUM_SOCK; default /var/run/cilium/cilium.sock)");
-  run_cmd->add_option("--nomad-addr", flags.nomad_addr,
-                      "Nomad address: http://, https:// or unix:// (env NOMAD_ADDR; default "
-                      "http://127.0.0.1:4646)");
+  add_connection_options(run_cmd, flags.connection);
   run_cmd->add_option("--node-id", config.node_id,
                       "This node's Nomad node ID (default: ask /v1/agent/self)");
   run_cmd->add_option("--socket", config.socket_path, "Notification socket for the CNI plugin")
       ->capture_default_str();
   run_cmd->add_option("--state-file", config.state_file, "Node state file shared with the plugin")
       ->capture_default_str();
-  run_cmd->add_option("--meta-labels", flags.meta_labels,
-                      "Comma-separated job/group meta keys that become labels");
+  add_label_options(run_cmd, flags.labels);
   run_cmd->add_option("--log-level", flags.log_level, "trace, debug, info, warn, error")
       ->capture_default_str();
   run_cmd->add_option("--log-format", flags.log_format, "text or json")
@@ -245,17 +272,6 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
                    "Seconds an endpoint stays orphaned before deletion")
       ->capture_default_str();
 
-  run_cmd
-      ->add_option("--k8s-compat-labels", flags.k8s_compat_labels,
-                   "Also label endpoints k8s:io.kubernetes.pod.namespace=<namespace> and "
-                   "k8s:io.cilium.k8s.policy.cluster=<cluster>, which policies from the policy "
-                   "directory need to select them as peers")
-      ->capture_default_str();
-  run_cmd
-      ->add_option("--cluster-name", flags.cluster_name,
-                   "The Cilium agent's --cluster-name, used when its /v1/healthz does not "
-                   "tell it")
-      ->capture_default_str();
   run_cmd->add_option("--policy-dir", config.policies.dir,
                       "The agent's --static-cnp-path: write the policies kept in Nomad Variables "
                       "there (empty: off)");
@@ -307,25 +323,12 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   explain_cmd->add_option("alloc", explain_flags.query, "Allocation ID or unambiguous prefix")
       ->required();
   explain_cmd->add_flag("--json", explain_flags.as_json, "The same facts as one JSON object");
-  explain_cmd->add_option("--cilium-socket", explain_flags.cilium_socket,
-                          "Cilium agent API socket (env CILIUM_SOCK; default "
-                          "/var/run/cilium/cilium.sock)");
-  explain_cmd->add_option("--nomad-addr", explain_flags.nomad_addr,
-                          "Nomad address: http://, https:// or unix:// (env NOMAD_ADDR; default "
-                          "http://127.0.0.1:4646)");
+  add_connection_options(explain_cmd, explain_flags.connection);
   explain_cmd->add_option("--state-file", explain_settings.state_file, "Node state file")
       ->capture_default_str();
   explain_cmd->add_option("--policy-dir", explain_settings.policy_dir,
                           "The daemon's --policy-dir, to list the policies selecting it");
-  explain_cmd->add_option("--meta-labels", explain_flags.meta_labels, "The daemon's --meta-labels");
-  explain_cmd
-      ->add_option("--k8s-compat-labels", explain_flags.k8s_compat_labels,
-                   "The daemon's --k8s-compat-labels")
-      ->capture_default_str();
-  explain_cmd
-      ->add_option("--cluster-name", explain_flags.cluster_name,
-                   "The daemon's --cluster-name (used when the agent does not tell its own)")
-      ->capture_default_str();
+  add_label_options(explain_cmd, explain_flags.labels);
 
   auto* version_cmd = app.add_subcommand("version", "Print the version");
 
