@@ -7,6 +7,7 @@
 #include "common/labels/parent_job.h"
 #include "common/nomad/model/alloc_identity.h"
 #include "common/util/alloc_id.h"
+#include "common/util/join.h"
 #include "labeler/call_recorder.h"
 #include "labeler/state_rebuild.h"
 
@@ -23,12 +24,6 @@ LabelOutcome outcome(ReplyStatus status, std::string message, RetryRule retry,
   o.retry = retry;
   o.failure = failure;
   return o;
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : ",") + s;
-  return out;
 }
 
 // A token that may not read an allocation's namespace gets 500 "Unknown allocation" from Nomad
@@ -272,8 +267,8 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(
     wrote = true;
     metrics_.label_writes(api).Increment();
     log_->info("labels written: alloc={} endpoint={} api={} labels={} missing={} stale={}",
-               item.alloc_id, ep.id, to_string(api), join(desired.to_strings()), join(plan.missing),
-               join(plan.stale));
+               item.alloc_id, ep.id, to_string(api), join(desired.to_strings(), ","),
+               join(plan.missing, ","), join(plan.stale, ","));
     if (!endpoint_patch_gone_) return ep;
     // /labels: look again; if init is still there with our labels, the second PATCH is due.
     auto fresh = cilium_.endpoint(*ref, call_deadline(attempt));

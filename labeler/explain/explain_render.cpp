@@ -1,20 +1,12 @@
 #include "labeler/explain/explain_render.h"
 
 #include "common/cilium/model/endpoint.h"
+#include "common/util/join.h"
 
 namespace cn::labeler::explain {
 namespace {
 
 using nlohmann::json;
-
-std::string join(const std::vector<std::string>& items, std::string_view sep = " ") {
-  std::string out;
-  for (const auto& item : items) {
-    if (!out.empty()) out += sep;
-    out += item;
-  }
-  return out;
-}
 
 std::string or_dash(const std::string& s) {
   return s.empty() ? "-" : s;
@@ -72,9 +64,9 @@ std::string difference_text(const ExplainFacts& facts) {
   const auto& plan = *facts.plan;
   if (plan.missing.empty() && plan.stale.empty()) return "none";
   std::string text;
-  if (!plan.missing.empty()) text += "missing " + join(plan.missing);
+  if (!plan.missing.empty()) text += "missing " + join(plan.missing, " ");
   if (!plan.stale.empty())
-    text += std::string(text.empty() ? "" : "; ") + "stale " + join(plan.stale);
+    text += std::string(text.empty() ? "" : "; ") + "stale " + join(plan.stale, " ");
   return text;
 }
 
@@ -106,9 +98,9 @@ std::string render_text(const ExplainFacts& facts, const Verdict& verdict) {
              (facts.last_attempt->at.empty() ? "" : " (" + facts.last_attempt->at + ")"));
   }
   line(out, "endpoint", endpoint_text(facts));
-  if (facts.endpoint) line(out, "  labels", or_dash(join(facts.endpoint->identity_labels)));
+  if (facts.endpoint) line(out, "  labels", or_dash(join(facts.endpoint->identity_labels, " ")));
   line(out, "nomad", nomad_text(facts));
-  line(out, "derived", facts.desired ? join(facts.desired->to_strings()) : "-");
+  line(out, "derived", facts.desired ? join(facts.desired->to_strings(), " ") : "-");
   line(out, "difference", difference_text(facts));
   line(out, "cluster", facts.cluster_name);
   if (!facts.policy_error.empty() || facts.policies_checked) {

@@ -1,13 +1,9 @@
 #include "labeler/explain/explain_verdict.h"
 
+#include "common/util/join.h"
+
 namespace cn::labeler::explain {
 namespace {
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : " ") + item;
-  return out;
-}
 
 constexpr std::string_view kCheckNomad =
     "check --nomad-addr (or NOMAD_ADDR) and that NOMAD_TOKEN's ACL policy grants what "
@@ -29,8 +25,8 @@ Verdict unlabeled(const ExplainFacts& facts, const cilium::Endpoint& ep,
             ""};
   }
   std::string summary = "endpoint " + std::to_string(ep.id) + " lacks its final labels";
-  if (!plan.missing.empty()) summary += "; missing: " + join(plan.missing);
-  if (!plan.stale.empty()) summary += "; stale: " + join(plan.stale);
+  if (!plan.missing.empty()) summary += "; missing: " + join(plan.missing, " ");
+  if (!plan.stale.empty()) summary += "; stale: " + join(plan.stale, " ");
   std::string fix(kCheckLabeler);
   if (facts.last_attempt) {
     summary += "; last attempt";

@@ -3,21 +3,9 @@
 #include <algorithm>
 
 #include "common/labels/derive_labels.h"
+#include "common/util/join.h"
 
 namespace cn::cilium {
-
-namespace {
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) {
-    if (!out.empty()) out += ", ";
-    out += s;
-  }
-  return out;
-}
-
-}  // namespace
 
 LabelWritePlan plan_label_write(const Endpoint& current, const labels::LabelSet& desired) {
   LabelWritePlan plan;
@@ -49,7 +37,7 @@ LabelWritePlan plan_label_write(const Endpoint& current, const labels::LabelSet&
       });
   if (all_missing_derived) {
     plan.action = LabelWriteAction::filtered;
-    plan.reason = "agent label filter demoted to derived: " + join(plan.missing);
+    plan.reason = "agent label filter demoted to derived: " + join(plan.missing, ", ");
     return plan;
   }
 
@@ -59,8 +47,8 @@ LabelWritePlan plan_label_write(const Endpoint& current, const labels::LabelSet&
   } else {
     plan.reason = "identity differs";
   }
-  if (!plan.missing.empty()) plan.reason += "; missing " + join(plan.missing);
-  if (!plan.stale.empty()) plan.reason += "; stale " + join(plan.stale);
+  if (!plan.missing.empty()) plan.reason += "; missing " + join(plan.missing, ", ");
+  if (!plan.stale.empty()) plan.reason += "; stale " + join(plan.stale, ", ");
   return plan;
 }
 

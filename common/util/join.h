@@ -1,0 +1,18 @@
+#pragma once
+// Items separated by `separator`, for messages, log values and tables.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cn {
+
+inline std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += separator;
+    out += item;
+  }
+  return out;
+}
+
+}  // namespace cn
