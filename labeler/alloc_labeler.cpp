@@ -9,6 +9,7 @@
 #include "common/util/alloc_id.h"
 #include "common/util/join.h"
 #include "labeler/call_recorder.h"
+#include "labeler/cni_args_identity.h"
 #include "labeler/state_rebuild.h"
 
 namespace cn::labeler {
@@ -46,6 +47,25 @@ std::optional<LabelFailure> failure_of(Peer peer, const Error& e) {
 }
 
 }  // namespace
+
+std::expected<AllocLabeler::Identity, LabelOutcome> AllocLabeler::identity_of_live(
+    const nomad::Allocation& alloc, IdentitySource source) {
+  if (alloc.is_terminal()) {
+    return std::unexpected(outcome(ReplyStatus::kFailed,
+                                   "allocation is terminal (client " + alloc.client_status +
+                                       ", desired " + alloc.desired_status + ")",
+                                   RetryRule::never, LabelFailure::alloc_terminal));
+  }
+  auto identity = nomad::identity_of(alloc);
+  if (!identity) {
+    // "Job": null or a job that does not match: Nomad's answer is incomplete right now (a
+    // purged job, a proxy trimming bodies); it may be whole on the next read.
+    return std::unexpected(outcome(ReplyStatus::kFailed,
+                                   "cannot derive labels: " + identity.error().message,
+                                   RetryRule::later, LabelFailure::nomad_answer_unusable));
+  }
+  return Identity{std::move(*identity), source, false};
+}
 
 labels::LabelPolicy label_policy(const LabelSettings& settings) {
   labels::LabelPolicy policy = settings.policy;
@@ -111,54 +131,58 @@ bool AllocLabeler::labeled_since(const std::string& alloc_id, MonoTime since) {
 
 std::expected<AllocLabeler::Identity, LabelOutcome> AllocLabeler::resolve_identity(
     const WorkItem& item, const Attempt& attempt) {
-  std::optional<nomad::Allocation> alloc = item.alloc;
-  if (!alloc || !alloc->job) {
-    auto fetched = nomad_.allocation(item.alloc_id, call_deadline(attempt));
-    calls_.record(Peer::nomad, fetched);
-    if (fetched && fetched->id != item.alloc_id) {
-      // A confused proxy or cache answered about another allocation: labeling from it would give
-      // this endpoint someone else's identity. Try again rather than trust it.
-      return std::unexpected(outcome(
-          ReplyStatus::kPending,
-          "Nomad answered for allocation " + fetched->id + " when asked for " + item.alloc_id,
-          RetryRule::later, LabelFailure::nomad_answer_unusable));
-    }
-    if (fetched) {
-      alloc = std::move(*fetched);
-    } else if (fetched.error().kind == ErrorKind::not_found) {
-      return std::unexpected(outcome(ReplyStatus::kFailed,
-                                     "Nomad has no allocation " + item.alloc_id, RetryRule::never,
-                                     LabelFailure::nomad_alloc_unknown));
-    } else if (item.hint.has_identity() && fetched.error().kind != ErrorKind::cancelled) {
-      // Nomad is away but the plugin passed what Nomad >= 1.9.4 puts in CNI_ARGS: label from
-      // that now, and check the full set (meta labels) once Nomad answers again.
-      log_->warn("nomad unreachable, labeling from CNI_ARGS: alloc={} error=\"{}\"", item.alloc_id,
-                 fetched.error().message);
-      Identity id;
-      id.identity.nomad_namespace = item.hint.namespace_;
-      id.identity.job_id = labels::parent_job_of(item.hint.job_id);
-      id.identity.task_group = item.hint.group;
-      id.degraded = true;
-      return id;
-    } else {
-      return std::unexpected(failed_call(Peer::nomad, "Nomad: ", fetched.error()));
+  // Cheapest first: what the item carries, what the watch already read, what the plugin passed.
+  if (item.alloc && item.alloc->job)
+    return identity_of_live(*item.alloc, IdentitySource::allocation);
+  if (settings_.cache) {
+    if (auto cached = settings_.cache->identity(item.alloc_id)) {
+      return Identity{std::move(*cached), IdentitySource::cache, false};
     }
   }
-  if (alloc->is_terminal()) {
-    return std::unexpected(outcome(ReplyStatus::kFailed,
-                                   "allocation is terminal (client " + alloc->client_status +
-                                       ", desired " + alloc->desired_status + ")",
-                                   RetryRule::never, LabelFailure::alloc_terminal));
+  if (settings_.cni_args_first && !item.verify_cni_args) {
+    if (auto from_args =
+            identity_from_cni_args(item.hint, item.alloc_id, label_policy(settings_))) {
+      return Identity{std::move(*from_args), IdentitySource::cni_args, false};
+    }
   }
-  auto identity = nomad::identity_of(*alloc);
-  if (!identity) {
-    // "Job": null or a job that does not match: Nomad's answer is incomplete right now (a
-    // purged job, a proxy trimming bodies); it may be whole on the next read.
-    return std::unexpected(outcome(ReplyStatus::kFailed,
-                                   "cannot derive labels: " + identity.error().message,
-                                   RetryRule::later, LabelFailure::nomad_answer_unusable));
+  return fetch_identity(item, attempt);
+}
+
+std::expected<AllocLabeler::Identity, LabelOutcome> AllocLabeler::fetch_identity(
+    const WorkItem& item, const Attempt& attempt) {
+  auto fetched = nomad_.allocation(item.alloc_id, call_deadline(attempt));
+  calls_.record(Peer::nomad, fetched);
+  if (fetched && fetched->id != item.alloc_id) {
+    // A confused proxy or cache answered about another allocation: labeling from it would give
+    // this endpoint someone else's identity. Try again rather than trust it.
+    return std::unexpected(
+        outcome(ReplyStatus::kPending,
+                "Nomad answered for allocation " + fetched->id + " when asked for " + item.alloc_id,
+                RetryRule::later, LabelFailure::nomad_answer_unusable));
   }
-  return Identity{std::move(*identity), false};
+  if (fetched) {
+    if (settings_.cache) settings_.cache->observe(*fetched);
+    return identity_of_live(*fetched, IdentitySource::nomad);
+  }
+  if (fetched.error().kind == ErrorKind::not_found) {
+    return std::unexpected(outcome(ReplyStatus::kFailed, "Nomad has no allocation " + item.alloc_id,
+                                   RetryRule::never, LabelFailure::nomad_alloc_unknown));
+  }
+  if (item.hint.has_identity() && !item.verify_cni_args &&
+      fetched.error().kind != ErrorKind::cancelled) {
+    // Nomad is away but the plugin passed what Nomad >= 1.9.4 puts in CNI_ARGS: label from
+    // that now, and check the full set (meta labels) once Nomad answers again.
+    log_->warn("nomad unreachable, labeling from CNI_ARGS: alloc={} error=\"{}\"", item.alloc_id,
+               fetched.error().message);
+    Identity id;
+    id.identity.nomad_namespace = item.hint.namespace_;
+    id.identity.job_id = labels::parent_job_of(item.hint.job_id);
+    id.identity.task_group = item.hint.group;
+    id.source = IdentitySource::cni_args;
+    id.degraded = true;
+    return id;
+  }
+  return std::unexpected(failed_call(Peer::nomad, "Nomad: ", fetched.error()));
 }
 
 std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::find_endpoint(const WorkItem& item,
@@ -393,6 +417,7 @@ LabelOutcome AllocLabeler::attempt_label(const WorkItem& item, std::stop_token s
   step(LabelStep::resolve_identity);
   auto identity = resolve_identity(item, attempt);
   if (!identity) return identity.error();
+  metrics_.identity_sources(identity->source).Increment();
   auto desired = labels::derive_labels(identity->identity, label_policy(settings_));
   if (!labels::is_complete(identity->identity)) {
     return outcome(ReplyStatus::kFailed, "allocation has no namespace, job or group to label with",
@@ -414,6 +439,14 @@ LabelOutcome AllocLabeler::attempt_label(const WorkItem& item, std::stop_token s
     auto o = written.error();
     o.wrote = wrote;
     return o;
+  }
+  if (wrote && item.verify_cni_args) {
+    // The labels CNI_ARGS gave were not Nomad's. Never expected: it means a Nomad that builds
+    // CNI_ARGS differently from what labeler/cni_args_identity.h assumes, or a job that steered
+    // its own CNI_ARGS; the endpoint now carries Nomad's labels.
+    metrics_.cni_args_relabels().Increment();
+    log_->warn("nomad disagreed with CNI_ARGS, relabeled: alloc={} labels={}", item.alloc_id,
+               join(desired.to_strings(), ","));
   }
 
   cilium::Endpoint final_ep = std::move(*written);
@@ -444,7 +477,9 @@ LabelOutcome AllocLabeler::attempt_label(const WorkItem& item, std::stop_token s
   o.labels = desired.to_strings();
   o.wrote = wrote;
   o.degraded = identity->degraded;
-  o.retry = identity->degraded ? RetryRule::later : RetryRule::never;
+  o.identity_from = identity->source;
+  o.verify = identity->source == IdentitySource::cni_args;
+  o.retry = o.verify ? RetryRule::later : RetryRule::never;
   if (wrote) {
     metrics_.endpoints_labeled(item.source).Increment();
   }

@@ -20,6 +20,7 @@
 #include "common/state/state_store.h"
 #include "common/util/mutex.h"
 #include "common/util/retry_rule.h"
+#include "labeler/alloc_cache.h"
 #include "labeler/call_recorder.h"
 #include "labeler/cluster_name.h"
 #include "labeler/label_failure.h"
@@ -35,6 +36,12 @@ struct LabelSettings {
   // Shared by every worker, so that the agent's name, once the daemon has read it, reaches the
   // labels of every later derivation (label_policy()).
   std::shared_ptr<ClusterName> cluster_name;
+  // The watch's allocation cache, shared with the watchers and the reconciler that fill it. Null:
+  // every notification asks Nomad.
+  std::shared_ptr<AllocCache> cache;
+  // --cni-args-first: on a cache miss without meta labels, label from CNI_ARGS at once and check
+  // against Nomad afterwards (labeler/cni_args_identity.h says when CNI_ARGS suffice).
+  bool cni_args_first = true;
   std::chrono::milliseconds call_timeout{5000};
   // How long a worker keeps at one item's lookups and confirmation (endpoint not there yet,
   // identity resolving) before it hands the item back as a delayed retry.
@@ -62,7 +69,10 @@ struct LabelOutcome {
   std::vector<std::string> labels;
   std::string message;
   bool wrote = false;
-  bool degraded = false;  // labelled from CNI_ARGS only: re-check once Nomad answers
+  bool degraded = false;  // labelled from CNI_ARGS because Nomad did not answer
+  // Labelled from CNI_ARGS (degraded, or CNI_ARGS first): Nomad's answer must check it.
+  bool verify = false;
+  IdentitySource identity_from = IdentitySource::nomad;
   // Whether and when to try again (common/util/retry_rule.h); never when finished.
   RetryRule retry = RetryRule::never;
   // What an operator must fix before a retry can help (at_resync), for the log.
@@ -88,9 +98,14 @@ class AllocLabeler {
   void record_failure(const WorkItem& item, LabelFailure failure, const LabelOutcome& out);
   struct Identity {
     labels::AllocationIdentity identity;
+    IdentitySource source = IdentitySource::nomad;
     bool degraded = false;
   };
+  static std::expected<Identity, LabelOutcome> identity_of_live(const nomad::Allocation& alloc,
+                                                                IdentitySource source);
   struct Attempt;  // one label() call's deadlines and stop
+  std::expected<Identity, LabelOutcome> fetch_identity(const WorkItem& item,
+                                                       const Attempt& attempt);
   std::expected<Identity, LabelOutcome> resolve_identity(const WorkItem& item,
                                                          const Attempt& attempt);
   std::expected<cilium::Endpoint, LabelOutcome> find_endpoint(const WorkItem& item,

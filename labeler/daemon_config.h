@@ -37,6 +37,7 @@ struct DaemonConfig {
   std::chrono::milliseconds write_budget{30000};  // see LabelSettings::write_budget
   std::chrono::seconds resync_interval{300};      // 0: startup reconcile only
   WatchMode watch = WatchMode::kNode;
+  bool cni_args_first = true;                   // see LabelSettings::cni_args_first
   std::string metrics_addr = "127.0.0.1:9810";  // empty: no metrics/health server
   // --unhealthy-after: how long Cilium or Nomad may stay unreachable before /healthz says so.
   std::chrono::seconds unhealthy_after{60};

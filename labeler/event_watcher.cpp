@@ -182,6 +182,7 @@ void EventWatcher::on_event(const nomad::Event& event) {
                 modify_index, it->second.modify_index);
     return;
   }
+  if (options_.cache) options_.cache->observe(alloc);
   if (alloc.is_terminal()) {
     // Never needs labels again; forgetting it keeps the map to this node's live allocations.
     if (it != seen_.end()) seen_.erase(it);

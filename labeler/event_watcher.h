@@ -53,6 +53,7 @@
 #include "common/nomad/client/nomad_api.h"
 #include "common/nomad/model/event_frame.h"
 #include "common/util/clock.h"
+#include "labeler/alloc_cache.h"
 #include "labeler/call_recorder.h"
 #include "labeler/metrics.h"
 #include "labeler/watcher.h"
@@ -73,6 +74,9 @@ struct EventWatchOptions {
   // Bound on the per-allocation dedup map (this node's allocations only; terminal ones leave it).
   std::size_t max_tracked = 4096;
   std::uint64_t seed = 0;  // jitter; 0: random
+  // Invalidated by every event of a changed allocation (payloads carry no Job); filled by the
+  // workers' GETs and the reconcile. Null: none.
+  AllocCache* cache = nullptr;
 };
 
 class EventWatcher final : public Watcher {

@@ -21,14 +21,20 @@ LabelerDaemon::LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium
       log_(log ? std::move(log) : spdlog::default_logger()),
       health_(clock_, config_.unhealthy_after),
       state_({config_.state_file}, clock_, log_),
-      cluster_name_(std::make_shared<ClusterName>(config_.policy.cluster_name)) {
+      cluster_name_(std::make_shared<ClusterName>(config_.policy.cluster_name)),
+      alloc_cache_(std::make_shared<AllocCache>(config_.policy.meta_keys)) {
   state_.set_on_written(
       [this](std::size_t entries) { metrics_.state_entries().Set(static_cast<double>(entries)); });
   // The oldest wait grows between events: a scrape sees its age now, not at the last change.
-  metrics_.set_before_render([this] { unlabeled_.publish(); });
+  metrics_.set_before_render([this] {
+    unlabeled_.publish();
+    metrics_.alloc_cache_entries().Set(static_cast<double>(alloc_cache_->size()));
+  });
   LabelSettings settings;
   settings.policy = config_.policy;
   settings.cluster_name = cluster_name_;
+  settings.cache = alloc_cache_;
+  settings.cni_args_first = config_.cni_args_first;
   settings.call_timeout = config_.call_timeout;
   settings.item_budget = config_.item_budget;
   settings.write_budget = config_.write_budget;
@@ -193,6 +199,7 @@ void LabelerDaemon::start_watcher(std::uint64_t index) {
     case WatchMode::kNode: {
       NodeWatchOptions options;
       options.initial_index = index;  // the first reconcile covered everything up to here
+      options.cache = alloc_cache_.get();
       watcher_ = std::make_unique<NodeWatcher>(nomad_, clock_, metrics_, calls_, node_id_, enqueue,
                                                resync, log_, options);
       break;
@@ -200,6 +207,7 @@ void LabelerDaemon::start_watcher(std::uint64_t index) {
     case WatchMode::kEvents: {
       EventWatchOptions options;
       options.initial_index = index;  // the stream resumes right after the first reconcile
+      options.cache = alloc_cache_.get();
       watcher_ = std::make_unique<EventWatcher>(nomad_, clock_, metrics_, calls_, node_id_, enqueue,
                                                 resync, log_, options);
       break;
@@ -387,9 +395,11 @@ void LabelerDaemon::process_item(WorkItem item) {
           static_cast<double>(unix_millis(clock_.wall_now()) - *item.added_unix_ms) / 1000.0;
       metrics_.add_to_labeled_seconds().Observe(std::max(0.0, seconds));
     }
-    log_->info("labeled: alloc={} source={} endpoint={} identity={} wrote={} degraded={} ms={}",
-               item.alloc_id, to_string(item.source), out.endpoint_id, out.identity, out.wrote,
-               out.degraded, ms);
+    log_->info(
+        "labeled: alloc={} source={} identity_from={} endpoint={} identity={} wrote={} "
+        "degraded={} ms={}",
+        item.alloc_id, to_string(item.source), to_string(out.identity_from), out.endpoint_id,
+        out.identity, out.wrote, out.degraded, ms);
   } else {
     const char* next = retry ? "backoff" : out.retry == RetryRule::at_resync ? "resync" : "none";
     log_->log(retry ? spdlog::level::info : spdlog::level::warn,
@@ -408,9 +418,10 @@ void LabelerDaemon::process_item(WorkItem item) {
     const auto delay = item_backoff_.delay(item.attempt);
     WorkItem again = std::move(item);
     again.attempt += 1;
-    again.source = out.degraded ? WorkSource::kRetry : again.source;
-    again.endpoint.reset();             // re-read: it may have changed or appeared
-    if (out.degraded) again.hint = {};  // the re-check must come from Nomad, not the hint again
+    again.source = out.verify ? WorkSource::kRetry : again.source;
+    again.endpoint.reset();  // re-read: it may have changed or appeared
+    // The re-check must come from Nomad (the cache or a GET), not from CNI_ARGS again.
+    again.verify_cni_args = again.verify_cni_args || out.verify;
     if (!queue_->enqueue_after(std::move(again), delay)) {
       log_->warn(
           "retry not queued (queue full or stopping), leaving it to the next resync: alloc={}", id);

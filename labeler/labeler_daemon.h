@@ -51,6 +51,7 @@ class LabelerDaemon {
   // What `k8s:io.cilium.k8s.policy.cluster` is derived from now.
   std::string cluster_name() const { return cluster_name_->get(); }
   policy::PolicyDistributor* policies() { return policies_.get(); }
+  const AllocCache& alloc_cache() const { return *alloc_cache_; }
   Result<ReconcileReport> reconcile_now(std::stop_token stop = {}) EXCLUDES(reconcile_mu_);
 
  private:
@@ -85,6 +86,7 @@ class LabelerDaemon {
   UnlabeledTracker unlabeled_{clock_, metrics_};
   state::StateStore state_;
   std::shared_ptr<ClusterName> cluster_name_;  // shared with the workers' LabelSettings
+  std::shared_ptr<AllocCache> alloc_cache_;    // filled by the watch and the reconcile
   std::unique_ptr<AllocLabeler> labeler_;
   std::unique_ptr<Reconciler> reconciler_ PT_GUARDED_BY(reconcile_mu_);
   std::unique_ptr<OrphanCollector> orphans_ PT_GUARDED_BY(reconcile_mu_);

@@ -265,6 +265,11 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
                    "Seconds Cilium or Nomad may stay unreachable before /healthz reports not ready")
       ->capture_default_str()
       ->check(CLI::Range(1LL, 86400LL));
+  run_cmd
+      ->add_option("--cni-args-first", config.cni_args_first,
+                   "Without --meta-labels, label a new allocation from its CNI_ARGS at once when "
+                   "the watch has not seen it yet, and check against Nomad afterwards")
+      ->capture_default_str();
   run_cmd->add_flag("--gc-endpoints", config.gc_endpoints,
                     "Delete orphaned endpoints after the grace period");
   run_cmd

@@ -84,6 +84,20 @@ std::string_view to_string(PolicyErrorReason reason) {
   return "invalid";
 }
 
+std::string_view to_string(IdentitySource source) {
+  switch (source) {
+    case IdentitySource::allocation:
+      return "allocation";
+    case IdentitySource::cache:
+      return "cache";
+    case IdentitySource::cni_args:
+      return "cni_args";
+    case IdentitySource::nomad:
+      return "nomad";
+  }
+  return "nomad";
+}
+
 std::string_view to_string(LabelWriteApi api) {
   return api == LabelWriteApi::endpoint ? "endpoint" : "labels";
 }
@@ -120,6 +134,13 @@ Metrics::Metrics()
                                     "What kept a policy from the policy directory, by reason")),
       label_failures_family_(counter(*registry_, "cilium_nomad_label_failures_total",
                                      "Labeling attempts that did not label, by reason")),
+      identity_sources_family_(
+          counter(*registry_, "cilium_nomad_identity_sources_total",
+                  "Where labeling attempts took the allocation's identity from, by source")),
+      cni_args_relabels_(counter(*registry_, "cilium_nomad_cni_args_relabels_total",
+                                 "Labels written from CNI_ARGS that Nomad's answer then "
+                                 "contradicted (relabeled)")
+                             .Add({})),
       endpoints_deleted_(counter(*registry_, "cilium_nomad_endpoints_deleted_total",
                                  "Orphaned endpoints deleted with --gc-endpoints")
                              .Add({})),
@@ -146,6 +167,9 @@ Metrics::Metrics()
       unlabeled_oldest_seconds_(
           gauge(*registry_, "cilium_nomad_unlabeled_oldest_seconds",
                 "How long the allocation waiting longest for its labels has waited (0: none)")),
+      alloc_cache_entries_(gauge(*registry_, "cilium_nomad_alloc_cache_entries",
+                                 "Allocations of this node the watch's cache can label without "
+                                 "asking Nomad")),
       add_to_labeled_(
           histogram(*registry_, "cilium_nomad_add_to_labeled_seconds",
                     "Time from the plugin's ADD to the endpoint carrying its final identity",
@@ -169,6 +193,7 @@ Metrics::Metrics()
   watch_reconnects(WatchMode::kEvents);
   for (PolicyErrorReason reason : kAllPolicyErrorReasons) policy_errors(reason);
   for (LabelFailure reason : kAllLabelFailures) label_failures(reason);
+  for (IdentitySource source : kAllIdentitySources) identity_sources(source);
 }
 
 Counter& Metrics::endpoints_labeled(WorkSource source) {
@@ -194,6 +219,10 @@ Counter& Metrics::policy_errors(PolicyErrorReason reason) {
 
 Counter& Metrics::label_failures(LabelFailure reason) {
   return label_failures_family_.Add({{"reason", label(to_string(reason))}});
+}
+
+Counter& Metrics::identity_sources(IdentitySource source) {
+  return identity_sources_family_.Add({{"source", label(to_string(source))}});
 }
 
 Counter& Metrics::notifications(std::optional<notify::Op> op, NotifyOutcome outcome) {

@@ -65,6 +65,16 @@ std::string_view to_string(ErrorKindLabel kind);
 enum class LabelWriteApi { endpoint, labels };
 std::string_view to_string(LabelWriteApi api);
 
+// cilium_nomad_identity_sources_total{source}: where a labeling attempt took the allocation's
+// identity from. `allocation`: the work item carried it (watch, reconcile); `cache`: the watch's
+// allocation cache; `cni_args`: the plugin's CNI_ARGS, checked against Nomad afterwards; `nomad`:
+// a GET of the allocation.
+enum class IdentitySource { allocation, cache, cni_args, nomad };
+inline constexpr IdentitySource kAllIdentitySources[] = {
+    IdentitySource::allocation, IdentitySource::cache, IdentitySource::cni_args,
+    IdentitySource::nomad};
+std::string_view to_string(IdentitySource source);
+
 // cilium_nomad_notifications_total{op,outcome}.
 enum class NotifyOutcome { accepted, invalid, refused_peer, unreadable };
 std::string_view to_string(NotifyOutcome outcome);
@@ -101,6 +111,9 @@ class Metrics {
   prometheus::Counter& policy_errors(PolicyErrorReason reason);
   // cilium_nomad_label_failures_total{reason}: every attempt that did not label, by why.
   prometheus::Counter& label_failures(LabelFailure reason);
+  prometheus::Counter& identity_sources(IdentitySource source);
+  // Labels written from CNI_ARGS that Nomad's answer then contradicted: should stay 0.
+  prometheus::Counter& cni_args_relabels() { return cni_args_relabels_; }
 
   // Gauges.
   prometheus::Gauge& queue_depth() { return queue_depth_; }
@@ -114,6 +127,7 @@ class Metrics {
   // the one waiting longest has waited (labeler/unlabeled_tracker.h keeps both).
   prometheus::Gauge& unlabeled_allocations() { return unlabeled_allocations_; }
   prometheus::Gauge& unlabeled_oldest_seconds() { return unlabeled_oldest_seconds_; }
+  prometheus::Gauge& alloc_cache_entries() { return alloc_cache_entries_; }
 
   // Histograms, in seconds.
   prometheus::Histogram& add_to_labeled_seconds() { return add_to_labeled_; }
@@ -136,6 +150,8 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& watch_reconnects_family_;
   prometheus::Family<prometheus::Counter>& policy_errors_family_;
   prometheus::Family<prometheus::Counter>& label_failures_family_;
+  prometheus::Family<prometheus::Counter>& identity_sources_family_;
+  prometheus::Counter& cni_args_relabels_;
   prometheus::Counter& endpoints_deleted_;
   prometheus::Gauge& queue_depth_;
   prometheus::Gauge& orphan_endpoints_;
@@ -146,6 +162,7 @@ class Metrics {
   prometheus::Gauge& policy_last_apply_;
   prometheus::Gauge& unlabeled_allocations_;
   prometheus::Gauge& unlabeled_oldest_seconds_;
+  prometheus::Gauge& alloc_cache_entries_;
   prometheus::Histogram& add_to_labeled_;
   prometheus::Histogram& reconcile_duration_;
   std::function<void()> before_render_;

@@ -74,6 +74,7 @@ void NodeWatcher::run(std::stop_token stop) {
           "nomad index went backwards (servers restored?), resyncing: node={} asked={} got={}",
           node_id_, asked, got);
       known_.clear();
+      if (options_.cache) options_.cache->clear();
       known_complete_ = false;
       rebaseline_ = true;
       index_ = 0;
@@ -85,6 +86,9 @@ void NodeWatcher::run(std::stop_token stop) {
                  rejected.message);
     }
     const bool baseline = rebaseline_ && asked == 0;
+    // Before the work is queued, so that the plugin's notification for an allocation of this
+    // answer finds it in the cache.
+    if (options_.cache) options_.cache->rebuild(answer->value.allocations, got);
     apply(answer->value, asked, baseline);
     index_ = got;
     if (baseline) {

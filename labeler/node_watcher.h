@@ -38,6 +38,7 @@
 
 #include "common/nomad/client/nomad_api.h"
 #include "common/util/clock.h"
+#include "labeler/alloc_cache.h"
 #include "labeler/call_recorder.h"
 #include "labeler/metrics.h"
 #include "labeler/watcher.h"
@@ -63,6 +64,9 @@ struct NodeWatchOptions {
   // few dozen); beyond it the oldest entries fall back to the asked-index rule.
   std::size_t max_tracked = 8192;
   std::uint64_t seed = 0;  // jitter; 0: random
+  // Rebuilt from every answer (each is the node's whole listing), cleared on an index reset.
+  // Null: none.
+  AllocCache* cache = nullptr;
 };
 
 class NodeWatcher final : public Watcher {

@@ -66,6 +66,7 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id,
   if (!endpoints) return std::unexpected(with_context("Cilium endpoint list: ", endpoints.error()));
   if (!allocs) return std::unexpected(with_context("Nomad node allocations: ", allocs.error()));
   report.nomad_index = allocs->index;
+  if (settings_.cache) settings_.cache->rebuild(allocs->value.allocations, allocs->index);
   for (const auto& rejected : allocs->value.rejected) {
     log_->warn("reconcile: Nomad allocation skipped: error=\"{}\"", rejected.message);
   }

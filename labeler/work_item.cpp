@@ -26,6 +26,7 @@ void merge_into(WorkItem& older, WorkItem newer) {
   }
   if (!newer.added_unix_ms) newer.added_unix_ms = older.added_unix_ms;
   newer.confirm = newer.confirm || older.confirm;
+  newer.verify_cni_args = newer.verify_cni_args || older.verify_cni_args;
   // A notification is what a plugin waits on: keep that source for the metrics.
   if (older.source == WorkSource::kNotify) newer.source = WorkSource::kNotify;
   older = std::move(newer);

@@ -31,6 +31,9 @@ struct WorkItem {
   std::optional<long long> added_unix_ms;  // when the plugin saw ADD, for the latency histogram
   WorkSource source = WorkSource::kNotify;
   bool confirm = true;  // poll until the identity resolved (someone may be waiting)
+  // The endpoint was labeled from CNI_ARGS: this pass checks that set against Nomad's answer
+  // (cache or GET, never CNI_ARGS again) and counts a rewrite as cni_args_relabels_total.
+  bool verify_cni_args = false;
   int attempt = 0;
 };
 

@@ -331,3 +331,30 @@ TEST_F(EventWatch, StopIsPromptWhileStreaming) {
 
 }  // namespace
 }  // namespace cn::labeler
+
+namespace cn::labeler {
+namespace {
+
+// Event payloads carry no Job: an event only tells the cache that its entry may be stale.
+TEST_F(EventWatch, AnEventOfAChangedAllocationInvalidatesItsCacheEntry) {
+  AllocCache cache({});
+  auto cached = cn::testing::make_alloc(uuid(1));
+  cached.modify_index = 1290;
+  cache.observe(cached);
+  auto other = cn::testing::make_alloc(uuid(2));
+  other.modify_index = 1302;  // stored from an answer newer than the event below
+  cache.observe(other);
+  nomad.script_stream(Script{{"{}", frame(1301, {Ev(1, "10.200.3.1"), Ev(2, "10.200.3.2")}),
+                              frame(1305, {Ev(9, "10.200.3.9")})},  // sentinel
+                             std::nullopt,
+                             true});
+  EventWatchOptions options;
+  options.cache = &cache;
+  start(options);
+  ASSERT_TRUE(recorder.wait_for(3));
+  EXPECT_FALSE(cache.identity(uuid(1)));
+  EXPECT_TRUE(cache.identity(uuid(2))) << "an older event never drops a newer entry";
+}
+
+}  // namespace
+}  // namespace cn::labeler

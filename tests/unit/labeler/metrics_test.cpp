@@ -109,6 +109,8 @@ TEST(Metrics, FamiliesAreTheDocumentedOnes) {
       {"cilium_nomad_endpoints_deleted_total", T::Counter},
       {"cilium_nomad_policy_errors_total", T::Counter},
       {"cilium_nomad_label_failures_total", T::Counter},
+      {"cilium_nomad_identity_sources_total", T::Counter},
+      {"cilium_nomad_cni_args_relabels_total", T::Counter},
       {"cilium_nomad_queue_depth", T::Gauge},
       {"cilium_nomad_orphan_endpoints", T::Gauge},
       {"cilium_nomad_state_entries", T::Gauge},
@@ -118,6 +120,7 @@ TEST(Metrics, FamiliesAreTheDocumentedOnes) {
       {"cilium_nomad_policy_last_apply_timestamp_seconds", T::Gauge},
       {"cilium_nomad_unlabeled_allocations", T::Gauge},
       {"cilium_nomad_unlabeled_oldest_seconds", T::Gauge},
+      {"cilium_nomad_alloc_cache_entries", T::Gauge},
       {"cilium_nomad_add_to_labeled_seconds", T::Histogram},
       {"cilium_nomad_reconcile_duration_seconds", T::Histogram},
   };

@@ -320,3 +320,53 @@ TEST(WatchBackoff, FullJitterWithinFloorAndExponentialCeiling) {
 
 }  // namespace
 }  // namespace cn::labeler
+
+namespace cn::labeler {
+namespace {
+
+// The watch's allocation cache (issue 13): filled before the plugin's ADD, refreshed by an
+// in-place job update within one round trip, forgotten on a reset.
+TEST_F(NodeWatch, KeepsTheCacheOfEveryLiveAllocationItAnswersWith) {
+  AllocCache cache({"team"});
+  NodeWatchOptions options = seeded(0);
+  options.cache = &cache;
+  nomad.put(alloc(1, 100, ""));  // placed, no network yet: nothing to label, but cached
+  start(options);
+  ASSERT_TRUE(nomad.wait_for_blocked(1));
+  ASSERT_TRUE(cache.identity(uuid(1)));
+  EXPECT_EQ(cache.identity(uuid(1))->job_meta.at("team"), "payments");
+  EXPECT_TRUE(recorder.items().empty());
+
+  // A job update Nomad applies in place: the allocation's ModifyIndex goes up with the new Job.
+  auto updated = alloc(1, 120);
+  updated.job->meta["team"] = "search";
+  nomad.put(updated);
+  ASSERT_TRUE(recorder.wait_for(1));
+  EXPECT_EQ(cache.identity(uuid(1))->job_meta.at("team"), "search");
+  ASSERT_TRUE(recorder.items()[0].alloc) << "the relabel carries Nomad's new answer";
+  EXPECT_EQ(recorder.items()[0].alloc->job->meta.at("team"), "search");
+
+  // Stopped and collected: gone from the cache with the next answer.
+  nomad.put(alloc(1, 130, "10.200.3.17", "complete"));
+  ASSERT_TRUE(eventually([&] { return cache.size() == 0; }));
+}
+
+TEST_F(NodeWatch, AnIndexResetEmptiesTheCacheUntilTheBaseline) {
+  AllocCache cache({});
+  NodeWatchOptions options = seeded(0);
+  options.cache = &cache;
+  nomad.put(alloc(1, 1200));
+  start(options);
+  ASSERT_TRUE(nomad.wait_for_blocked(1));
+  ASSERT_EQ(cache.size(), 1u);
+  nomad.remove(uuid(1));
+  nomad.put(alloc(2, 40));  // a live allocation never seen, below the asked index: a restore
+  nomad.set_index(50);
+  nomad.expire_blocking();
+  ASSERT_TRUE(eventually([&] { return resyncs.load() == 1; }));
+  EXPECT_FALSE(cache.identity(uuid(1)));
+  EXPECT_TRUE(cache.identity(uuid(2))) << "rebuilt from the baseline listing";
+}
+
+}  // namespace
+}  // namespace cn::labeler
