@@ -12,6 +12,7 @@
 #include "common/notify/notify_client.h"
 #include "labeler/labeler_daemon.h"
 #include "tests/support/child_process.h"
+#include "tests/support/eventually.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"
 
@@ -27,8 +28,10 @@ constexpr const char* kAlloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
 // Set only in the copy of this binary that NonRootPeersAreRefused starts as another user.
 constexpr const char* kPeerSocketVar = "CN_TEST_NOTIFY_PEER_SOCKET";
 
-Result<std::optional<notify::Reply>> notify_add_to(const std::string& socket, int wait_ms) {
+Result<std::optional<notify::Reply>> notify_add_to(const std::string& socket, int wait_ms,
+                                                   cni::NomadWorkload args = {}) {
   notify::Request r;
+  r.nomad = std::move(args);
   r.op = notify::Op::kAdd;
   r.alloc_id = kAlloc;
   r.ifname = "eth0";
@@ -54,8 +57,8 @@ class DaemonTest : public ::testing::Test {
     ASSERT_TRUE(daemon_->ready());
   }
 
-  Result<std::optional<notify::Reply>> notify_add(int wait_ms) {
-    return notify_add_to(dir_.file("run/labeler.sock"), wait_ms);
+  Result<std::optional<notify::Reply>> notify_add(int wait_ms, cni::NomadWorkload args = {}) {
+    return notify_add_to(dir_.file("run/labeler.sock"), wait_ms, std::move(args));
   }
 
   cn::testing::TempDir dir_;
@@ -76,6 +79,31 @@ TEST_F(DaemonTest, WaitingPluginHearsLabeledOnlyOnceTheIdentityResolved) {
   EXPECT_EQ((*reply)->endpoint_id, ep);
   EXPECT_GE((*reply)->identity, 256);
   EXPECT_FALSE(cilium::is_init(cilium_.get(ep)));
+}
+
+// Issue 13: the plugin hears "labeled" from CNI_ARGS alone; Nomad is asked afterwards, once, and
+// agrees, so nothing is written again.
+TEST_F(DaemonTest, CniArgsLabelAtOnceAndNomadIsAskedOnceAfterTheReply) {
+  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  DaemonConfig config;
+  config.watch = WatchMode::kNone;
+  start(config);
+  const int gets_before = nomad_.calls(cn::testing::NomadCall::allocation);
+  nomad_.put(make_alloc(kAlloc));  // placed after the startup reconcile: not in the cache
+  auto reply = notify_add(5000, {"global", "default", "web", "app", kAlloc});
+  ASSERT_TRUE(reply) << reply.error().message;
+  ASSERT_TRUE(reply->has_value());
+  EXPECT_EQ((*reply)->status, notify::ReplyStatus::kLabeled) << (*reply)->message;
+  EXPECT_EQ(cilium_.get(ep).identity_labels, cn::testing::kWebLabels);
+  EXPECT_TRUE(cn::testing::eventually(
+      [&] { return nomad_.calls(cn::testing::NomadCall::allocation) == gets_before + 1; }))
+      << "the check against Nomad";
+  ASSERT_TRUE(daemon_->queue().wait_idle(std::chrono::seconds{10}));
+  EXPECT_EQ(nomad_.calls(cn::testing::NomadCall::allocation), gets_before + 1);
+  EXPECT_EQ(cilium_.calls(CiliumCall::patch_endpoint), 1);
+  EXPECT_EQ(daemon_->metrics().cni_args_relabels().Value(), 0);
+  EXPECT_EQ(daemon_->metrics().identity_sources(IdentitySource::cni_args).Value(), 1);
+  EXPECT_EQ(daemon_->alloc_cache().size(), 1u) << "the check's GET filled the cache";
 }
 
 TEST_F(DaemonTest, PluginIsToldPendingBeforeItsDeadlineWhenLabelingCannotFinish) {
