@@ -23,8 +23,8 @@ void AllocCache::observe_locked(const nomad::Allocation& alloc) {
     if (it != entries_.end()) entries_.erase(it);
     return;
   }
-  auto identity = alloc.job ? nomad::identity_of(alloc) : Result<labels::AllocationIdentity>(
-                                                              fail("no embedded job"));
+  auto identity = alloc.job ? nomad::identity_of(alloc)
+                            : Result<labels::AllocationIdentity>(fail("no embedded job"));
   if (!identity || !labels::is_complete(*identity)) {
     // No Job (an event), or one that does not fit: whatever is stored may be stale now.
     if (it != entries_.end() && it->second.modify_index < alloc.modify_index) entries_.erase(it);

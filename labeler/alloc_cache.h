@@ -41,8 +41,7 @@ class AllocCache {
   // Nomad's index went backwards (a restore): nothing stored can be compared any more.
   void clear() EXCLUDES(mu_);
 
-  std::optional<labels::AllocationIdentity> identity(std::string_view alloc_id) const
-      EXCLUDES(mu_);
+  std::optional<labels::AllocationIdentity> identity(std::string_view alloc_id) const EXCLUDES(mu_);
   std::size_t size() const EXCLUDES(mu_);
 
  private:

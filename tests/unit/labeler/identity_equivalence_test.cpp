@@ -50,8 +50,8 @@ class AllocGenerator {
       case 4: {  // a dispatched child
         char token[9];
         std::snprintf(token, sizeof token, "%08x", static_cast<unsigned>(rng_()));
-        job.id = parent + "/dispatch-" + std::to_string(1'700'000'000 + below(1'000'000)) + "-" +
-                 token;
+        job.id =
+            parent + "/dispatch-" + std::to_string(1'700'000'000 + below(1'000'000)) + "-" + token;
         job.parent_id = parent;
         g.named_like_child = true;
         break;
@@ -86,12 +86,12 @@ class AllocGenerator {
       args[skips_job ? "NOMAD_JOB_ID" : "NOMAD_GROUP_NAME"] = "web";
       g.steered = true;
     }
-    for (const auto& [key, value] : std::map<std::string, std::string>{
-             {"NOMAD_REGION", "global"},
-             {"NOMAD_NAMESPACE", a.nomad_namespace},
-             {"NOMAD_JOB_ID", a.job_id},
-             {"NOMAD_GROUP_NAME", a.task_group},
-             {"NOMAD_ALLOC_ID", a.id}}) {
+    for (const auto& [key, value] :
+         std::map<std::string, std::string>{{"NOMAD_REGION", "global"},
+                                            {"NOMAD_NAMESPACE", a.nomad_namespace},
+                                            {"NOMAD_JOB_ID", a.job_id},
+                                            {"NOMAD_GROUP_NAME", a.task_group},
+                                            {"NOMAD_ALLOC_ID", a.id}}) {
       if (value.find(';') == std::string::npos) args[key] = value;
     }
     std::vector<std::string> pairs;
@@ -109,8 +109,8 @@ class AllocGenerator {
   }
   // Names Nomad accepts, with the characters that need care: '/', '.', '=', ';' and UTF-8.
   std::string name(int min, int max) {
-    static const std::vector<std::string> pieces = {"a", "b", "web", "api", "-", "_", ".", "/",
-                                                    "=", ";", "9", "Z", "\xc3\xa9"};
+    static const std::vector<std::string> pieces = {"a", "b", "web", "api", "-", "_",       ".",
+                                                    "/", "=", ";",   "9",   "Z", "\xc3\xa9"};
     std::string out;
     const int n = min + below(max - min + 1);
     while (static_cast<int>(out.size()) < n) out += pieces[static_cast<std::size_t>(below(13))];

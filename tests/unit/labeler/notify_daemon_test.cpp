@@ -95,9 +95,9 @@ TEST_F(DaemonTest, CniArgsLabelAtOnceAndNomadIsAskedOnceAfterTheReply) {
   ASSERT_TRUE(reply->has_value());
   EXPECT_EQ((*reply)->status, notify::ReplyStatus::kLabeled) << (*reply)->message;
   EXPECT_EQ(cilium_.get(ep).identity_labels, cn::testing::kWebLabels);
-  EXPECT_TRUE(cn::testing::eventually(
-      [&] { return nomad_.calls(cn::testing::NomadCall::allocation) == gets_before + 1; }))
-      << "the check against Nomad";
+  EXPECT_TRUE(cn::testing::eventually([&] {
+    return nomad_.calls(cn::testing::NomadCall::allocation) == gets_before + 1;
+  })) << "the check against Nomad";
   ASSERT_TRUE(daemon_->queue().wait_idle(std::chrono::seconds{10}));
   EXPECT_EQ(nomad_.calls(cn::testing::NomadCall::allocation), gets_before + 1);
   EXPECT_EQ(cilium_.calls(CiliumCall::patch_endpoint), 1);
