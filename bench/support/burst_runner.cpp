@@ -39,10 +39,36 @@ void trace_steps(LabelerStack& stack, const std::string& alloc, const InitSpan& 
 
 }  // namespace
 
+StackOptions stack_options(Design design) {
+  StackOptions options;
+  switch (design) {
+    case Design::kPlugin:
+    case Design::kPluginWatchFirst:
+      options.watch = "node";
+      break;
+    case Design::kPluginNomadGet:
+      options.watch = "none";
+      options.extra_args = {"--cni-args-first=false"};
+      break;
+    case Design::kEventStream:
+      options.watch = "events";
+      break;
+  }
+  return options;
+}
+
+bool runs_plugin(Design design) {
+  return design != Design::kEventStream;
+}
+
 BurstResult run_burst(LabelerStack& stack, Design design, int allocs,
                       std::chrono::milliseconds deadline) {
   BurstResult result;
   auto placed = stack.place(allocs);
+  if (design == Design::kPluginWatchFirst && !stack.wait_watch_caught_up(deadline)) {
+    result.error = "the node watch did not see the placement:\n" + stack.labeler_log_tail();
+    return result;
+  }
   const PluginTarget target = stack.plugin(3000);
   std::vector<PluginRun> runs(placed.size());
   std::mutex error_mu;
@@ -56,7 +82,7 @@ BurstResult run_burst(LabelerStack& stack, Design design, int allocs,
         go.arrive_and_wait();
         try {
           stack.create_endpoint(id, ip);
-          if (design == Design::kPlugin)
+          if (runs_plugin(design))
             runs[i] = run_plugin(target, "ADD", id, plugin_netconf(target, ip));
           stack.report_network(id, ip);
         } catch (const std::exception& e) {
@@ -80,7 +106,7 @@ BurstResult run_burst(LabelerStack& stack, Design design, int allocs,
     AllocSample s;
     s.alloc_id = placed[i].first;
     s.init_ms = span.init_ms();
-    if (design == Design::kPlugin) {
+    if (runs_plugin(design)) {
       if (runs[i].exit_code != 0) {
         result.error = "plugin ADD failed: " + runs[i].err;
         return result;

@@ -11,7 +11,17 @@
 
 namespace cn::bench {
 
-enum class Design { kPlugin, kEventStream };
+enum class Design {
+  kPlugin,            // ours: the plugin notifies, the node watch races the CNI chain
+  kPluginWatchFirst,  // ours, the allocation already seen by the node watch (the usual order)
+  kPluginNomadGet,    // the old path: every notification asks Nomad (--watch none,
+                      // --cni-args-first=false)
+  kEventStream,       // no plugin, `--watch events`
+};
+
+// The labeler's flags for a design.
+StackOptions stack_options(Design design);
+bool runs_plugin(Design design);
 
 struct AllocSample {
   std::string alloc_id;

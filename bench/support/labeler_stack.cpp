@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "bench/support/wait_until.h"
 #include "tests/support/process.h"
 
 namespace cn::bench {
@@ -34,16 +35,32 @@ LabelerStack::LabelerStack(StackOptions options) : options_(std::move(options)) 
   if (!nomad_->register_job(web)) throw std::runtime_error("cannot register job web");
   nomad_->set_latency(options_.nomad_latency);
 
-  labeler_ = std::make_unique<ChildProcess>(
-      std::vector<std::string>{testing::bin_dir() + "/cilium-nomad-labeler", "run",
-                               "--cilium-socket", ac.socket_path, "--nomad-addr", nomad_->address(),
-                               "--node-id", nc.node_id, "--socket", dir_.file("labeler.sock"),
-                               "--state-file", dir_.file("state.json"), "--watch", options_.watch,
-                               "--metrics-addr", ""},
-      dir_.file("labeler.log"));
+  std::vector<std::string> args{testing::bin_dir() + "/cilium-nomad-labeler",
+                                "run",
+                                "--cilium-socket",
+                                ac.socket_path,
+                                "--nomad-addr",
+                                nomad_->address(),
+                                "--node-id",
+                                nc.node_id,
+                                "--socket",
+                                dir_.file("labeler.sock"),
+                                "--state-file",
+                                dir_.file("state.json"),
+                                "--watch",
+                                options_.watch,
+                                "--metrics-addr",
+                                ""};
+  args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
+  labeler_ = std::make_unique<ChildProcess>(args, dir_.file("labeler.log"));
   // Ready once the watcher runs: it starts after the first reconcile, and the notification
-  // socket listens before either.
+  // socket listens before either. Without a watcher, once the first reconcile listed the node.
+  auto reconciled = [&] {
+    return wait_until([&] { return nomad_->request_counts()["node_allocations"] > 0; },
+                      std::chrono::seconds{20});
+  };
   bool ready = options_.watch == "events" ? nomad_->wait_for_streams(1, std::chrono::seconds{20})
+               : options_.watch == "none" ? reconciled()
                                           : nomad_->wait_for_blocked(1, std::chrono::seconds{20});
   if (!ready) throw std::runtime_error("labeler not ready:\n" + labeler_->log_tail());
 }
@@ -52,6 +69,10 @@ LabelerStack::~LabelerStack() {
   labeler_->stop();
   nomad_->stop();
   agent_->stop();
+}
+
+bool LabelerStack::wait_watch_caught_up(std::chrono::milliseconds timeout) {
+  return nomad_->wait_for_blocked_after(nomad_->current_index(), timeout);
 }
 
 PluginTarget LabelerStack::plugin(int wait_for_labels_ms) const {

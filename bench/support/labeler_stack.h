@@ -24,6 +24,7 @@ struct StackOptions {
   // Nomad clients batch allocation updates to the servers every 200 ms.
   std::chrono::milliseconds publish_delay{200};
   std::chrono::milliseconds identity_delay{0};
+  std::vector<std::string> extra_args;  // more `run` flags
 };
 
 // An endpoint's life on the agent clock (system clock, microseconds since the epoch).
@@ -52,6 +53,9 @@ class LabelerStack {
   void create_endpoint(const std::string& alloc_id, const std::string& ipv4);
   // The Nomad client's report after ADD; the fake publishes it after the sync delay.
   void report_network(const std::string& alloc_id, const std::string& ipv4);
+  // Waits (bounded) until the node watch has asked Nomad again from the current index: its last
+  // answer showed every allocation placed so far.
+  bool wait_watch_caught_up(std::chrono::milliseconds timeout);
   // Waits (bounded) until every endpoint of `allocs` carries the job's final identity.
   std::optional<std::map<std::string, InitSpan>> wait_labeled(
       const std::vector<std::string>& allocs, std::chrono::milliseconds timeout);

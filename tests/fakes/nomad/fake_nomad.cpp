@@ -319,4 +319,11 @@ bool FakeNomad::wait_for_blocked(int n, std::chrono::milliseconds timeout) const
   return observed_cv_.wait_for(lock, timeout, [&] { return blocked_ >= n; });
 }
 
+bool FakeNomad::wait_for_blocked_after(std::uint64_t index,
+                                       std::chrono::milliseconds timeout) const {
+  Lock lock(mu_);
+  return observed_cv_.wait_for(lock, timeout,
+                               [&] { return blocked_ > 0 && highest_parked_index_ >= index; });
+}
+
 }  // namespace cn::fakes

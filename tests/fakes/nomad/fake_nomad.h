@@ -220,6 +220,10 @@ class FakeNomad {
   // Bounded real-time waits so tests never sleep-and-hope.
   bool wait_for_streams(int n, std::chrono::milliseconds timeout = std::chrono::seconds{10}) const;
   bool wait_for_blocked(int n, std::chrono::milliseconds timeout = std::chrono::seconds{10}) const;
+  // Until a blocking query parks asking for changes after `index` or later: its client has had
+  // the answer at `index`.
+  bool wait_for_blocked_after(std::uint64_t index,
+                              std::chrono::milliseconds timeout = std::chrono::seconds{10}) const;
 
   // Loads a scenario document (nodes, tokens, jobs, allocs; see spec_json.h).
   Status load_scenario(const nlohmann::json& doc);
@@ -330,6 +334,7 @@ class FakeNomad {
   std::vector<RequestRecord> requests_;
   int active_streams_ = 0;
   int blocked_ = 0;
+  std::uint64_t highest_parked_index_ = 0;  // the largest ?index= a query has parked with
   mutable std::condition_variable observed_cv_;
 
   std::stop_source lifetime_;

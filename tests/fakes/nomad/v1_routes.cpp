@@ -94,6 +94,7 @@ HttpResponse FakeNomad::blocking_query(const HttpRequest& request,
   QueryOut out = query();
   while (min_index > 0 && !out.error && out.index <= min_index && !stopping_) {
     ++blocked_;
+    highest_parked_index_ = std::max(highest_parked_index_, min_index);
     note_observed();
     bool woken = wait_change(lock, deadline);
     --blocked_;
