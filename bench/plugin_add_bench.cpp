@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -190,12 +191,37 @@ int main(int argc, char** argv) {
        {}},
       {"ADD, labeler absent", {plugin}, input_absent, dir_absent, {}},
       {"ADD, labeler confirms at once", {plugin}, input_confirm, dir_confirm, {}}};
+  // CN_BENCH_PLUGIN_BEFORE=<an older cilium-nomad-cni> adds its two ADD cases to the same
+  // interleaved run (each on a state file of its own), for a before/after comparison that the
+  // machine's drift cannot tilt.
+  const char* before = std::getenv("CN_BENCH_PLUGIN_BEFORE");
+  std::string dir_before_absent, dir_before_confirm;
+  if (before != nullptr) {
+    dir_before_absent = tmpfs_dir();
+    dir_before_confirm = tmpfs_dir();
+    populate(dir_before_absent);
+    populate(dir_before_confirm);
+    cases.push_back({"ADD, labeler absent, CN_BENCH_PLUGIN_BEFORE",
+                     {before},
+                     add_conf(dir_before_absent, 3000).dump(),
+                     dir_before_absent,
+                     {}});
+    cases.push_back({"ADD, labeler confirms at once, CN_BENCH_PLUGIN_BEFORE",
+                     {before},
+                     add_conf(dir_before_confirm, 3000).dump(),
+                     dir_before_confirm,
+                     {}});
+  }
   ExecCase& durable = cases[2];
   ExecCase& absent = cases[3];
   ExecCase& confirm = cases[4];
   {
     testing::StubLabeler labeler(dir_confirm + "/labeler.sock",
                                  testing::StubLabeler::Mode::kConfirm);
+    std::optional<testing::StubLabeler> labeler_before;
+    if (before != nullptr)
+      labeler_before.emplace(dir_before_confirm + "/labeler.sock",
+                             testing::StubLabeler::Mode::kConfirm);
     time_interleaved(cases, runs);
     if (const char* trace = std::getenv("CN_BENCH_PLUGIN_TRACE")) {
       for (ExecCase* c : {&durable, &absent, &confirm}) trace_once(*c, trace);
@@ -213,8 +239,10 @@ int main(int argc, char** argv) {
   auto row = [&](const std::string& name, const bench::Summary& s) {
     t.add({name, bench::fmt_ms(s.p50_ms), bench::fmt_ms(s.p99_ms), bench::fmt_ms(s.max_ms)});
   };
-  for (const auto& c : cases) row(c.name, bench::summarize(c.samples));
+  for (std::size_t i = 0; i < 5; ++i) row(cases[i].name, bench::summarize(cases[i].samples));
   row("state write alone (in-process, tmpfs)", state_s);
+  for (std::size_t i = 5; i < cases.size(); ++i)
+    row(cases[i].name, bench::summarize(cases[i].samples));
   auto ratio = [&](const bench::Summary& s) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.2f", s.p50_ms / durable_s.p50_ms);
@@ -231,8 +259,14 @@ int main(int argc, char** argv) {
       bench::fmt_ms(budget) +
       " ms. Labeler absent: " + (absent_s.p50_ms <= budget ? "met" : "MISSED") +
       "; labeler confirming: " + (confirm_s.p50_ms <= budget ? "met" : "MISSED") + ".\n";
+  if (before != nullptr) {
+    text += "CN_BENCH_PLUGIN_BEFORE (" + std::string(before) + "), same ratio: labeler absent " +
+            ratio(bench::summarize(cases[5].samples)) + " x; labeler confirming " +
+            ratio(bench::summarize(cases[6].samples)) + " x.\n";
+  }
   bench::publish("plugin_add", text);
-  for (const auto& d : {dir_floor, dir_durable, dir_absent, dir_confirm, dir_state})
-    std::filesystem::remove_all(d);
+  for (const auto& d : {dir_floor, dir_durable, dir_absent, dir_confirm, dir_state,
+                        dir_before_absent, dir_before_confirm})
+    if (!d.empty()) std::filesystem::remove_all(d);
   return 0;
 }
