@@ -46,7 +46,7 @@ Result<std::optional<std::string>> read_text(const std::string& path) {
   std::string text;
   std::size_t used = 0;
   int read_errno = 0;
-  for (std::size_t room = 64 * 1024;; room *= 2) {
+  for (std::size_t room = std::size_t{64} * 1024;; room *= 2) {
     bool full = false;
     text.resize_and_overwrite(room, [&](char* buf, std::size_t size) {
       while (used < size) {
@@ -311,7 +311,7 @@ std::optional<Status> StateStore::update_line_locked(const std::optional<std::st
   auto ok = replace_file_atomically(options_.path, {edit.before, edit.middle, edit.after}, 0600);
   if (ok && on_written_) {
     // Counted only for a caller that asked: the plugin does not, and it is a pass over every line.
-    std::size_t entries = static_cast<std::size_t>(std::count_if(
+    auto entries = static_cast<std::size_t>(std::count_if(
         lines->begin(), lines->end(),
         [](const StateLine& line) { return !tombstone_from_text(line.body).has_value(); }));
     const bool was_entry = found && !tombstone_from_text(pos->body).has_value();
