@@ -81,6 +81,22 @@ TEST(Rfc3339, AgreesWithGmtimeOnLeapDaysCenturiesAndBeforeTheEpoch) {
   }
 }
 
+// Every position: a dash where hex belongs, a non-hex byte where hex belongs, hex where a dash
+// belongs; each makes the ID invalid (the check is a table over the hex runs since issue 13).
+TEST(AllocId, RefusesAWrongByteAtAnyPosition) {
+  const std::string good = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
+  ASSERT_TRUE(is_valid_alloc_id(good));
+  for (std::size_t i = 0; i < good.size(); ++i) {
+    const bool dash = good[i] == '-';
+    for (char bad : dash ? std::string("0aF-g") : std::string("-gG/ \x80\xff")) {
+      if (dash && bad == '-') continue;
+      std::string id = good;
+      id[i] = bad;
+      EXPECT_FALSE(is_valid_alloc_id(id)) << id;
+    }
+  }
+}
+
 TEST(AllocId, AcceptsUuidsOnly) {
   EXPECT_TRUE(is_valid_alloc_id("4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11"));
   EXPECT_TRUE(is_valid_alloc_id("4B1F6C2E-8D3A-9F57-1C2B-7E0A5D9C3F11"));
