@@ -2,7 +2,6 @@
 // One short key=value line per event, to the netconf's log-file or else to stderr (captured
 // into Outcome::stderr_data so that stdout stays CNI JSON only).
 #include <memory>
-#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -13,14 +12,17 @@ namespace cn::plugin {
 class PluginLogger {
  public:
   PluginLogger();
+  // The sink writes into stderr_buffer_: the logger stays where it was made.
+  PluginLogger(const PluginLogger&) = delete;
+  PluginLogger& operator=(const PluginLogger&) = delete;
   // Switches to the log file once the netconf names one; on failure keeps stderr and says so.
   void use_file(const std::string& path);
   spdlog::logger& get() { return *logger_; }
   std::shared_ptr<spdlog::logger> shared() { return logger_; }
-  std::string captured_stderr() const { return stderr_buffer_.str(); }
+  std::string captured_stderr() const { return stderr_buffer_; }
 
  private:
-  std::ostringstream stderr_buffer_;
+  std::string stderr_buffer_;
   std::shared_ptr<spdlog::logger> logger_;
 };
 

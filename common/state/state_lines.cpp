@@ -1,5 +1,7 @@
 #include "common/state/state_lines.h"
 
+#include <algorithm>
+
 #include "common/state/state_entry.h"
 #include "common/util/alloc_id.h"
 
@@ -73,6 +75,42 @@ std::string join_state_lines(const std::vector<StateLine>& lines) {
   }
   out += lines.empty() ? kEmptyFooter : kFooter;
   return out;
+}
+
+StateTextEdit edit_state_line(std::string_view text, const std::vector<StateLine>& lines,
+                              std::string_view alloc_id, std::string_view body) {
+  auto pos = std::lower_bound(
+      lines.begin(), lines.end(), alloc_id,
+      [](const StateLine& line, std::string_view id) { return line.alloc_id < id; });
+  const bool found = pos != lines.end() && pos->alloc_id == alloc_id;
+  // Offsets into `text` (the views in `lines` point into it). A line is `"<id>":<body>`, so it
+  // starts one byte before its ID and ends where its body ends; ",\n" separates two lines.
+  auto start_of = [&](const StateLine& line) {
+    return static_cast<std::size_t>(line.alloc_id.data() - text.data()) - 1;
+  };
+  auto end_of = [&](const StateLine& line) {
+    return static_cast<std::size_t>(line.body.data() - text.data()) + line.body.size();
+  };
+  auto cut = [&](std::size_t from, std::size_t to, std::string middle) {
+    return StateTextEdit{text.substr(0, from), std::move(middle), text.substr(to)};
+  };
+  auto line_text = [&] { return "\"" + std::string(alloc_id) + "\":" + std::string(body); };
+
+  if (found && !body.empty())
+    return cut(end_of(*pos) - pos->body.size(), end_of(*pos), std::string(body));
+  if (found) {
+    // Removal: the line and one separator; the last line leaves an empty framing.
+    if (lines.size() == 1) return cut(0, text.size(), join_state_lines({}));
+    if (pos + 1 != lines.end()) return cut(start_of(*pos), start_of(*(pos + 1)), "");
+    return cut(end_of(*(pos - 1)), end_of(*pos), "");
+  }
+  if (body.empty()) return cut(text.size(), text.size(), "");  // nothing to remove
+  if (lines.empty()) {
+    const StateLine only{alloc_id, body};
+    return cut(0, text.size(), join_state_lines({only}));
+  }
+  if (pos != lines.end()) return cut(start_of(*pos), start_of(*pos), line_text() + ",\n");
+  return cut(end_of(lines.back()), end_of(lines.back()), ",\n" + line_text());
 }
 
 }  // namespace cn::state

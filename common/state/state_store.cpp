@@ -40,18 +40,28 @@ Result<std::optional<std::string>> read_text(const std::string& path) {
     if (errno == ENOENT) return std::optional<std::string>{};
     return fail_errno("cannot open " + path + ": " + errno_text(errno), errno);
   }
+  // Straight into the string, growing it by doubling: no buffer on the stack to copy from, and
+  // no zero-filling of room the file does not use (resize_and_overwrite), so the plugin touches
+  // only the pages the file fills.
   std::string text;
-  char buf[65536];
+  std::size_t used = 0;
   int read_errno = 0;
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      read_errno = errno;
-      break;
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
+  for (std::size_t room = std::size_t{64} * 1024;; room *= 2) {
+    bool full = false;
+    text.resize_and_overwrite(room, [&](char* buf, std::size_t size) {
+      while (used < size) {
+        ssize_t n = ::read(fd, buf + used, size - used);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+          if (n < 0) read_errno = errno;
+          return used;
+        }
+        used += static_cast<std::size_t>(n);
+      }
+      full = true;
+      return used;
+    });
+    if (!full) break;
   }
   ::close(fd);
   if (read_errno != 0)
@@ -103,9 +113,14 @@ StateStore::StateStore(Options options, Clock& clock, std::shared_ptr<spdlog::lo
 }
 
 Result<StateStore::Lock> StateStore::acquire() {
-  if (auto ok = ensure_dir(parent_dir(options_.path)); !ok) return std::unexpected(ok.error());
-  std::string lock_path = options_.path + ".lock";
+  const std::string lock_path = options_.path + ".lock";
   int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == ENOENT) {
+    // The directory is created (root-only) only when the open says it is missing, not looked
+    // up on every call: an existing directory is left as it is either way.
+    if (auto ok = ensure_dir(parent_dir(options_.path)); !ok) return std::unexpected(ok.error());
+    fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  }
   if (fd < 0) return fail_errno("cannot open " + lock_path + ": " + errno_text(errno), errno);
   Lock lock(fd);
   const MonoTime deadline = clock_.now() + options_.lock_timeout;
@@ -290,21 +305,20 @@ std::optional<Status> StateStore::update_line_locked(const std::optional<std::st
   } else if (slot.deleted_unix_ms) {
     body = tombstone_to_text(*slot.deleted_unix_ms);
   }
-  if (!body.empty()) {
-    if (found) {
-      pos->body = body;
-    } else {
-      lines->insert(pos, StateLine{alloc_id, body});
-    }
-  } else if (found) {
-    lines->erase(pos);
-  } else {
-    return Status{};
+  if (body.empty() && !found) return Status{};
+  const std::string_view old_text = text ? std::string_view(*text) : std::string_view();
+  const StateTextEdit edit = edit_state_line(old_text, *lines, alloc_id, body);
+  auto ok = replace_file_atomically(options_.path, {edit.before, edit.middle, edit.after}, 0600);
+  if (ok && on_written_) {
+    // Counted only for a caller that asked: the plugin does not, and it is a pass over every line.
+    auto entries = static_cast<std::size_t>(std::count_if(
+        lines->begin(), lines->end(),
+        [](const StateLine& line) { return !tombstone_from_text(line.body).has_value(); }));
+    const bool was_entry = found && !tombstone_from_text(pos->body).has_value();
+    entries = entries - (was_entry ? 1 : 0) + (slot.entry ? 1 : 0);
+    on_written_(entries);
   }
-  const auto entries = static_cast<std::size_t>(std::count_if(
-      lines->begin(), lines->end(),
-      [](const StateLine& line) { return !tombstone_from_text(line.body).has_value(); }));
-  return write_text_locked(join_state_lines(*lines), entries);
+  return ok;
 }
 
 }  // namespace cn::state

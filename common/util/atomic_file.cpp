@@ -1,6 +1,7 @@
 #include "common/util/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -11,15 +12,26 @@ namespace cn {
 
 namespace {
 
-Status write_all(int fd, std::string_view data) {
-  std::size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail_errno(errno_text(errno), errno);
+Status write_all(int fd, std::initializer_list<std::string_view> pieces) {
+  constexpr std::size_t kMaxPieces = 4;
+  if (pieces.size() > kMaxPieces) return fail("more than 4 pieces for one write");
+  iovec iov[kMaxPieces];
+  int count = 0;
+  for (std::string_view piece : pieces) {
+    if (!piece.empty()) iov[count++] = {const_cast<char*>(piece.data()), piece.size()};
+  }
+  for (int first = 0; first < count;) {
+    ssize_t n = ::writev(fd, iov + first, count - first);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail_errno(errno_text(errno), errno);
+    if (n == 0) return fail_errno("wrote nothing", EIO);
+    // A short write: skip the pieces that went out whole and the part of the next that did.
+    auto sent = static_cast<std::size_t>(n);
+    while (first < count && sent >= iov[first].iov_len) sent -= iov[first++].iov_len;
+    if (first < count) {
+      iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + sent;
+      iov[first].iov_len -= sent;
     }
-    done += static_cast<std::size_t>(n);
   }
   return {};
 }
@@ -27,12 +39,17 @@ Status write_all(int fd, std::string_view data) {
 }  // namespace
 
 Status replace_file_atomically(const std::string& path, std::string_view content, mode_t mode) {
+  return replace_file_atomically(path, {content}, mode);
+}
+
+Status replace_file_atomically(const std::string& path,
+                               std::initializer_list<std::string_view> pieces, mode_t mode) {
   static std::atomic<unsigned> counter{0};
   const std::string tmp =
       path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
   if (fd < 0) return fail_errno("cannot create " + tmp + ": " + errno_text(errno), errno);
-  Status written = write_all(fd, content);
+  Status written = write_all(fd, pieces);
   if (written && ::fsync(fd) != 0) written = fail_errno("fsync: " + errno_text(errno), errno);
   ::close(fd);
   if (!written) {

@@ -1,7 +1,6 @@
 #include "common/util/clock.h"
 
 #include <cstdio>
-#include <ctime>
 #include <string>
 
 namespace cn {
@@ -68,15 +67,20 @@ long long unix_millis(WallTime t) {
 }
 
 std::string rfc3339(WallTime t) {
-  long long ms = unix_millis(t);
-  auto secs = static_cast<std::time_t>(ms / 1000);
-  if (ms < 0 && ms % 1000 != 0) --secs;
-  int frac = static_cast<int>(((ms % 1000) + 1000) % 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
+  // Calendar arithmetic, not gmtime_r: glibc's gmtime_r runs tzset, which opens and reads
+  // /etc/localtime on first use (seven system calls) although UTC needs no zone data. The CNI
+  // plugin stamps every entry and log line with this.
+  using namespace std::chrono;
+  const auto ms = floor<milliseconds>(t);
+  const auto day = floor<days>(ms);
+  const year_month_day date{day};
+  const hh_mm_ss time{ms - day};
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ",
+                static_cast<int>(date.year()), static_cast<unsigned>(date.month()),
+                static_cast<unsigned>(date.day()), static_cast<int>(time.hours().count()),
+                static_cast<int>(time.minutes().count()), static_cast<int>(time.seconds().count()),
+                static_cast<int>(time.subseconds().count()));
   return buf;
 }
 

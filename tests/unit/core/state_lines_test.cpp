@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -50,6 +51,46 @@ TEST(StateLines, SplitsWhatToTextWritesAndJoinsItBackByteForByte) {
     ASSERT_TRUE(lines) << text;
     ASSERT_EQ(lines->size(), static_cast<std::size_t>(n));
     EXPECT_EQ(join_state_lines(*lines), text);
+  }
+}
+
+// The plugin writes its one-line change as pieces of the old text (edit_state_line): for every
+// kind of edit at every position, they must join to exactly what join_state_lines makes of the
+// edited lines.
+TEST(StateLines, AnEditInPlaceGivesWhatAJoinOfTheEditedLinesGives) {
+  const std::string body = "{\"ifname\":\"eth1\"}";
+  for (int n : {0, 1, 2, 5}) {
+    std::vector<std::string> ids;
+    // Every other numbered ID, so that a new one can land before, between and after them.
+    for (int i = 0; i < n; ++i) ids.push_back(alloc_id(2 * i + 1));
+    std::vector<std::string> bodies;
+    for (int i = 0; i < n; ++i) bodies.push_back("{\"n\":" + std::to_string(i) + "}");
+    std::vector<StateLine> lines;
+    for (int i = 0; i < n; ++i) lines.push_back({ids[i], bodies[i]});
+    const std::string text = join_state_lines(lines);
+    auto split = split_state_lines(text);
+    ASSERT_TRUE(split) << text;
+    for (int target = 0; target <= 2 * n; ++target) {
+      const std::string id = alloc_id(target);
+      for (const std::string& new_body : {body, std::string()}) {
+        std::vector<StateLine> want = lines;
+        auto pos = std::find_if(want.begin(), want.end(),
+                                [&](const StateLine& l) { return l.alloc_id >= id; });
+        const bool found = pos != want.end() && pos->alloc_id == id;
+        if (found && new_body.empty()) {
+          want.erase(pos);
+        } else if (found) {
+          pos->body = new_body;
+        } else if (!new_body.empty()) {
+          want.insert(pos, StateLine{id, new_body});
+        }
+        auto edit = edit_state_line(text, *split, id, new_body);
+        std::string got = std::string(edit.before) + edit.middle + std::string(edit.after);
+        EXPECT_EQ(got, join_state_lines(want))
+            << "lines=" << n << " target=" << target << " body=" << new_body;
+        EXPECT_TRUE(split_state_lines(got)) << got;
+      }
+    }
   }
 }
 
