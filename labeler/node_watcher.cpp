@@ -42,7 +42,14 @@ void NodeWatcher::run(std::stop_token stop) {
     const std::chrono::seconds wait = asked == 0 ? std::chrono::seconds{0} : next_wait();
     const MonoTime started = clock_.now();
     const MonoTime deadline = started + wait + wait / 16 + options_.call_timeout;
-    auto answer = nomad_.node_allocations(node_id_, asked, wait, deadline, stop);
+    // Only the allocations apply() enqueues carry their Job to the workers; the others' Job
+    // bytes (most of the answer) are skipped undecoded. Keep this rule apply()'s `changed`.
+    auto changed = [this, asked](std::string_view id, std::uint64_t modify_index) {
+      auto it = known_.find(std::string(id));
+      if (it == known_.end()) return modify_index > asked || asked == 0;
+      return modify_index > it->second;
+    };
+    auto answer = nomad_.node_allocations(node_id_, asked, wait, deadline, stop, changed);
     if (stop.stop_requested()) break;
     calls_.record(Peer::nomad, answer);
 
