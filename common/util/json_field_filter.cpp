@@ -45,6 +45,145 @@ const Fields* governing(const Fields* fields) {
   return fields != nullptr && !fields->members.empty() ? fields : nullptr;
 }
 
+// A cursor over the text for the scanner's inner loops. Each step returns nullptr, or why the
+// bytes there are not JSON.
+struct Bytes {
+  const char* p;
+  const char* end;
+
+  [[gnu::always_inline]] void space() {
+    while (p != end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
+  }
+
+  // At a quote: steps over the string.
+  [[gnu::always_inline]] const char* string() {
+    ++p;
+    for (;;) {
+      // Eight bytes at a time while none of them ends the plain run, then byte by byte.
+      while (end - p >= 8 && !ends_plain_run(p)) p += 8;
+      while (p != end && kPlainStringByte[static_cast<unsigned char>(*p)]) ++p;
+      if (p == end) return "unterminated string";
+      if (*p == '"') {
+        ++p;
+        return nullptr;
+      }
+      if (const char* why = escape()) return why;
+    }
+  }
+
+  // At a backslash in a string.
+  const char* escape() {
+    if (*p != '\\') return "control character in a string";
+    if (end - p < 2) {
+      p = end;
+      return "unterminated string";
+    }
+    switch (p[1]) {
+      case '"':
+      case '\\':
+      case '/':
+      case 'b':
+      case 'f':
+      case 'n':
+      case 'r':
+      case 't':
+        p += 2;
+        return nullptr;
+      case 'u':
+        if (end - p < 6) {
+          p = end;
+          return "unterminated string";
+        }
+        if (!is_hex(p[2]) || !is_hex(p[3]) || !is_hex(p[4]) || !is_hex(p[5]))
+          return "invalid \\u escape";
+        p += 6;
+        return nullptr;
+      default:
+        return "invalid escape in a string";
+    }
+  }
+
+  // A member's key and its colon.
+  [[gnu::always_inline]] const char* key() {
+    space();
+    if (p == end || *p != '"') return "expected a key";
+    if (const char* why = string()) return why;
+    space();
+    if (p == end || *p != ':') return "expected ':'";
+    ++p;
+    return nullptr;
+  }
+
+  bool digits() {
+    const char* first = p;
+    while (p != end && is_digit(*p)) ++p;
+    return p != first;
+  }
+
+  const char* number() {
+    if (*p == '-') ++p;
+    if (p != end && *p == '0') {
+      ++p;
+    } else if (!digits()) {
+      return "invalid number";
+    }
+    if (p != end && *p == '.') {
+      ++p;
+      if (!digits()) return "invalid number";
+    }
+    if (p != end && (*p == 'e' || *p == 'E')) {
+      ++p;
+      if (p != end && (*p == '+' || *p == '-')) ++p;
+      if (!digits()) return "invalid number";
+    }
+    return nullptr;
+  }
+
+  const char* literal(std::string_view word) {
+    for (char c : word) {
+      if (p == end) return "unexpected end of input";
+      if (*p != c) return "invalid literal";
+      ++p;
+    }
+    return nullptr;
+  }
+
+  // A string, number or literal.
+  [[gnu::always_inline]] const char* scalar() {
+    switch (*p) {
+      case '"':
+        return string();
+      case 't':
+        return literal("true");
+      case 'f':
+        return literal("false");
+      case 'n':
+        return literal("null");
+      default:
+        return *p == '-' || is_digit(*p) ? number() : "unexpected character";
+    }
+  }
+
+  // After a value: closes the containers it ends and steps to the next value, or sets `done`
+  // when the outermost one closed.
+  [[gnu::always_inline]] const char* next_value(std::string& open, bool& done) {
+    for (;;) {
+      if (open.empty()) {
+        done = true;
+        return nullptr;
+      }
+      space();
+      if (p == end) return "unexpected end of input";
+      if (*p != open.back()) break;
+      ++p;
+      open.pop_back();
+    }
+    if (*p != ',') return open.back() == '}' ? "expected ',' or '}'" : "expected ',' or ']'";
+    ++p;
+    return open.back() == '}' ? key() : nullptr;
+  }
+};
+
 class Scanner {
  public:
   Scanner(std::string_view text, int max_depth, FilterError& error)
@@ -176,157 +315,41 @@ bool Scanner::literal(std::string_view word) {
 }
 
 bool Scanner::skip_value(int depth) {
-  // Most of a Nomad list's bytes pass through here, so it runs on a local pointer (pos_ could
-  // alias the bytes read and would be stored and reloaded on every byte) with its steps inlined.
+  // Most of a Nomad list's bytes pass through here, so the steps run on a local cursor: pos_
+  // could alias the bytes read and would be stored and reloaded on every byte.
   const char* const begin = text_.data();
-  const char* const end = begin + text_.size();
-  const char* p = begin + pos_;
+  Bytes bytes{begin + pos_, begin + text_.size()};
   std::string open;  // '}' or ']' per open container, innermost last; SSO below 16 levels
   auto refuse = [&](std::string_view why) {
-    pos_ = static_cast<std::size_t>(p - begin);
-    return p == end && why != "unterminated string" ? truncated() : failed(std::string(why));
-  };
-  auto space = [&] {
-    while (p != end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
-  };
-  // At a quote: steps over the string, or says why it cannot.
-  auto string_ok = [&]() -> const char* {
-    ++p;
-    for (;;) {
-      // Eight bytes at a time while none of them ends the plain run, then byte by byte.
-      while (end - p >= 8 && !ends_plain_run(p)) p += 8;
-      while (p != end && kPlainStringByte[static_cast<unsigned char>(*p)]) ++p;
-      if (p == end) return "unterminated string";
-      if (*p == '"') {
-        ++p;
-        return nullptr;
-      }
-      if (*p != '\\') return "control character in a string";
-      if (end - p < 2) {
-        p = end;
-        return "unterminated string";
-      }
-      switch (p[1]) {
-        case '"':
-        case '\\':
-        case '/':
-        case 'b':
-        case 'f':
-        case 'n':
-        case 'r':
-        case 't':
-          p += 2;
-          break;
-        case 'u':
-          if (end - p < 6) {
-            p = end;
-            return "unterminated string";
-          }
-          if (!is_hex(p[2]) || !is_hex(p[3]) || !is_hex(p[4]) || !is_hex(p[5]))
-            return "invalid \\u escape";
-          p += 6;
-          break;
-        default:
-          return "invalid escape in a string";
-      }
-    }
-  };
-  auto key_ok = [&]() -> const char* {
-    space();
-    if (p == end || *p != '"') return "expected a key";
-    if (const char* why = string_ok()) return why;
-    space();
-    if (p == end || *p != ':') return "expected ':'";
-    ++p;
-    return nullptr;
-  };
-  auto digits = [&] {
-    const char* first = p;
-    while (p != end && is_digit(*p)) ++p;
-    return p != first;
-  };
-  auto number_ok = [&]() -> const char* {
-    if (*p == '-') ++p;
-    if (p != end && *p == '0') {
-      ++p;
-    } else if (!digits()) {
-      return "invalid number";
-    }
-    if (p != end && *p == '.') {
-      ++p;
-      if (!digits()) return "invalid number";
-    }
-    if (p != end && (*p == 'e' || *p == 'E')) {
-      ++p;
-      if (p != end && (*p == '+' || *p == '-')) ++p;
-      if (!digits()) return "invalid number";
-    }
-    return nullptr;
-  };
-  auto literal_ok = [&](std::string_view word) -> const char* {
-    for (char c : word) {
-      if (p == end) return "unexpected end of input";
-      if (*p != c) return "invalid literal";
-      ++p;
-    }
-    return nullptr;
+    pos_ = static_cast<std::size_t>(bytes.p - begin);
+    return bytes.p == bytes.end && why != "unterminated string" ? truncated()
+                                                                : failed(std::string(why));
   };
   for (;;) {
     // A value starts here.
-    space();
-    if (p == end) return refuse("unexpected end of input");
+    bytes.space();
+    if (bytes.p == bytes.end) return refuse("unexpected end of input");
     const char* why = nullptr;
-    switch (*p) {
-      case '{':
-      case '[': {
-        const char close = *p == '{' ? '}' : ']';
-        pos_ = static_cast<std::size_t>(p - begin);
-        if (!opening(depth + static_cast<int>(open.size()))) return false;
-        ++p;
-        space();
-        if (p != end && *p == close) {
-          ++p;
-          break;
-        }
+    if (*bytes.p == '{' || *bytes.p == '[') {
+      const char close = *bytes.p == '{' ? '}' : ']';
+      pos_ = static_cast<std::size_t>(bytes.p - begin);
+      if (!opening(depth + static_cast<int>(open.size()))) return false;
+      ++bytes.p;
+      bytes.space();
+      if (bytes.p == bytes.end || *bytes.p != close) {
         open.push_back(close);
-        if (close == '}' && (why = key_ok()) != nullptr) return refuse(why);
+        if (close == '}' && (why = bytes.key()) != nullptr) return refuse(why);
         continue;
       }
-      case '"':
-        why = string_ok();
-        break;
-      case 't':
-        why = literal_ok("true");
-        break;
-      case 'f':
-        why = literal_ok("false");
-        break;
-      case 'n':
-        why = literal_ok("null");
-        break;
-      default:
-        why = *p == '-' || is_digit(*p) ? number_ok() : "unexpected character";
-        break;
+      ++bytes.p;
+    } else if ((why = bytes.scalar()) != nullptr) {
+      return refuse(why);
     }
-    if (why != nullptr) return refuse(why);
-    // A value ended: close what it ends, or go on to the next member or element.
-    for (;;) {
-      if (open.empty()) {
-        pos_ = static_cast<std::size_t>(p - begin);
-        return true;
-      }
-      space();
-      if (p == end) return refuse("unexpected end of input");
-      if (*p == open.back()) {
-        ++p;
-        open.pop_back();
-        continue;
-      }
-      if (*p != ',')
-        return refuse(open.back() == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
-      ++p;
-      if (open.back() == '}' && (why = key_ok()) != nullptr) return refuse(why);
-      break;
+    bool done = false;
+    if ((why = bytes.next_value(open, done)) != nullptr) return refuse(why);
+    if (done) {
+      pos_ = static_cast<std::size_t>(bytes.p - begin);
+      return true;
     }
   }
 }
