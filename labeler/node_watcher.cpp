@@ -42,7 +42,14 @@ void NodeWatcher::run(std::stop_token stop) {
     const std::chrono::seconds wait = asked == 0 ? std::chrono::seconds{0} : next_wait();
     const MonoTime started = clock_.now();
     const MonoTime deadline = started + wait + wait / 16 + options_.call_timeout;
-    auto answer = nomad_.node_allocations(node_id_, asked, wait, deadline, stop);
+    // A Job is decoded once per allocation and ModifyIndex: everything in the first answer (and
+    // after a reset), then the new and changed allocations, which include all apply() enqueues.
+    // The others' Job bytes, most of each answer, are skipped undecoded.
+    auto unseen = [this](std::string_view id, std::uint64_t modify_index) {
+      auto it = listed_.find(id);
+      return it == listed_.end() || it->second.modify_index != modify_index;
+    };
+    auto answer = nomad_.node_allocations(node_id_, asked, wait, deadline, stop, unseen);
     if (stop.stop_requested()) break;
     calls_.record(Peer::nomad, answer);
 
@@ -75,6 +82,7 @@ void NodeWatcher::run(std::stop_token stop) {
           node_id_, asked, got);
       known_.clear();
       if (options_.cache) options_.cache->clear();
+      listed_.clear();
       known_complete_ = false;
       rebaseline_ = true;
       index_ = 0;
@@ -90,6 +98,11 @@ void NodeWatcher::run(std::stop_token stop) {
     // answer finds it in the cache.
     if (options_.cache) options_.cache->rebuild(answer->value.allocations, got);
     apply(answer->value, asked, baseline);
+    // Updated in place: on a quiet node nothing is allocated here.
+    ++answers_;
+    for (const auto& alloc : answer->value.allocations)
+      listed_.insert_or_assign(alloc.id, Listed{alloc.modify_index, answers_});
+    std::erase_if(listed_, [this](const auto& entry) { return entry.second.answer != answers_; });
     index_ = got;
     if (baseline) {
       rebaseline_ = false;

@@ -101,6 +101,14 @@ class NodeWatcher final : public Watcher {
 
   std::atomic<std::uint64_t> index_;
   std::map<std::string, std::uint64_t> known_;  // live alloc ID -> ModifyIndex last seen
+  // Every allocation of the last answer, terminal ones too: whose Job the next answer need not
+  // decode again (same ModifyIndex). `answer` tells this answer's entries from the gone ones.
+  struct Listed {
+    std::uint64_t modify_index;
+    std::uint64_t answer;
+  };
+  std::map<std::string, Listed, std::less<>> listed_;
+  std::uint64_t answers_ = 0;
   // known_ holds every live allocation of the last answer (false before the first answer and
   // after the max_tracked bound dropped some): only then is a live unknown one evidence.
   bool known_complete_ = false;

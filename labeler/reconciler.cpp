@@ -44,7 +44,10 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id,
 
   // The two lists are independent, and on a big node each is tens of megabytes to fetch and
   // decode: Nomad's (the larger, with the Job in every allocation) comes in on its own thread
-  // while the agent's does.
+  // while the agent's does. One node-scoped call, not allocation stubs plus a job read per
+  // distinct job (stubs lack ParentID, so that is 1 + jobs calls even without meta labels): its
+  // decode skips the unread bytes and decodes each job version once (10,000 allocations:
+  // 0.11-0.15 s instead of 0.54-0.80 s; docs/benchmarks.md, "Decoding only what changed").
   auto pending_allocs = std::async(std::launch::async, [&] {
     return nomad_.node_allocations(node_id, 0, std::chrono::seconds{0}, deadline.at, deadline.stop);
   });

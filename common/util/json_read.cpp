@@ -10,6 +10,12 @@ namespace {
 
 struct TooDeep {};
 
+// The wording of parse_json_text's unfiltered path, which callers and logs already know.
+std::string filter_failure(const FilterError& error, int max_depth) {
+  if (error.too_deep) return "JSON nested deeper than " + std::to_string(max_depth);
+  return "invalid JSON: " + error.message;
+}
+
 }  // namespace
 
 JsonReader::JsonReader(const nlohmann::json& value, std::string where) : where_(std::move(where)) {
@@ -157,16 +163,27 @@ Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view w
 
 Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view what,
                                        const Fields& keep, int max_depth) {
-  FieldFilter filter(keep, max_depth);
+  nlohmann::json out;
+  FilterError error;
   try {
-    if (nlohmann::json::sax_parse(text.begin(), text.end(), &filter))
-      return std::move(filter.result());
+    if (filter_document(text, keep, max_depth, out, error)) return out;
   } catch (const std::bad_alloc&) {
     return fail(std::string(what) + ": out of memory while parsing JSON");
   }
-  if (filter.too_deep())
-    return fail(std::string(what) + ": JSON nested deeper than " + std::to_string(max_depth));
-  return fail(std::string(what) + ": invalid JSON: " + filter.error());
+  return fail(std::string(what) + ": " + filter_failure(error, max_depth));
+}
+
+Status parse_json_list(std::string_view text, std::string_view what, const Fields& keep,
+                       std::string_view deferred,
+                       const std::function<void(nlohmann::json&&, std::string_view)>& on_element,
+                       int max_depth) {
+  FilterError error;
+  try {
+    if (filter_list(text, keep, deferred, max_depth, on_element, error)) return {};
+  } catch (const std::bad_alloc&) {
+    return fail(std::string(what) + ": out of memory while parsing JSON");
+  }
+  return fail(std::string(what) + ": " + filter_failure(error, max_depth));
 }
 
 }  // namespace cn::json

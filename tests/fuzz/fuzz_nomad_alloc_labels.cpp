@@ -1,9 +1,11 @@
 // Nomad allocation JSON -> labels. Input: a `--meta-labels` line, '\n', then an allocation body
 // (object) or a node-allocations body (array). Checks the label contract on whatever parses:
 // only our labels (source `nomad`, and the two `k8s:` compat keys), valid keys and values, text
-// round-trips, deterministic derivation.
+// round-trips, deterministic derivation. A list is also decoded with half its Jobs skipped (the
+// node watch's decode), against the full decode and nlohmann's own verdict on the JSON.
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "common/labels/derive_labels.h"
@@ -56,8 +58,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         value == cn::labels::sanitize_label_value(policy_text));
 
   if (!body.empty() && body.front() == '[') {
-    if (auto list = cn::nomad::parse_allocation_list(body)) {
+    auto list = cn::nomad::parse_allocation_list(body);
+    if (list) {
       for (const auto& alloc : list->allocations) check_labels(alloc, policy);
+    }
+    // The node watch's decode: Jobs of every other allocation skipped. It refuses no more bodies
+    // than the full decode and sets aside no more elements (a skipped Job is not type-checked).
+    auto odd = [](std::string_view, std::uint64_t modify_index) { return modify_index % 2 == 1; };
+    auto partial = cn::nomad::parse_allocation_list(body, odd);
+    check(!list || partial);
+    if (partial) {
+      if (list) check(partial->allocations.size() >= list->allocations.size());
+      for (const auto& alloc : partial->allocations) {
+        if (!odd(alloc.id, alloc.modify_index)) check(!alloc.job && !alloc.job_modify_index);
+        if (alloc.job) check_labels(alloc, policy);
+      }
+    }
+    // The byte scanner that skips unread members accepts whatever nlohmann accepts within the
+    // depth limit (it checks skipped strings for everything but UTF-8, so it may accept more).
+    if (!list && nlohmann::json::accept(body)) {
+      check(list.error().message.find("invalid JSON") == std::string::npos);
     }
   } else if (auto alloc = cn::nomad::parse_allocation_text(body)) {
     check_labels(*alloc, policy);

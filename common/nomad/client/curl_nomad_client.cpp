@@ -168,10 +168,9 @@ milliseconds CurlNomadClient::blocking_cap(http::Target& target, std::uint64_t i
          std::chrono::duration_cast<milliseconds>(effective) / 16 + config_.blocking_margin;
 }
 
-Result<Indexed<AllocationList>> CurlNomadClient::node_allocations(std::string_view node_id,
-                                                                  std::uint64_t index, seconds wait,
-                                                                  MonoTime deadline,
-                                                                  std::stop_token stop) {
+Result<Indexed<AllocationList>> CurlNomadClient::node_allocations(
+    std::string_view node_id, std::uint64_t index, seconds wait, MonoTime deadline,
+    std::stop_token stop, const AllocationSelector& with_job) {
   http::Target target("/v1/node/" + http::percent_encode(node_id) + "/allocations");
   const milliseconds cap = blocking_cap(target, index, wait);
   auto res = get(finish(std::move(target)), Deadline{deadline, std::move(stop)}, cap);
@@ -180,7 +179,7 @@ Result<Indexed<AllocationList>> CurlNomadClient::node_allocations(std::string_vi
   if (!new_index)
     return fail(ErrorKind::bad_answer,
                 "node allocations answer without a valid X-Nomad-Index header");
-  auto list = http::refused_answer(parse_allocation_list(res->body));
+  auto list = http::refused_answer(parse_allocation_list(res->body, with_job));
   if (!list) return std::unexpected(list.error());
   return Indexed<AllocationList>{std::move(*list), *new_index};
 }

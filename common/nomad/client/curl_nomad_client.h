@@ -30,9 +30,9 @@ class CurlNomadClient final : public NomadApi {
   Result<Allocation> allocation(std::string_view alloc_id, Deadline deadline) override;
   Result<Job> job(std::string_view nomad_namespace, std::string_view job_id,
                   Deadline deadline) override;
-  Result<Indexed<AllocationList>> node_allocations(std::string_view node_id, std::uint64_t index,
-                                                   std::chrono::seconds wait, MonoTime deadline,
-                                                   std::stop_token stop = {}) override;
+  Result<Indexed<AllocationList>> node_allocations(
+      std::string_view node_id, std::uint64_t index, std::chrono::seconds wait, MonoTime deadline,
+      std::stop_token stop = {}, const AllocationSelector& with_job = {}) override;
   Status event_stream(const EventStreamQuery& query,
                       const std::function<bool(std::string_view line)>& on_line,
                       std::chrono::milliseconds idle_timeout, std::stop_token stop) override;

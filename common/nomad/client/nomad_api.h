@@ -49,12 +49,11 @@ class NomadApi {
   // GET /v1/node/:id/allocations, full allocations with Job and NetworkStatus. With index > 0 it
   // is a blocking query that returns when the node's allocations change past `index`, or after
   // `wait` (capped at 300 s by Nomad). `stop` abandons a parked query at once (shutdown must not
-  // wait out a 5-minute blocking query).
-  virtual Result<Indexed<AllocationList>> node_allocations(std::string_view node_id,
-                                                           std::uint64_t index,
-                                                           std::chrono::seconds wait,
-                                                           MonoTime deadline,
-                                                           std::stop_token stop = {}) = 0;
+  // wait out a 5-minute blocking query). `with_job` picks the allocations whose Job is decoded
+  // (see parse_allocation_list); empty: all of them.
+  virtual Result<Indexed<AllocationList>> node_allocations(
+      std::string_view node_id, std::uint64_t index, std::chrono::seconds wait, MonoTime deadline,
+      std::stop_token stop = {}, const AllocationSelector& with_job = {}) = 0;
 
   // GET /v1/event/stream. Calls on_line for each complete NDJSON line (heartbeats included)
   // until on_line returns false, the stream ends, no byte arrives for `idle_timeout`, or stop is

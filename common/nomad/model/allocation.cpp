@@ -1,6 +1,8 @@
 #include "common/nomad/model/allocation.h"
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "common/util/alloc_id.h"
 #include "common/util/json_read.h"
@@ -34,6 +36,61 @@ void read_job(JsonReader& alloc, Allocation& out) {
   if (!parsed) return alloc.fail(parsed.error().message);
   out.job_modify_index = parsed->job_modify_index;
   out.job = std::move(*parsed);
+}
+
+// Every member of the Job model but the spec's content: Nomad bumps Version and JobModifyIndex
+// together on any change to the spec (meta, groups, parent, type), so two Jobs equal on these
+// decode to the same model.
+using JobVersion =
+    std::tuple<std::string, std::string, std::uint64_t, std::uint64_t, std::uint64_t>;
+
+const json::Fields& job_version_fields() {
+  static const json::Fields fields = {
+      {"Namespace", {}}, {"ID", {}}, {"Version", {}}, {"JobModifyIndex", {}}, {"ModifyIndex", {}}};
+  return fields;
+}
+
+// allocation_fields() without the Job, decoded from its text when selected (parse_allocation_list).
+const json::Fields& fields_without_job() {
+  static const json::Fields fields = [] {
+    json::Fields without = allocation_fields();
+    std::erase_if(without.members, [](const auto& member) { return member.first == "Job"; });
+    return without;
+  }();
+  return fields;
+}
+
+// allocation_fields() with, of the Job, only what tells its versions apart.
+const json::Fields& fields_with_job_version() {
+  static const json::Fields fields = [] {
+    json::Fields with_version = allocation_fields();
+    for (auto& [name, members] : with_version.members) {
+      if (name == "Job") members = job_version_fields();
+    }
+    return with_version;
+  }();
+  return fields;
+}
+
+std::optional<JobVersion> job_version_of(const nlohmann::json& version) {
+  json::JsonReader r(version, "Job");
+  JobVersion v;
+  r.read("Namespace", std::get<0>(v));
+  r.read("ID", std::get<1>(v));
+  r.read("Version", std::get<2>(v));
+  r.read("JobModifyIndex", std::get<3>(v));
+  r.read("ModifyIndex", std::get<4>(v));
+  if (!r.ok()) return std::nullopt;  // the full decode reports it
+  return v;
+}
+
+// A Job's text, deferred by the list's scanner: the element sits two containers deep (the list,
+// the allocation).
+Result<Job> read_deferred_job(std::string_view text, const std::string& where) {
+  auto doc = json::parse_json_text(text, where, job_fields(), 128 - 2);
+  if (!doc) return std::unexpected(doc.error());
+  if (!doc->is_object()) return fail(where + ": expected an object, got " + doc->type_name());
+  return parse_job(*doc, where);
 }
 
 }  // namespace
@@ -105,24 +162,49 @@ Result<Allocation> parse_allocation_text(std::string_view body) {
 }
 
 Result<AllocationList> parse_allocation_list(std::string_view body) {
-  // A node's list is the labeler's biggest read (the Job rides along in every allocation):
-  // only what parse_allocation() reads is built.
-  auto doc = json::parse_json_text(body, "allocation list", allocation_fields());
-  if (!doc) return std::unexpected(doc.error());
+  return parse_allocation_list(body, {});
+}
+
+// A node's list is the labeler's biggest read (the Job rides along in every allocation): only
+// what parse_allocation() reads is built, and each element's Job is decoded when asked for, once
+// per job version (a node runs many allocations of few versions; the same JSON each time).
+Result<AllocationList> parse_allocation_list(std::string_view body,
+                                             const AllocationSelector& with_job) {
   AllocationList list;
-  if (doc->is_null()) return list;
-  if (!doc->is_array()) {
-    return fail(std::string("allocation list: expected an array, got ") + doc->type_name());
-  }
-  list.allocations.reserve(doc->size());
-  for (std::size_t i = 0; i < doc->size(); ++i) {
-    auto alloc = parse_allocation((*doc)[i], "Allocation[" + std::to_string(i) + "]");
-    if (alloc) {
-      list.allocations.push_back(std::move(*alloc));
-    } else {
-      list.rejected.push_back(std::move(alloc.error()));
-    }
-  }
+  std::map<JobVersion, Job> decoded;
+  std::size_t i = 0;
+  // Decoding every Job (a reconcile), each version is decoded once: its few distinguishing
+  // members are built with every element to look it up. A selector (the node watch) picks few,
+  // so they are decoded without that lookup, and the other elements build nothing of theirs.
+  auto status = json::parse_json_list(
+      body, "allocation list", with_job ? fields_without_job() : fields_with_job_version(), "Job",
+      [&](nlohmann::json&& element, std::string_view job_text) {
+        const std::string where = "Allocation[" + std::to_string(i++) + "]";
+        std::optional<JobVersion> version;
+        if (auto it = element.find("Job"); element.is_object() && it != element.end()) {
+          if (it->is_object()) version = job_version_of(*it);
+          element.erase(it);  // parse_allocation must not read the stand-in as the Job
+        }
+        auto alloc = parse_allocation(element, where);
+        if (alloc && !job_text.empty() && (!with_job || with_job(alloc->id, alloc->modify_index))) {
+          auto known = version ? decoded.find(*version) : decoded.end();
+          Result<Job> job = known != decoded.end() ? Result<Job>(known->second)
+                                                   : read_deferred_job(job_text, where + ".Job");
+          if (job && version && known == decoded.end()) decoded.emplace(*version, *job);
+          if (job) {
+            alloc->job_modify_index = job->job_modify_index;
+            alloc->job = std::move(*job);
+          } else {
+            alloc = std::unexpected(std::move(job.error()));
+          }
+        }
+        if (alloc) {
+          list.allocations.push_back(std::move(*alloc));
+        } else {
+          list.rejected.push_back(std::move(alloc.error()));
+        }
+      });
+  if (!status) return std::unexpected(status.error());
   return list;
 }
 

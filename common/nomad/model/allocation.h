@@ -2,6 +2,7 @@
 // The part of Nomad's Allocation the labeler reads. Every field may be absent on the wire (the
 // top-level Allocation is encoded omitempty), so each has a usable zero value.
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -69,5 +70,13 @@ struct AllocationList {
 // Body of GET /v1/node/:id/allocations (a JSON array of full allocations). Fails only when the
 // body is not JSON or not an array (null counts as empty).
 Result<AllocationList> parse_allocation_list(std::string_view body);
+
+// Decides per element, from its ID and ModifyIndex alone, whether the Job is decoded.
+using AllocationSelector = std::function<bool(std::string_view id, std::uint64_t modify_index)>;
+// The same, decoding the Job only of the elements `with_job` accepts (all when it is empty). The
+// others come back whole but without it (job and job_modify_index empty): their Job bytes are
+// only checked as JSON (json_field_filter.h), so a Job of the wrong type goes unnoticed there.
+Result<AllocationList> parse_allocation_list(std::string_view body,
+                                             const AllocationSelector& with_job);
 
 }  // namespace cn::nomad

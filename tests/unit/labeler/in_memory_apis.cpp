@@ -93,6 +93,11 @@ std::vector<std::uint64_t> InMemoryNomad::node_allocation_indexes() const {
   return node_indexes_;
 }
 
+std::vector<std::vector<std::string>> InMemoryNomad::node_allocation_jobs() const {
+  std::lock_guard lock(mu_);
+  return node_jobs_;
+}
+
 int InMemoryNomad::blocked() const {
   std::lock_guard lock(mu_);
   return blocked_;
@@ -244,7 +249,8 @@ Result<nomad::Job> InMemoryNomad::job(std::string_view, std::string_view, Deadli
 }
 
 Result<nomad::Indexed<nomad::AllocationList>> InMemoryNomad::node_allocations(
-    std::string_view node, std::uint64_t index, std::chrono::seconds, MonoTime, std::stop_token) {
+    std::string_view node, std::uint64_t index, std::chrono::seconds, MonoTime, std::stop_token,
+    const nomad::AllocationSelector& with_job) {
   std::unique_lock lock(mu_);
   node_indexes_.push_back(index);
   if (auto e = injected(NomadCall::node_allocations)) return std::unexpected(*e);
@@ -261,8 +267,17 @@ Result<nomad::Indexed<nomad::AllocationList>> InMemoryNomad::node_allocations(
     cv_.notify_all();
   }
   nomad::Indexed<nomad::AllocationList> out;
+  std::vector<std::string>& with_jobs = node_jobs_.emplace_back();
   for (const auto& [id, a] : allocs_) {
-    if (a.node_id == node) out.value.allocations.push_back(a);
+    if (a.node_id != node) continue;
+    out.value.allocations.push_back(a);
+    // As the real decode does: a refused allocation comes without its Job.
+    if (with_job && !with_job(a.id, a.modify_index)) {
+      out.value.allocations.back().job.reset();
+      out.value.allocations.back().job_modify_index.reset();
+    } else if (a.job) {
+      with_jobs.push_back(a.id);
+    }
   }
   out.index = node_index_locked(node);
   return out;

@@ -44,7 +44,7 @@ class InMemoryNomad : public nomad::NomadApi {
   Result<nomad::Job> job(std::string_view ns, std::string_view id, Deadline) override;
   Result<nomad::Indexed<nomad::AllocationList>> node_allocations(
       std::string_view node, std::uint64_t index, std::chrono::seconds wait, MonoTime,
-      std::stop_token stop = {}) override;
+      std::stop_token stop = {}, const nomad::AllocationSelector& with_job = {}) override;
   Status event_stream(const nomad::EventStreamQuery&, const std::function<bool(std::string_view)>&,
                       std::chrono::milliseconds, std::stop_token) override;
 
@@ -77,6 +77,8 @@ class InMemoryNomad : public nomad::NomadApi {
   // query stays parked until expire_blocking(), as blockingRPC keeps it while not above ?index.
   void remove(const std::string& alloc_id, std::uint64_t gc_index = 0);
   std::vector<std::uint64_t> node_allocation_indexes() const;  // ?index= of each call
+  // Per node_allocations answer, the allocations that came with their Job (the caller's selector).
+  std::vector<std::vector<std::string>> node_allocation_jobs() const;
   int blocked() const;
   bool wait_for_blocked(int n, std::chrono::milliseconds timeout = std::chrono::seconds{10}) const;
 
@@ -111,6 +113,7 @@ class InMemoryNomad : public nomad::NomadApi {
   std::optional<std::uint64_t> index_override_;
   std::uint64_t table_index_ = 0;  // Nomad's "allocs" table index: the last write or GC
   std::vector<std::uint64_t> node_indexes_;
+  std::vector<std::vector<std::string>> node_jobs_;
   int blocked_ = 0;
   std::deque<StreamScript> scripts_;
   std::vector<nomad::EventStreamQuery> stream_queries_;

@@ -105,6 +105,48 @@ TEST_F(NodeWatch, WakesOnChangeAndEnqueuesExactlyTheChangedAlloc) {
   EXPECT_EQ(watcher->index(), 120u);
 }
 
+// A Job is decoded once per allocation and ModifyIndex (issue 13: the rest of each answer's Job
+// bytes are skipped undecoded): everything on the first answer, then the new and changed ones,
+// which include every allocation enqueued.
+TEST_F(NodeWatch, DecodesTheJobOnlyOfNewAndChangedAllocations) {
+  nomad.put(alloc(1, 100));
+  nomad.put(alloc(2, 110));
+  start(seeded(0));
+  ASSERT_TRUE(recorder.wait_for(2));
+  ASSERT_TRUE(nomad.wait_for_blocked(1));
+  nomad.put(alloc(2, 120, "10.200.3.18"));
+  ASSERT_TRUE(recorder.wait_for(3));
+  ASSERT_TRUE(eventually([&] { return nomad.blocked() == 1 && watcher->index() == 120; }));
+  nomad.put(alloc(3, 130, "10.200.3.19"));
+  ASSERT_TRUE(recorder.wait_for(4));
+  ASSERT_TRUE(eventually([&] { return nomad.blocked() == 1 && watcher->index() == 130; }));
+
+  EXPECT_EQ(nomad.node_allocation_jobs(),
+            (std::vector<std::vector<std::string>>{{uuid(1), uuid(2)}, {uuid(2)}, {uuid(3)}}));
+  for (const auto& item : recorder.items()) {
+    ASSERT_TRUE(item.alloc.has_value());
+    EXPECT_TRUE(item.alloc->job.has_value()) << item.alloc_id;
+  }
+}
+
+// With a seed the first answer enqueues only what changed since, yet decodes every Job once (what
+// the node runs, for whoever reads the answer); a terminal allocation, never tracked, is not
+// decoded again.
+TEST_F(NodeWatch, SeededFirstAnswerDecodesEveryJobOnceTerminalOnesIncluded) {
+  nomad.put(alloc(1, 100));
+  nomad.put(alloc(2, 105, "10.200.3.20", "complete"));
+  start(seeded(105));
+  ASSERT_TRUE(nomad.wait_for_blocked(1));
+  nomad.put(alloc(3, 110, "10.200.3.21"));  // the seeded query parks: this ends it
+  ASSERT_TRUE(recorder.wait_for(1));
+  ASSERT_TRUE(eventually([&] { return nomad.blocked() == 1 && watcher->index() == 110; }));
+  nomad.put(alloc(4, 120, "10.200.3.22"));
+  ASSERT_TRUE(recorder.wait_for(2));
+  ASSERT_TRUE(eventually([&] { return nomad.blocked() == 1 && watcher->index() == 120; }));
+  EXPECT_EQ(nomad.node_allocation_jobs(),
+            (std::vector<std::vector<std::string>>{{uuid(1), uuid(2), uuid(3)}, {uuid(4)}}));
+}
+
 TEST_F(NodeWatch, SkipsAllocsWithoutAddressAndTerminalOnes) {
   nomad.put(alloc(1, 100));
   start(seeded(100));
