@@ -131,6 +131,7 @@ Footprint measure(const std::string& watch) {
     std::istringstream words(prefix);
     for (std::string w; words >> w;) argv.push_back(w);
   }
+  const int metrics_port = free_port();
   std::vector<std::string> args = {bin + "/cilium-nomad-labeler",
                                    "run",
                                    "--cilium-socket",
@@ -146,7 +147,7 @@ Footprint measure(const std::string& watch) {
                                    "--watch",
                                    watch,
                                    "--metrics-addr",
-                                   "127.0.0.1:" + std::to_string(free_port())};
+                                   "127.0.0.1:" + std::to_string(metrics_port)};
   argv.insert(argv.end(), args.begin(), args.end());
   ChildProcess labeler(argv, dir.file("labeler.log"));
   const std::string patches = "/_fake/requests/count?method=PATCH&route=/endpoint/%7Bid%7D";
@@ -159,6 +160,16 @@ Footprint measure(const std::string& watch) {
   r.design = watch;
   r.startup_wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  // The writes are out; each is then looked at once more until its identity resolved (the
+  // reconcile's writes do not wait for it). The steady window starts when that is done too.
+  const auto metrics_at = fakes::HttpTarget::tcp("127.0.0.1", metrics_port);
+  auto idle = [&] {
+    auto m = fakes::http_request(metrics_at, "GET", "/metrics", "", {}, std::chrono::seconds{5});
+    return m && m->body.find("\ncilium_nomad_unlabeled_allocations 0\n") != std::string::npos &&
+           m->body.find("\ncilium_nomad_queue_depth 0\n") != std::string::npos;
+  };
+  if (!wait_until(idle, 120s, 50ms))
+    throw std::runtime_error("labeler never became idle:\n" + labeler.log_tail());
   r.after_startup = sample_process(labeler.pid()).value_or(ProcSample{});
 
   call(nomad_at, "DELETE", "/_fake/requests");

@@ -100,6 +100,10 @@ job "cilium-nomad-labeler" {
           # "--cluster-name", "default",
           # Only low-cardinality meta keys; see cilium-agent-flags.md before adding any.
           # "--meta-labels", "team,tier",
+          # Where job authors are not trusted with their own `cni { args }`: a new allocation
+          # the watch has not seen yet then waits for Nomad instead of its CNI_ARGS (README,
+          # "Label scheme").
+          # "--cni-args-first=false",
         ]
       }
 
