@@ -380,17 +380,22 @@ void LabelerDaemon::process(WorkItem item) {
 void LabelerDaemon::process_item(WorkItem item) {
   auto started = clock_.now();
   LabelOutcome out = labeler_->label(item, shutdown_token());
+  // What the log says must be what happens: after the last attempt nothing is retried.
+  const bool retry =
+      out.will_retry() && item.attempt + 1 < kMaxAttempts && !shutdown_.stop_requested();
   // A waiting plugin hears "labeled" only with a resolved identity. Work that did not confirm
-  // (reconcile) leaves it waiting: its own notification runs right after and confirms.
-  bool unconfirmed = out.status == notify::ReplyStatus::kLabeled && out.identity == 0;
-  if (!unconfirmed) {
+  // (reconcile) leaves it waiting: its own notification runs right after and confirms. Work that
+  // will be tried again (a write slot busy, the identity still resolving, the agent away) leaves
+  // it waiting too, up to its own deadline: a "pending" now would start the workload under
+  // reserved:init although the retry may label it in time.
+  const bool unconfirmed = out.status == notify::ReplyStatus::kLabeled && out.identity == 0;
+  if (out.status != notify::ReplyStatus::kLabeled && retry) {
+    server_->note_retrying(item.alloc_id, out.message);
+  } else if (!unconfirmed) {
     server_->reply(item.alloc_id, notify::Reply{out.status, out.endpoint_id, out.identity,
                                                 out.labels, out.message});
   }
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - started).count();
-  // What the log says must be what happens: after the last attempt nothing is retried.
-  const bool retry =
-      out.will_retry() && item.attempt + 1 < kMaxAttempts && !shutdown_.stop_requested();
   if (out.status == notify::ReplyStatus::kLabeled) {
     if (item.added_unix_ms && out.wrote) {
       double seconds =

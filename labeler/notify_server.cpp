@@ -251,7 +251,7 @@ void NotifyServer::serve_request(int fd, int pid, const std::string& line) {
     MonoTime answer_by = clock_.now() + std::chrono::milliseconds{request->wait_ms} - kAnswerMargin;
     bool earliest = std::none_of(waiters_.begin(), waiters_.end(),
                                  [&](const auto& kv) { return kv.second.answer_by <= answer_by; });
-    waiters_.emplace(request->alloc_id, Waiter{fd, answer_by});
+    waiters_.emplace(request->alloc_id, Waiter{fd, answer_by, {}});
     if (earliest) expire_wake_.request_stop();
   } else {
     ::close(fd);
@@ -276,6 +276,12 @@ void NotifyServer::reply(const std::string& alloc_id, const notify::Reply& r) {
   for (int fd : fds) send_and_close(fd, r);
 }
 
+void NotifyServer::note_retrying(const std::string& alloc_id, const std::string& reason) {
+  MutexLock lock(mu_);
+  auto [begin, end] = waiters_.equal_range(alloc_id);
+  for (auto it = begin; it != end; ++it) it->second.last_reason = reason;
+}
+
 std::size_t NotifyServer::waiting() const {
   MutexLock lock(mu_);
   return waiters_.size();
@@ -298,26 +304,23 @@ void NotifyServer::expire_loop(std::stop_token stop) {
     }
     clock_.sleep_until(next, wake);
     if (stop.stop_requested()) return;
-    std::vector<std::pair<std::string, int>> due;
+    std::vector<Waiter> due;
     {
       MutexLock lock(mu_);
       MonoTime now = clock_.now();
       for (auto it = waiters_.begin(); it != waiters_.end();) {
         if (it->second.answer_by <= now) {
-          due.emplace_back(it->first, it->second.fd);
+          due.push_back(std::move(it->second));
           it = waiters_.erase(it);
         } else {
           ++it;
         }
       }
     }
-    for (auto& [id, fd] : due) {
-      send_and_close(
-          fd, notify::Reply{notify::ReplyStatus::kPending,
-                            0,
-                            0,
-                            {},
-                            "not labeled before the plugin's deadline; the labeler keeps trying"});
+    for (auto& w : due) {
+      std::string message = "not labeled before the plugin's deadline; the labeler keeps trying";
+      if (!w.last_reason.empty()) message += " (last attempt: " + w.last_reason + ")";
+      send_and_close(w.fd, notify::Reply{notify::ReplyStatus::kPending, 0, 0, {}, message});
     }
   }
 }

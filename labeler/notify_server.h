@@ -41,12 +41,16 @@ class NotifyServer {
 
   // Answers every plugin waiting on this allocation.
   void reply(const std::string& alloc_id, const notify::Reply& reply) EXCLUDES(mu_);
+  // Work on the allocation will be tried again: its plugins keep waiting, and if their deadline
+  // comes first, the "pending" they get then says why with `reason`.
+  void note_retrying(const std::string& alloc_id, const std::string& reason) EXCLUDES(mu_);
   std::size_t waiting() const EXCLUDES(mu_);
 
  private:
   struct Waiter {
     int fd;
     MonoTime answer_by;
+    std::string last_reason;  // of the last attempt that will be retried; empty: none yet
   };
   // An accepted connection whose request line has not fully arrived.
   struct Reading {

@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 
 #include "common/notify/notify_client.h"
 #include "labeler/labeler_daemon.h"
@@ -113,7 +114,26 @@ TEST_F(DaemonTest, PluginIsToldPendingBeforeItsDeadlineWhenLabelingCannotFinish)
   ASSERT_TRUE(reply) << reply.error().message;
   ASSERT_TRUE(reply->has_value());
   EXPECT_EQ((*reply)->status, notify::ReplyStatus::kPending);
-  EXPECT_FALSE((*reply)->message.empty());
+  EXPECT_NE((*reply)->message.find("last attempt: no endpoint for this allocation yet"),
+            std::string::npos)
+      << (*reply)->message;
+}
+
+// A failure that will be retried does not end the plugin's wait: the retry may still label the
+// endpoint before the workload starts.
+TEST_F(DaemonTest, ARetryableFailureKeepsThePluginWaitingForTheRetry) {
+  nomad_.put(make_alloc(kAlloc));
+  start();
+  auto waiting = std::async(std::launch::async, [&] { return notify_add(10'000); });
+  ASSERT_TRUE(cn::testing::eventually([&] {
+    return daemon_->metrics().label_failures(LabelFailure::endpoint_not_found).Value() >= 1;
+  }));
+  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");  // cilium-cni was slow
+  auto reply = waiting.get();
+  ASSERT_TRUE(reply) << reply.error().message;
+  ASSERT_TRUE(reply->has_value());
+  EXPECT_EQ((*reply)->status, notify::ReplyStatus::kLabeled) << (*reply)->message;
+  EXPECT_EQ((*reply)->endpoint_id, ep);
 }
 
 TEST_F(DaemonTest, StartupReconcileLabelsWhatExistedBefore) {
