@@ -47,6 +47,36 @@ const Fields* governing(const Fields* fields) {
 
 // A cursor over the text for the scanner's inner loops. Each step returns nullptr, or why the
 // bytes there are not JSON.
+// The escape at `p`, a backslash inside a string: its length, or 0 with why it is refused.
+// `truncated`: the text ends inside it.
+struct Escape {
+  std::size_t length = 0;
+  const char* why = nullptr;
+  bool truncated = false;
+};
+
+Escape escape_at(const char* p, const char* end) {
+  if (end - p < 2) return {0, "unterminated string", true};
+  switch (p[1]) {
+    case '"':
+    case '\\':
+    case '/':
+    case 'b':
+    case 'f':
+    case 'n':
+    case 'r':
+    case 't':
+      return {2};
+    case 'u':
+      if (end - p < 6) return {0, "unterminated string", true};
+      if (!is_hex(p[2]) || !is_hex(p[3]) || !is_hex(p[4]) || !is_hex(p[5]))
+        return {0, "invalid \\u escape"};
+      return {6};
+    default:
+      return {0, "invalid escape in a string"};
+  }
+}
+
 struct Bytes {
   const char* p;
   const char* end;
@@ -74,33 +104,13 @@ struct Bytes {
   // At a backslash in a string.
   const char* escape() {
     if (*p != '\\') return "control character in a string";
-    if (end - p < 2) {
-      p = end;
-      return "unterminated string";
+    const Escape e = escape_at(p, end);
+    if (e.length == 0) {
+      if (e.truncated) p = end;
+      return e.why;
     }
-    switch (p[1]) {
-      case '"':
-      case '\\':
-      case '/':
-      case 'b':
-      case 'f':
-      case 'n':
-      case 'r':
-      case 't':
-        p += 2;
-        return nullptr;
-      case 'u':
-        if (end - p < 6) {
-          p = end;
-          return "unterminated string";
-        }
-        if (!is_hex(p[2]) || !is_hex(p[3]) || !is_hex(p[4]) || !is_hex(p[5]))
-          return "invalid \\u escape";
-        p += 6;
-        return nullptr;
-      default:
-        return "invalid escape in a string";
-    }
+    p += e.length;
+    return nullptr;
   }
 
   // A member's key and its colon.
@@ -273,28 +283,10 @@ bool Scanner::string(std::string_view& raw, bool& escaped) {
     pos_ = static_cast<std::size_t>(p - bytes);
     if (*p != '\\') return failed("control character in a string");
     escaped = true;
-    if (end - p < 2) return failed("unterminated string");
-    switch (p[1]) {
-      case '"':
-      case '\\':
-      case '/':
-      case 'b':
-      case 'f':
-      case 'n':
-      case 'r':
-      case 't':
-        p += 2;
-        break;
-      case 'u':
-        if (end - p < 6) return failed("unterminated string");
-        for (int i = 2; i < 6; ++i) {
-          if (!is_hex(static_cast<char>(p[i]))) return failed("invalid \\u escape");
-        }
-        p += 6;
-        break;
-      default:
-        return failed("invalid escape in a string");
-    }
+    const Escape e =
+        escape_at(reinterpret_cast<const char*>(p), reinterpret_cast<const char*>(end));
+    if (e.length == 0) return failed(e.why);
+    p += e.length;
   }
   raw = text_.substr(static_cast<std::size_t>(start - bytes), static_cast<std::size_t>(p - start));
   pos_ = static_cast<std::size_t>(p - bytes) + 1;
