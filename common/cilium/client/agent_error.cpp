@@ -1,11 +1,9 @@
 #include "common/cilium/client/agent_error.h"
 
-#include <cctype>
-#include <cmath>
-
 #include <nlohmann/json.hpp>
 
 #include "common/http/error_text.h"
+#include "common/util/go_duration.h"
 
 namespace cn::cilium {
 
@@ -18,48 +16,6 @@ std::string agent_error_text(std::string_view body) {
     }
   }
   return http::body_excerpt(body);
-}
-
-std::optional<std::chrono::milliseconds> parse_go_duration(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  double total_ms = 0;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    std::size_t start = i;
-    while (i < text.size() &&
-           (std::isdigit(static_cast<unsigned char>(text[i])) != 0 || text[i] == '.'))
-      ++i;
-    if (i == start) return std::nullopt;
-    double value = 0;
-    try {
-      value = std::stod(std::string(text.substr(start, i - start)));
-    } catch (...) {
-      return std::nullopt;
-    }
-    std::size_t unit_start = i;
-    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) == 0 &&
-           text[i] != '.')
-      ++i;
-    std::string_view unit = text.substr(unit_start, i - unit_start);
-    double scale = 0;
-    if (unit == "ns")
-      scale = 1e-6;
-    else if (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs")
-      scale = 1e-3;
-    else if (unit == "ms")
-      scale = 1;
-    else if (unit == "s")
-      scale = 1e3;
-    else if (unit == "m")
-      scale = 60e3;
-    else if (unit == "h")
-      scale = 3600e3;
-    else
-      return std::nullopt;
-    total_ms += value * scale;
-  }
-  if (total_ms < 0 || total_ms > 1e12) return std::nullopt;
-  return std::chrono::milliseconds{std::llround(total_ms)};
 }
 
 std::optional<std::chrono::milliseconds> rate_limit_wait_hint(std::string_view text) {

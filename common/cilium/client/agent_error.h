@@ -18,7 +18,4 @@ std::string agent_error_text(std::string_view body);
 // Go durations ("1.5s", "250ms", "1m30s"); nullopt when the text has no such figure.
 std::optional<std::chrono::milliseconds> rate_limit_wait_hint(std::string_view text);
 
-// Go's time.Duration text format, as Go's ParseDuration (without a sign).
-std::optional<std::chrono::milliseconds> parse_go_duration(std::string_view text);
-
 }  // namespace cn::cilium
