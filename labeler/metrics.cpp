@@ -141,6 +141,33 @@ Metrics::Metrics()
                                  "Labels written from CNI_ARGS that Nomad's answer then "
                                  "contradicted (relabeled)")
                              .Add({})),
+      cluster_leader_terms_(counter(*registry_, "cilium_nomad_cluster_leader_terms_total",
+                                    "Times this labeler became the cluster-duty leader")
+                                .Add({})),
+      cluster_duty_passes_family_(counter(*registry_, "cilium_nomad_cluster_duty_passes_total",
+                                          "Cluster duty passes run while leading, by duty and "
+                                          "end (done, aborted, fenced_out)")),
+      cluster_duty_deletions_family_(
+          counter(*registry_, "cilium_nomad_cluster_duty_deletions_total",
+                  "Keys the cluster duties deleted (dry_run=\"true\": would have), by duty")),
+      cluster_duty_skips_family_(counter(*registry_, "cilium_nomad_cluster_duty_skips_total",
+                                         "What the cluster duties left alone, by duty and "
+                                         "reason")),
+      identity_reports_family_(counter(*registry_, "cilium_nomad_identity_reports_total",
+                                       "This node's reports of the identities it uses, put in "
+                                       "etcd, by status")),
+      cluster_duty_last_success_family_(
+          prometheus::BuildGauge()
+              .Name("cilium_nomad_cluster_duty_last_success_timestamp_seconds")
+              .Help("Unix time of each cluster duty's last completed pass")
+              .Register(*registry_)),
+      cluster_leader_(gauge(*registry_, "cilium_nomad_cluster_leader",
+                            "1 while this labeler is the cluster-duty leader")),
+      cluster_leader_info_family_(prometheus::BuildGauge()
+                                      .Name("cilium_nomad_cluster_leader_info")
+                                      .Help("The cluster-duty leader (holder: its node name), as "
+                                            "this labeler last read the leader key")
+                                      .Register(*registry_)),
       endpoints_deleted_(counter(*registry_, "cilium_nomad_endpoints_deleted_total",
                                  "Orphaned endpoints deleted with --gc-endpoints")
                              .Add({})),
@@ -194,6 +221,54 @@ Metrics::Metrics()
   for (PolicyErrorReason reason : kAllPolicyErrorReasons) policy_errors(reason);
   for (LabelFailure reason : kAllLabelFailures) label_failures(reason);
   for (IdentitySource source : kAllIdentitySources) identity_sources(source);
+}
+
+void Metrics::init_cluster_duty_series() {
+  using cluster::DutyName;
+  for (DutyName duty : cluster::kAllDutyNames) {
+    for (cluster::PassEnd end : cluster::kAllPassEnds) cluster_duty_passes(duty, end);
+    cluster_duty_last_success(duty);
+    if (duty == DutyName::heartbeat) continue;
+    cluster_duty_deletions(duty, false);
+    for (cluster::SkipReason reason : cluster::kAllSkipReasons) cluster_duty_skips(duty, reason);
+  }
+  identity_reports(true);
+  identity_reports(false);
+}
+
+Counter& Metrics::cluster_duty_passes(cluster::DutyName duty, cluster::PassEnd end) {
+  return cluster_duty_passes_family_.Add(
+      {{"duty", label(cluster::to_string(duty))}, {"end", label(cluster::to_string(end))}});
+}
+
+Counter& Metrics::cluster_duty_deletions(cluster::DutyName duty, bool dry_run) {
+  return cluster_duty_deletions_family_.Add(
+      {{"duty", label(cluster::to_string(duty))}, {"dry_run", dry_run ? "true" : "false"}});
+}
+
+Counter& Metrics::cluster_duty_skips(cluster::DutyName duty, cluster::SkipReason reason) {
+  return cluster_duty_skips_family_.Add(
+      {{"duty", label(cluster::to_string(duty))}, {"reason", label(cluster::to_string(reason))}});
+}
+
+Counter& Metrics::identity_reports(bool ok) {
+  return identity_reports_family_.Add({{"status", ok ? "ok" : "error"}});
+}
+
+Gauge& Metrics::cluster_duty_last_success(cluster::DutyName duty) {
+  return cluster_duty_last_success_family_.Add({{"duty", label(cluster::to_string(duty))}});
+}
+
+void Metrics::set_cluster_leader_holder(const std::string& holder) {
+  MutexLock lock(leader_info_mu_);
+  if (holder == cluster_leader_holder_ && (cluster_leader_info_ != nullptr) == !holder.empty())
+    return;
+  if (cluster_leader_info_ != nullptr) cluster_leader_info_family_.Remove(cluster_leader_info_);
+  cluster_leader_info_ = nullptr;
+  cluster_leader_holder_ = holder;
+  if (holder.empty()) return;
+  cluster_leader_info_ = &cluster_leader_info_family_.Add({{"holder", holder}});
+  cluster_leader_info_->Set(1);
 }
 
 Counter& Metrics::endpoints_labeled(WorkSource source) {

@@ -18,8 +18,10 @@
 #include <prometheus/registry.h>
 
 #include "common/notify/protocol.h"
+#include "common/util/mutex.h"
 #include "common/util/result.h"
 #include "common/util/retry_rule.h"
+#include "labeler/cluster/duty.h"
 #include "labeler/daemon_config.h"
 #include "labeler/label_failure.h"
 #include "labeler/work_item.h"
@@ -115,6 +117,22 @@ class Metrics {
   // Labels written from CNI_ARGS that Nomad's answer then contradicted: should stay 0.
   prometheus::Counter& cni_args_relabels() { return cni_args_relabels_; }
 
+  // Cluster duties (labeler/cluster/). `dry_run` passes count what they would have deleted.
+  prometheus::Counter& cluster_leader_terms() { return cluster_leader_terms_; }
+  prometheus::Counter& cluster_duty_passes(cluster::DutyName duty, cluster::PassEnd end);
+  prometheus::Counter& cluster_duty_deletions(cluster::DutyName duty, bool dry_run);
+  prometheus::Counter& cluster_duty_skips(cluster::DutyName duty, cluster::SkipReason reason);
+  prometheus::Counter& identity_reports(bool ok);
+  prometheus::Gauge& cluster_duty_last_success(cluster::DutyName duty);
+  prometheus::Gauge& cluster_leader() { return cluster_leader_; }
+  // cilium_nomad_cluster_leader_info{holder}: one series, the leader as this labeler last read
+  // it (none while unknown). Its value comes from etcd, so the old series is removed first:
+  // the family never holds more than one.
+  void set_cluster_leader_holder(const std::string& holder) EXCLUDES(leader_info_mu_);
+  // Creates the cluster-duty series at 0; called only when the duties are configured, so that a
+  // labeler without them does not expose a page of zeros.
+  void init_cluster_duty_series();
+
   // Gauges.
   prometheus::Gauge& queue_depth() { return queue_depth_; }
   prometheus::Gauge& orphan_endpoints() { return orphan_endpoints_; }
@@ -152,6 +170,17 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& label_failures_family_;
   prometheus::Family<prometheus::Counter>& identity_sources_family_;
   prometheus::Counter& cni_args_relabels_;
+  prometheus::Counter& cluster_leader_terms_;
+  prometheus::Family<prometheus::Counter>& cluster_duty_passes_family_;
+  prometheus::Family<prometheus::Counter>& cluster_duty_deletions_family_;
+  prometheus::Family<prometheus::Counter>& cluster_duty_skips_family_;
+  prometheus::Family<prometheus::Counter>& identity_reports_family_;
+  prometheus::Family<prometheus::Gauge>& cluster_duty_last_success_family_;
+  prometheus::Gauge& cluster_leader_;
+  prometheus::Family<prometheus::Gauge>& cluster_leader_info_family_;
+  Mutex leader_info_mu_;
+  prometheus::Gauge* cluster_leader_info_ GUARDED_BY(leader_info_mu_) = nullptr;
+  std::string cluster_leader_holder_ GUARDED_BY(leader_info_mu_);
   prometheus::Counter& endpoints_deleted_;
   prometheus::Gauge& queue_depth_;
   prometheus::Gauge& orphan_endpoints_;

@@ -1,0 +1,35 @@
+#pragma once
+// What `run --cluster-duties` is told (README, "Cluster duties"). Durations come from Go-style
+// flags (cluster_flags.h).
+#include <chrono>
+#include <string>
+
+namespace cn::labeler::cluster {
+
+// How a Nomad node's name becomes the Cilium node name under cilium/state/nodes/v1/<cluster>/.
+enum class NodeNameRule {
+  name,        // the Nomad node name as it is (both default to the hostname)
+  short_name,  // the Nomad node name up to its first '.'
+};
+
+struct ClusterDutySettings {
+  bool enabled = false;        // --cluster-duties: campaign, and act while leading
+  std::string kvstore_config;  // --kvstore-config: the agent's etcd YAML; empty: no kvstore
+  std::string cluster_name = "default";
+  std::string node;  // this labeler's node name: the leader key's value, the in-use report's key
+  std::chrono::milliseconds leader_lease_ttl{std::chrono::seconds{15}};
+  std::chrono::milliseconds heartbeat_interval{std::chrono::minutes{1}};
+  std::chrono::milliseconds identity_gc_interval{std::chrono::minutes{15}};
+  std::chrono::milliseconds lock_gc_interval{std::chrono::seconds{25}};
+  std::chrono::milliseconds node_reap_grace{std::chrono::minutes{5}};
+  bool heartbeat = true;
+  bool identity_gc = true;
+  bool lock_gc = true;
+  bool node_reaping = true;
+  bool dry_run = false;
+  int identity_gc_rate_limit = 2500;  // deletions a minute; 0: no limit
+  NodeNameRule node_name_rule = NodeNameRule::name;
+  std::chrono::milliseconds call_timeout{std::chrono::seconds{5}};
+};
+
+}  // namespace cn::labeler::cluster

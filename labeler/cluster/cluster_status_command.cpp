@@ -1,0 +1,97 @@
+#include "labeler/cluster/cluster_status_command.h"
+
+#include <nlohmann/json.hpp>
+
+#include "labeler/cluster/in_use_reporter.h"
+#include "labeler/cluster/leader_election.h"
+#include "labeler/text_table.h"
+
+namespace cn::labeler::cluster {
+
+namespace {
+
+struct Counted {
+  const char* what;
+  std::string prefix;
+};
+
+std::string printable(std::string_view value) {
+  std::string out;
+  for (char c : value.substr(0, 256)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  return out;
+}
+
+}  // namespace
+
+int render_cluster_status(etcd::EtcdApi& etcd, const std::string& cluster_name, bool as_json,
+                          Clock& clock, std::ostream& out, std::ostream& err) {
+  auto deadline = [&clock] { return Deadline{clock.now() + std::chrono::seconds{10}}; };
+  etcd::RangeRequest leader_read;
+  leader_read.key = leader_key(cluster_name);
+  auto leader = etcd.range(leader_read, deadline());
+  if (!leader) {
+    err << "etcd " << etcd.describe() << ": " << leader.error().message << "\n";
+    return 1;
+  }
+  nlohmann::json doc;
+  doc["cluster"] = cluster_name;
+  doc["leader_key"] = leader_read.key;
+  if (leader->kvs.empty()) {
+    doc["leader"] = nullptr;
+  } else {
+    const auto& kv = leader->kvs.front();
+    doc["leader"] = {{"holder", printable(kv.value)},
+                     {"lease", kv.lease},
+                     {"since_revision", kv.create_revision}};
+  }
+
+  etcd::RangeRequest reports;
+  reports.key = in_use_prefix(cluster_name);
+  reports.range_end = etcd::prefix_end(reports.key);
+  auto reported = etcd.range(reports, deadline());
+  if (!reported) {
+    err << "etcd " << etcd.describe() << ": " << reported.error().message << "\n";
+    return 1;
+  }
+  doc["in_use_reports"] = nlohmann::json::array();
+  for (const auto& kv : reported->kvs)
+    doc["in_use_reports"].push_back(printable(kv.key.substr(reports.key.size())));
+
+  const Counted counted[] = {
+      {"identities", "cilium/state/identities/v1/id/"},
+      {"identity_users", "cilium/state/identities/v1/value/"},
+      {"allocator_locks", "cilium/state/identities/v1/locks/"},
+      {"nodes", "cilium/state/nodes/v1/" + cluster_name + "/"},
+  };
+  for (const auto& c : counted) {
+    etcd::RangeRequest count;
+    count.key = c.prefix;
+    count.range_end = etcd::prefix_end(c.prefix);
+    count.count_only = true;
+    auto page = etcd.range(count, deadline());
+    if (!page) {
+      err << "etcd " << etcd.describe() << ": " << page.error().message << "\n";
+      return 1;
+    }
+    doc["counts"][c.what] = page->count;
+  }
+
+  if (as_json) {
+    out << doc.dump(2) << "\n";
+    return 0;
+  }
+  out << "cluster:  " << cluster_name << "\n";
+  out << "leader:   "
+      << (doc["leader"].is_null() ? std::string("none (no labeler leads)")
+                                  : doc["leader"]["holder"].get<std::string>())
+      << "\n";
+  out << "reports:  " << doc["in_use_reports"].size()
+      << " node(s) report the identities they use\n\n";
+  std::vector<std::vector<std::string>> rows = {{"KEYS", "COUNT"}};
+  for (const auto& c : counted)
+    rows.push_back({c.prefix, std::to_string(doc["counts"][c.what].get<long long>())});
+  out << render_table(rows);
+  return 0;
+}
+
+}  // namespace cn::labeler::cluster

@@ -1,0 +1,43 @@
+#include "labeler/cluster/duty.h"
+
+namespace cn::labeler::cluster {
+
+std::string_view to_string(DutyName name) {
+  switch (name) {
+    case DutyName::heartbeat:
+      return "heartbeat";
+    case DutyName::identity_gc:
+      return "identity_gc";
+    case DutyName::lock_gc:
+      return "lock_gc";
+    case DutyName::node_reaping:
+      return "node_reaping";
+  }
+  return "heartbeat";
+}
+
+std::string_view to_string(PassEnd end) {
+  switch (end) {
+    case PassEnd::done:
+      return "done";
+    case PassEnd::aborted:
+      return "aborted";
+    case PassEnd::fenced_out:
+      return "fenced_out";
+  }
+  return "aborted";
+}
+
+std::string_view to_string(SkipReason reason) {
+  switch (reason) {
+    case SkipReason::unknown_shape:
+      return "unknown_shape";
+    case SkipReason::changed:
+      return "changed";
+    case SkipReason::doubt:
+      return "doubt";
+  }
+  return "doubt";
+}
+
+}  // namespace cn::labeler::cluster

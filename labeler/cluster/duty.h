@@ -1,0 +1,54 @@
+#pragma once
+// One cluster duty as the runner sees it: a pass, run on a schedule while this labeler leads.
+// The duties (heartbeat, identity GC, lock GC, node reaping) adapt their own classes to this.
+#include <chrono>
+#include <stop_token>
+#include <string>
+#include <string_view>
+
+#include "labeler/cluster/leader_fence.h"
+
+namespace cn::labeler::cluster {
+
+enum class DutyName { heartbeat, identity_gc, lock_gc, node_reaping };
+inline constexpr DutyName kAllDutyNames[] = {DutyName::heartbeat, DutyName::identity_gc,
+                                             DutyName::lock_gc, DutyName::node_reaping};
+std::string_view to_string(DutyName name);
+
+enum class PassEnd {
+  done,        // the pass ran to its end (it may have found nothing to do)
+  aborted,     // a read failed, doubt, or the stop: nothing was decided from a partial view
+  fenced_out,  // etcd refused a write because the leader key is no longer ours
+};
+inline constexpr PassEnd kAllPassEnds[] = {PassEnd::done, PassEnd::aborted, PassEnd::fenced_out};
+std::string_view to_string(PassEnd end);
+
+// cilium_nomad_cluster_duty_skips_total{duty,reason}: what a duty left alone, and why.
+enum class SkipReason {
+  unknown_shape,  // a key or value not in the format the agent writes
+  changed,        // etcd refused the delete: the key changed since it was read
+  doubt,          // a pass decided nothing: a partial read, a bad report, a doubtful Nomad list
+};
+inline constexpr SkipReason kAllSkipReasons[] = {SkipReason::unknown_shape, SkipReason::changed,
+                                                 SkipReason::doubt};
+std::string_view to_string(SkipReason reason);
+
+struct PassOutcome {
+  PassEnd end = PassEnd::done;
+  std::string summary;          // key=value pairs for the pass's log line
+  long long deleted = 0;        // keys deleted (dry run: that would have been)
+  long long unknown_shape = 0;  // see SkipReason
+  long long changed = 0;
+  bool doubt = false;
+};
+
+class Duty {
+ public:
+  virtual ~Duty() = default;
+  virtual DutyName name() const = 0;
+  virtual std::chrono::milliseconds interval() const = 0;
+  // `stop` is requested on shutdown and when this term's leadership ends.
+  virtual PassOutcome run_pass(const LeaderFence& fence, std::stop_token stop) = 0;
+};
+
+}  // namespace cn::labeler::cluster

@@ -1,0 +1,90 @@
+#include "labeler/cluster/in_use_reporter.h"
+
+#include <algorithm>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
+
+namespace cn::labeler::cluster {
+
+namespace {
+
+// Identities below 256 are Cilium's reserved ones (host, world, health, init...): never in the
+// kvstore, never collected.
+constexpr std::int64_t kFirstGlobalIdentity = 256;
+
+}  // namespace
+
+std::string in_use_prefix(std::string_view cluster_name) {
+  return "cilium-nomad/" + std::string(cluster_name) + "/in-use/";
+}
+
+std::string in_use_value(std::string_view node, std::vector<std::int64_t> identities, WallTime at) {
+  std::erase_if(identities, [](std::int64_t id) { return id < kFirstGlobalIdentity; });
+  std::ranges::sort(identities);
+  identities.erase(std::ranges::unique(identities).begin(), identities.end());
+  nlohmann::json doc = {{"node", node}, {"identities", identities}, {"at", rfc3339(at)}};
+  return doc.dump();
+}
+
+InUseReporter::InUseReporter(etcd::EtcdApi& etcd, cilium::CiliumApi& cilium, Clock& clock,
+                             InUseReporterSettings settings, std::shared_ptr<spdlog::logger> log)
+    : etcd_(etcd),
+      cilium_(cilium),
+      clock_(clock),
+      settings_(std::move(settings)),
+      log_(log ? std::move(log) : spdlog::default_logger()) {}
+
+Status InUseReporter::ensure_lease(Deadline deadline) {
+  if (lease_ != 0) {
+    auto ttl = etcd_.keep_alive(lease_, deadline);
+    if (ttl) return {};
+    if (ttl.error().kind != ErrorKind::not_found) return std::unexpected(ttl.error());
+    lease_ = 0;  // expired while etcd was away: the report went with it, put it again
+  }
+  // Three missed reports before the report vanishes: one slow round never drops it.
+  auto ttl = std::chrono::duration_cast<std::chrono::seconds>(settings_.interval * 3);
+  auto granted = etcd_.grant_lease(std::max(ttl, std::chrono::seconds{10}), deadline);
+  if (!granted) return std::unexpected(granted.error());
+  lease_ = granted->id;
+  return {};
+}
+
+Status InUseReporter::report_once(std::stop_token stop) {
+  Deadline deadline{clock_.now() + settings_.call_timeout, stop};
+  auto endpoints = cilium_.endpoints(deadline);
+  if (!endpoints) return std::unexpected(with_context("Cilium endpoints", endpoints.error()));
+  std::vector<std::int64_t> ids;
+  ids.reserve(endpoints->endpoints.size());
+  for (const auto& ep : endpoints->endpoints) ids.push_back(ep.identity_id);
+  if (auto ok = ensure_lease(deadline); !ok)
+    return std::unexpected(with_context("etcd lease", ok.error()));
+  std::string key = in_use_prefix(settings_.cluster_name) + settings_.node;
+  auto put = etcd_.put(key, in_use_value(settings_.node, std::move(ids), clock_.wall_now()), lease_,
+                       deadline);
+  if (!put) return std::unexpected(with_context("etcd put " + key, put.error()));
+  return {};
+}
+
+void InUseReporter::run(std::stop_token stop) {
+  bool failing = false;
+  while (!stop.stop_requested()) {
+    auto ok = report_once(stop);
+    if (!ok && !stop.stop_requested()) {
+      log_->warn("identity in-use report failed: error=\"{}\"", ok.error().message);
+      failing = true;
+    } else if (ok && failing) {
+      log_->info("identity in-use report: recovered");
+      failing = false;
+    }
+    clock_.sleep_for(settings_.interval, stop);
+  }
+  if (lease_ != 0) {
+    Deadline deadline{clock_.now() + settings_.call_timeout};
+    if (auto revoked = etcd_.revoke_lease(lease_, deadline); !revoked)
+      log_->debug("identity in-use report: lease revoke: error=\"{}\"", revoked.error().message);
+  }
+}
+
+}  // namespace cn::labeler::cluster
