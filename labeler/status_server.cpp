@@ -50,7 +50,9 @@ Status StatusServer::start(const std::string& address) {
   server_->Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
     auto [ok, reason] = readiness_();
     res.status = ok ? 200 : 503;
-    res.set_content(ok ? "ok\n" : "not ready: " + reason + "\n", "text/plain; charset=utf-8");
+    std::string body = ok ? "ok\n" : "not ready: " + reason + "\n";
+    if (detail_) body += detail_();
+    res.set_content(body, "text/plain; charset=utf-8");
   });
   // httplib reports only success or failure; the bind's errno is still set when it returns.
   errno = 0;

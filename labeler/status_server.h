@@ -18,6 +18,9 @@ class StatusServer {
   using Readiness = std::function<std::pair<bool, std::string>()>;
 
   StatusServer(Metrics& metrics, Readiness readiness);
+  // Lines /healthz adds after its verdict (the cluster duties' leader); they never change the
+  // verdict. Set before start().
+  void set_detail(std::function<std::string()> detail) { detail_ = std::move(detail); }
   ~StatusServer();
 
   // `host:port`; port 0 picks a free one (see port()). Fails when the address cannot be bound,
@@ -31,6 +34,7 @@ class StatusServer {
   class Listener;  // httplib::Server that can be closed before it starts listening
   Metrics& metrics_;
   Readiness readiness_;
+  std::function<std::string()> detail_;
   std::unique_ptr<Listener> server_;
   std::thread thread_;
   int port_ = 0;
