@@ -123,6 +123,7 @@ class StandInNomad final : public nomad::NomadApi {
   Result<nomad::Variable> variable(std::string_view, std::string_view, Deadline) override {
     return fail("unused");
   }
+  Result<std::vector<nomad::NodeStub>> nodes(Deadline) override { return fail("unused"); }
 
   void wait_done() { done_.wait(false); }
   // Per wake-up: its decode, plus the diff and loop until the next query.

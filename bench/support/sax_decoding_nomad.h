@@ -40,6 +40,9 @@ class SaxDecodingNomad final : public nomad::NomadApi {
                                    Deadline deadline) override {
     return inner_.variable(nomad_namespace, path, deadline);
   }
+  Result<std::vector<nomad::NodeStub>> nodes(Deadline deadline) override {
+    return inner_.nodes(std::move(deadline));
+  }
 
  private:
   nomad::NomadApi& inner_;

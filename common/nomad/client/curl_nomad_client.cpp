@@ -280,6 +280,28 @@ Result<Indexed<std::vector<VariableMeta>>> CurlNomadClient::variables(
   }
 }
 
+Result<std::vector<NodeStub>> CurlNomadClient::nodes(Deadline deadline) {
+  // Node.List pages on next_token like the variables (nomad/node_endpoint.go in hashicorp/nomad):
+  // a page missed would read as nodes gone from Nomad, which node reaping acts on.
+  std::vector<NodeStub> out;
+  std::string next_token;
+  for (int page = 0;; ++page) {
+    http::Target target("/v1/nodes");
+    if (!next_token.empty()) target.query("next_token", next_token);
+    auto res = get(finish(std::move(target)), deadline, config_.request_timeout);
+    if (!res) return std::unexpected(res.error());
+    auto list = http::refused_answer(parse_node_list_text(res->body));
+    if (!list) return std::unexpected(list.error());
+    out.insert(out.end(), std::make_move_iterator(list->begin()),
+               std::make_move_iterator(list->end()));
+    next_token = std::string(res->headers.get("X-Nomad-NextToken").value_or(""));
+    if (next_token.empty()) return out;
+    if (page >= kMaxListPages)
+      return fail(ErrorKind::bad_answer,
+                  "node list: more than " + std::to_string(kMaxListPages) + " pages");
+  }
+}
+
 Result<Variable> CurlNomadClient::variable(std::string_view nomad_namespace, std::string_view path,
                                            Deadline deadline) {
   // The path keeps its slashes: Nomad routes /v1/var/<path with slashes>.

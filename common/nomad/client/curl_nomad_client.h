@@ -40,6 +40,7 @@ class CurlNomadClient final : public NomadApi {
                                                        std::string_view prefix, std::uint64_t index,
                                                        std::chrono::seconds wait, MonoTime deadline,
                                                        std::stop_token stop = {}) override;
+  Result<std::vector<NodeStub>> nodes(Deadline deadline) override;
   Result<Variable> variable(std::string_view nomad_namespace, std::string_view path,
                             Deadline deadline) override;
 

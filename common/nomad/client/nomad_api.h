@@ -14,6 +14,7 @@
 
 #include "common/nomad/model/allocation.h"
 #include "common/nomad/model/job.h"
+#include "common/nomad/model/node.h"
 #include "common/nomad/model/variable.h"
 #include "common/util/clock.h"
 #include "common/util/result.h"
@@ -69,6 +70,10 @@ class NomadApi {
   virtual Result<Indexed<std::vector<VariableMeta>>> variables(
       std::string_view nomad_namespace, std::string_view prefix, std::uint64_t index,
       std::chrono::seconds wait, MonoTime deadline, std::stop_token stop = {}) = 0;
+
+  // GET /v1/nodes, every page: each client node of the region with its status (ACL node:read).
+  // Not blocking: node reaping reads it once per pass.
+  virtual Result<std::vector<NodeStub>> nodes(Deadline deadline) = 0;
 
   // GET /v1/var/:path?namespace=, with Items. not_found only for Nomad's 404 "variable not
   // found": the one answer that proves a variable is gone.

@@ -53,9 +53,18 @@ HttpResponse FakeNomad::route_control(const HttpRequest& request,
                         {"status", j->status},
                         {"modify_index", j->modify_index}});
       }
+      json nodes = json::array();
+      for (const auto& [id, n] : nodes_) {
+        nodes.push_back({{"id", id},
+                         {"name", n.name},
+                         {"status", n.status},
+                         {"drain", n.drain},
+                         {"modify_index", n.modify_index}});
+      }
       return control_reply({{"index", index_},
                             {"allocs", allocs},
                             {"jobs", jobs},
+                            {"nodes", nodes},
                             {"pending_updates", delayed_.size()},
                             {"active_streams", active_streams_},
                             {"blocked_queries", blocked_}});
@@ -90,11 +99,19 @@ HttpResponse FakeNomad::route_control(const HttpRequest& request,
       if (!id) return error_reply(id.error());
       return control_reply({{"id", *id}});
     }
-    if (what == "nodes" && m == "POST") {
+    if (what == "nodes" && m == "POST" && s.size() == 2) {
       auto node = node_from_json(body);
       if (!node) return error_reply(node.error());
       add_node(*node);
       return ok();
+    }
+    if (what == "nodes" && m == "POST" && s.size() == 4 && s[3] == "status") {
+      auto st = set_node_status(s[2], body.at("status").get<std::string>());
+      return st ? ok() : error_reply(st.error());
+    }
+    if (what == "nodes" && m == "DELETE" && s.size() == 3) {
+      auto st = remove_node(s[2]);
+      return st ? ok() : error_reply(st.error());
     }
     if (what == "allocs" && m == "POST" && s.size() == 2) {
       std::vector<PlaceRequest> reqs;

@@ -550,11 +550,32 @@ json encode_alloc_stub(const Alloc& a, bool resources, bool task_states) {
   return out;
 }
 
+namespace {
+
+json node_attributes(const NodeRecord& n) {
+  return {{"driver.docker", "1"},
+          {"kernel.name", "linux"},
+          {"nomad.version", "1.9.7"},
+          {"os.name", "debian"},
+          {"plugins.cni.version.cilium-cni", "1.16.5"},
+          {"unique.hostname", n.name},
+          {"unique.network.ip-address", n.ip}};
+}
+
+// A client fingerprints its drivers on start: a live node's map is never empty.
+json node_drivers() {
+  return {{"docker",
+           {{"Attributes", {{"driver.docker", "true"}, {"driver.docker.version", "27.3.1"}}},
+            {"Detected", true},
+            {"HealthDescription", "Healthy"},
+            {"Healthy", true},
+            {"UpdateTime", "2026-11-30T09:12:44.120913871Z"}}}};
+}
+
+}  // namespace
+
 json encode_node(const NodeRecord& n) {
-  json attributes = {{"driver.docker", "1"},      {"kernel.name", "linux"},
-                     {"nomad.version", "1.9.7"},  {"plugins.cni.version.cilium-cni", "1.16.5"},
-                     {"unique.hostname", n.name}, {"unique.network.ip-address", n.ip}};
-  return {{"Attributes", attributes},
+  return {{"Attributes", node_attributes(n)},
           {"CSIControllerPlugins", nullptr},
           {"CSINodePlugins", nullptr},
           {"CgroupParent", "nomad.slice"},
@@ -563,7 +584,7 @@ json encode_node(const NodeRecord& n) {
           {"Datacenter", n.datacenter},
           {"Drain", n.drain},
           {"DrainStrategy", nullptr},
-          {"Drivers", nullptr},
+          {"Drivers", node_drivers()},
           {"Events", nullptr},
           {"HTTPAddr", n.ip + ":4646"},
           {"HostNetworks", nullptr},
@@ -586,6 +607,27 @@ json encode_node(const NodeRecord& n) {
           {"StatusDescription", ""},
           {"StatusUpdatedAt", 0},
           {"TLSEnabled", false}};
+}
+
+json encode_node_stub(const NodeRecord& n, bool os) {
+  json stub = {{"Address", n.ip},
+               {"CreateIndex", n.create_index},
+               {"Datacenter", n.datacenter},
+               {"Drain", n.drain},
+               {"Drivers", node_drivers()},
+               {"HostVolumes", nullptr},
+               {"ID", n.id},
+               {"LastDrain", nullptr},
+               {"ModifyIndex", n.modify_index},
+               {"Name", n.name},
+               {"NodeClass", ""},
+               {"NodePool", n.node_pool},
+               {"SchedulingEligibility", n.drain ? "ineligible" : "eligible"},
+               {"Status", n.status},
+               {"StatusDescription", ""},
+               {"Version", node_attributes(n).at("nomad.version")}};
+  if (os) stub["Attributes"] = {{"os.name", node_attributes(n).at("os.name")}};
+  return stub;
 }
 
 json encode_event(std::uint64_t index, const Event& e) {

@@ -26,6 +26,10 @@ nlohmann::json encode_alloc_stub(const Alloc& alloc, bool resources, bool task_s
 // Sanitised Node (SecretID "") plus the synthetic "Drain" bool.
 nlohmann::json encode_node(const NodeRecord& node);
 
+// NodeListStub (GET /v1/nodes): every field present but Attributes, only with ?os=true and then
+// only os.name, and the resources (?resources=true), which the fake's nodes do not have.
+nlohmann::json encode_node_stub(const NodeRecord& node, bool os);
+
 nlohmann::json encode_event(std::uint64_t index, const Event& event);
 // One NDJSON line with its '\n'.
 std::string encode_event_frame(std::uint64_t index, const std::vector<Event>& events);

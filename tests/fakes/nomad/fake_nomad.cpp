@@ -142,6 +142,7 @@ void FakeNomad::set_publish_delay(std::chrono::milliseconds delay) {
 std::string FakeNomad::route_of(const std::vector<std::string>& s) {
   if (s.size() < 2 || s[0] != "v1") return "unknown";
   if (s[1] == "agent" && s.size() == 3 && s[2] == "self") return "agent_self";
+  if (s[1] == "nodes" && s.size() == 2) return "nodes";
   if (s[1] == "node" && s.size() == 3) return "node";
   if (s[1] == "node" && s.size() == 4 && s[3] == "allocations") return "node_allocations";
   if (s[1] == "allocation" && s.size() == 3) return "allocation";

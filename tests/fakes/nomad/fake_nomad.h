@@ -101,7 +101,8 @@ struct StopOptions {
 };
 
 struct RequestRecord {
-  // agent_self node node_allocations allocation allocations job event_stream variables variable
+  // agent_self nodes node node_allocations allocation allocations job event_stream variables
+  // variable
   std::string route;
   std::string method;
   std::string target;
@@ -143,8 +144,16 @@ class FakeNomad {
   Status set_job_status(const std::string& ns, const std::string& id, const std::string& status);
   std::optional<Job> job(const std::string& ns, const std::string& id) const;
 
+  // The node table GET /v1/nodes lists. It starts with the agent's own node (config node_id,
+  // status ready). Every change moves the nodes table index, which that list blocks on.
   void add_node(NodeRecord node);
   Status set_node_drain(const std::string& node_id, bool drain);
+  // A status the servers set: initializing, ready, down (missed heartbeats) or disconnected;
+  // anything else is refused, as Nomad's ValidNodeStatus does.
+  Status set_node_status(const std::string& node_id, const std::string& status);
+  // `nomad node gc` / purge: the node leaves the table; its allocations stay as they are.
+  Status remove_node(const std::string& node_id);
+  std::optional<NodeRecord> node(const std::string& node_id) const;
 
   // A plan placing one alloc (PlanResult, ClientStatus pending). Returns the alloc ID.
   Result<std::string> place_alloc(PlaceRequest request);
@@ -273,6 +282,7 @@ class FakeNomad {
   };
   HttpResponse blocking_query(const HttpRequest& request, const std::function<QueryOut()>& query);
   HttpResponse agent_self(const HttpRequest& request);
+  HttpResponse nodes_list(const HttpRequest& request);
   HttpResponse node_get(const HttpRequest& request, const std::string& id);
   HttpResponse node_allocations(const HttpRequest& request, const std::string& id);
   HttpResponse allocation_get(const HttpRequest& request, const std::string& id);
@@ -308,6 +318,7 @@ class FakeNomad {
   std::map<std::string, std::shared_ptr<const Job>> jobs_;  // job_key -> latest version
   std::map<std::string, Alloc> allocs_;                     // by ID, so prefixes are ranges
   std::map<std::string, NodeRecord> nodes_;
+  std::uint64_t nodes_index_ = 1;  // the nodes table index (/v1/nodes)
   // Keyed (namespace, path): Nomad's id index, which the list and its paging tokens follow.
   std::map<std::pair<std::string, std::string>, VariableRecord> variables_;
   std::uint64_t variables_index_ = 1;  // the variables table index (/v1/vars)

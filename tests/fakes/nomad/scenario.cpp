@@ -55,6 +55,8 @@ bool has_event(const TaskStateRecord& s, const std::string& type) {
 const std::set<std::string> kJobTypes = {"service", "batch", "system", "sysbatch"};
 const std::set<std::string> kClientStatuses = {"pending", "running", "complete",
                                                "failed",  "lost",    "unknown"};
+// structs.ValidNodeStatus in hashicorp/nomad.
+const std::set<std::string> kNodeStatuses = {"initializing", "ready", "down", "disconnected"};
 
 }  // namespace
 
@@ -237,6 +239,7 @@ void FakeNomad::add_node(NodeRecord node) {
   node.create_index = node.modify_index = idx;
   if (node.datacenter.empty()) node.datacenter = cfg_.datacenter;
   nodes_[node.id] = std::move(node);
+  nodes_index_ = idx;
   commit_locked(idx, {});
 }
 
@@ -247,8 +250,39 @@ Status FakeNomad::set_node_drain(const std::string& node_id, bool drain) {
   std::uint64_t idx = bump_locked();
   it->second.drain = drain;
   it->second.modify_index = idx;
+  nodes_index_ = idx;
   commit_locked(idx, {});
   return {};
+}
+
+Status FakeNomad::set_node_status(const std::string& node_id, const std::string& status) {
+  if (!kNodeStatuses.contains(status)) return http_fail("invalid node status " + status, 400);
+  Lock lock(mu_);
+  auto it = nodes_.find(node_id);
+  if (it == nodes_.end()) return http_fail("node not found", 404);
+  std::uint64_t idx = bump_locked();
+  it->second.status = status;
+  it->second.modify_index = idx;
+  nodes_index_ = idx;
+  commit_locked(idx, {});
+  return {};
+}
+
+Status FakeNomad::remove_node(const std::string& node_id) {
+  Lock lock(mu_);
+  if (!nodes_.contains(node_id)) return http_fail("node not found", 404);
+  std::uint64_t idx = bump_locked();
+  nodes_.erase(node_id);
+  nodes_index_ = idx;
+  commit_locked(idx, {});
+  return {};
+}
+
+std::optional<NodeRecord> FakeNomad::node(const std::string& node_id) const {
+  Lock lock(mu_);
+  auto it = nodes_.find(node_id);
+  if (it == nodes_.end()) return std::nullopt;
+  return it->second;
 }
 
 // ---- Allocations ----
@@ -595,6 +629,7 @@ void FakeNomad::reset_index(std::uint64_t index) {
     clamp(n.create_index);
     clamp(n.modify_index);
   }
+  clamp(nodes_index_);
   clamp(allocs_index_);
   for (auto& [key, v] : variables_) {
     clamp(v.create_index);

@@ -57,6 +57,7 @@ HttpResponse FakeNomad::route_v1(const HttpRequest& request, const std::vector<s
     return text_error(405, "Invalid method");
   }
   if (route == "agent_self") return agent_self(request);
+  if (route == "nodes") return nodes_list(request);
   if (route == "node") return node_get(request, s[2]);
   if (route == "node_allocations") return node_allocations(request, s[2]);
   if (route == "allocation") return allocation_get(request, s[2]);
@@ -152,6 +153,47 @@ HttpResponse FakeNomad::agent_self(const HttpRequest& request) {
                  {"runtime", {{"arch", "amd64"}, {"version", "go1.22.7"}}}}}};
   lock.unlock();
   return json_reply(request, body, std::nullopt);
+}
+
+// Node.List: node:read, the nodes table index, ?prefix on the ID, pages of ?per_page keyed by
+// node ID (X-Nomad-NextToken is the first ID of the next page), ?os adds Attributes.
+HttpResponse FakeNomad::nodes_list(const HttpRequest& request) {
+  std::size_t per_page = 0;
+  if (auto v = request.query_value("per_page"); v && !v->empty()) {
+    try {
+      per_page = std::stoul(*v);
+    } catch (const std::exception&) {
+      return text_error(400, "Invalid per_page value");
+    }
+  }
+  const std::string prefix = request.query_value("prefix").value_or("");
+  const std::string next_token = request.query_value("next_token").value_or("");
+  const bool os = query_flag(request, "os");
+
+  std::string next_out;
+  HttpResponse response = blocking_query(request, [&]() -> QueryOut {
+    bool denied = false;
+    const TokenSpec* token = token_locked(request, denied);
+    if (denied || (token && !token->management && !token->node_read)) {
+      return {0, {}, permission_denied(), std::nullopt};
+    }
+    auto build = [&]() -> json {
+      json list = json::array();
+      next_out.clear();
+      for (auto it = nodes_.lower_bound(std::max(prefix, next_token)); it != nodes_.end(); ++it) {
+        if (!it->first.starts_with(prefix)) break;
+        if (per_page > 0 && list.size() == per_page) {
+          next_out = it->first;
+          break;
+        }
+        list.push_back(encode_node_stub(it->second, os));
+      }
+      return list;
+    };
+    return {nodes_index_, build, std::nullopt, std::nullopt};
+  });
+  if (!next_out.empty()) response.headers.emplace_back("X-Nomad-Nexttoken", next_out);
+  return response;
 }
 
 HttpResponse FakeNomad::node_get(const HttpRequest& request, const std::string& id) {

@@ -441,6 +441,103 @@ TEST_F(NomadClientTest, TokenIsSentAsHeaderAndNeverLoggedOrInErrors) {
   EXPECT_EQ(good->config().redacted().find(kSecret), std::string::npos);
 }
 
+// ---- nodes -------------------------------------------------------------------------------------
+
+TEST_F(NomadClientTest, NodesListsTheFakesNodeTableWithStatuses) {
+  fakes::NodeRecord other;
+  other.id = "0a0a0a0a-0000-4000-8000-000000000002";
+  other.name = "worker-2";
+  fake_->add_node(other);
+  ASSERT_TRUE(fake_->set_node_status(other.id, "down"));
+  auto c = client(config());
+  auto nodes = c->nodes(soon());
+  ASSERT_TRUE(nodes) << nodes.error().message;
+  ASSERT_EQ(nodes->size(), 2U);
+  EXPECT_EQ((*nodes)[0].id, other.id);
+  EXPECT_EQ((*nodes)[0].name, "worker-2");
+  EXPECT_EQ((*nodes)[0].status, "down");
+  EXPECT_EQ((*nodes)[1].id, FakeNomadConfig{}.node_id);
+  EXPECT_EQ((*nodes)[1].name, FakeNomadConfig{}.node_name);
+  EXPECT_EQ((*nodes)[1].status, "ready");
+  EXPECT_EQ(targets("nodes").back(), "/v1/nodes");
+
+  ASSERT_TRUE(fake_->remove_node(other.id));
+  nodes = c->nodes(soon());
+  ASSERT_TRUE(nodes) << nodes.error().message;
+  EXPECT_EQ(nodes->size(), 1U);
+}
+
+TEST_F(NomadClientTest, NodesWithoutNodeReadIsAPermissionError) {
+  LogCapture logs;
+  fakes::TokenSpec token;
+  token.secret = kSecret;
+  token.management = false;
+  token.namespaces = {"*"};
+  token.node_read = false;
+  fake_->add_token(token);
+  fake_->set_acl_enabled(true);
+  auto cfg = config();
+  cfg.token = kSecret;
+  auto c = client(cfg, system_clock(), logs.logger());
+  auto nodes = c->nodes(soon());
+  ASSERT_FALSE(nodes);
+  EXPECT_EQ(nodes.error().kind, ErrorKind::permission);
+  EXPECT_EQ(nodes.error().status, 403);
+  EXPECT_EQ(nodes.error().message, "Permission denied");
+  EXPECT_EQ(fake_->request_count("nodes"), 1);  // a refusal is not retried
+  EXPECT_EQ(logs.text().find(kSecret), std::string::npos);
+}
+
+TEST_F(NomadClientTest, NodesBodyTheModelRefusesIsABadAnswer) {
+  auto c = client(config());
+  for (const char* body : {R"([{"ID":"n1","Name":"a"},{"Name":"b","Status":"down"}])",
+                           R"({"ID":"n1"})", R"([{"ID":"n1","Name":)"}) {
+    fake_->fail_next(1, 200, "/v1/nodes", body);
+    auto nodes = c->nodes(soon());
+    ASSERT_FALSE(nodes) << body;
+    EXPECT_EQ(nodes.error().kind, ErrorKind::bad_answer) << body;
+  }
+  auto named = c->nodes(soon());
+  ASSERT_TRUE(named);  // the faults are spent: the real list again
+  fake_->fail_next(1, 200, "/v1/nodes", R"([{"ID":"n1","Name":"a"},{"Name":"b"}])");
+  auto missing_id = c->nodes(soon());
+  ASSERT_FALSE(missing_id);
+  EXPECT_NE(missing_id.error().message.find("Nodes[1].ID"), std::string::npos)
+      << missing_id.error().message;
+}
+
+TEST_F(NomadClientTest, NodesFollowsEveryPage) {
+  TempDir dir;
+  std::mutex mu;
+  std::vector<std::string> asked;
+  auto server =
+      fakes::HttpServer::unix_socket(dir.file("nomad.sock"), [&](const fakes::HttpRequest& r) {
+        {
+          std::lock_guard lock(mu);
+          asked.push_back(r.target);
+        }
+        fakes::HttpResponse resp;
+        const std::string token = r.query_value("next_token").value_or("");
+        if (token.empty()) {
+          resp.body = R"([{"ID":"a1","Name":"one","Status":"ready"}])";
+          resp.headers.emplace_back("X-Nomad-NextToken", "b2");
+        } else {
+          resp.body = R"([{"ID":"b2","Name":"two","Status":"down"}])";
+        }
+        return resp;
+      });
+  server->start();
+  auto cfg = config();
+  cfg.address = "unix://" + dir.file("nomad.sock");
+  auto nodes = client(cfg)->nodes(soon());
+  server->stop();
+  ASSERT_TRUE(nodes) << nodes.error().message;
+  ASSERT_EQ(nodes->size(), 2U);
+  EXPECT_EQ((*nodes)[0].name, "one");
+  EXPECT_EQ((*nodes)[1].name, "two");
+  EXPECT_EQ(asked, (std::vector<std::string>{"/v1/nodes", "/v1/nodes?next_token=b2"}));
+}
+
 // ---- event stream --------------------------------------------------------------------------
 
 class NomadStreamTest : public NomadClientTest,

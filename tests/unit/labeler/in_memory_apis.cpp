@@ -228,6 +228,32 @@ Result<nomad::Variable> InMemoryNomad::variable(std::string_view ns, std::string
   return it->second;
 }
 
+void InMemoryNomad::set_nodes(std::vector<nomad::NodeStub> nodes) {
+  std::lock_guard lock(mu_);
+  nodes_ = std::move(nodes);
+}
+
+void InMemoryNomad::set_node_status(const std::string& id, const std::string& status) {
+  std::lock_guard lock(mu_);
+  auto it = std::find_if(nodes_.begin(), nodes_.end(), [&](const auto& n) { return n.id == id; });
+  if (it == nodes_.end()) {
+    nodes_.push_back({id, id, status});
+  } else {
+    it->status = status;
+  }
+}
+
+void InMemoryNomad::remove_node(const std::string& id) {
+  std::lock_guard lock(mu_);
+  std::erase_if(nodes_, [&](const auto& n) { return n.id == id; });
+}
+
+Result<std::vector<nomad::NodeStub>> InMemoryNomad::nodes(Deadline) {
+  std::lock_guard lock(mu_);
+  if (auto e = injected(NomadCall::nodes)) return std::unexpected(*e);
+  return nodes_;
+}
+
 Result<std::string> InMemoryNomad::local_node_id(Deadline) {
   std::lock_guard lock(mu_);
   if (auto e = injected(NomadCall::agent_self)) return std::unexpected(*e);

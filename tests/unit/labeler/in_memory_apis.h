@@ -26,7 +26,8 @@ enum class NomadCall {
   node_allocations,
   event_stream,
   variables,
-  variable
+  variable,
+  nodes
 };
 enum class CiliumCall { config, healthz, get, list, patch_endpoint, patch_labels, del };
 
@@ -52,6 +53,7 @@ class InMemoryNomad : public nomad::NomadApi {
       std::string_view ns, std::string_view prefix, std::uint64_t index, std::chrono::seconds wait,
       MonoTime, std::stop_token stop = {}) override;
   Result<nomad::Variable> variable(std::string_view ns, std::string_view path, Deadline) override;
+  Result<std::vector<nomad::NodeStub>> nodes(Deadline) override;
 
   std::string node_id = "f2c1e0b9-3a4d-5e6f-7a8b-9c0d1e2f3a4b";
 
@@ -64,6 +66,14 @@ class InMemoryNomad : public nomad::NomadApi {
   std::set<std::string> hidden_from_list;
   // (index asked, deadline given) of each variables() call.
   std::vector<std::pair<std::uint64_t, MonoTime>> variables_calls() const;
+
+  // ---- Nodes (fail_call(NomadCall::nodes, ...) fails the list) ----
+  // What nodes() answers, in the order set. Starts with one node, ready: the default node_id,
+  // named worker-1 (a cluster of one).
+  void set_nodes(std::vector<nomad::NodeStub> nodes);
+  // Sets the status of the node with this ID, adding it (named after the ID) if absent.
+  void set_node_status(const std::string& id, const std::string& status);
+  void remove_node(const std::string& id);
 
   // ---- Watch support (node and events watchers) ----
   // Blocking node_allocations: with index > 0 the call waits (real time, bounded) until the
@@ -124,6 +134,8 @@ class InMemoryNomad : public nomad::NomadApi {
   std::map<std::pair<std::string, std::string>, nomad::Variable> variables_;
   std::uint64_t variables_index_ = 0;
   std::vector<std::pair<std::uint64_t, MonoTime>> variables_calls_;
+  std::vector<nomad::NodeStub> nodes_ = {
+      {"f2c1e0b9-3a4d-5e6f-7a8b-9c0d1e2f3a4b", "worker-1", "ready"}};
   std::map<NomadCall, int> calls_;
   struct CallFailure {
     int left = 0;
