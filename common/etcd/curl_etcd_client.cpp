@@ -83,6 +83,9 @@ Result<std::string> CurlEtcdClient::post(std::string_view path, const std::strin
   }
   Error last = deadline_passed(path);
   for (std::size_t i = 0; i < endpoints_.size(); ++i) {
+    // A spent deadline tries no further endpoint: it would only be blamed (and skipped next
+    // time) for the time the previous one used up.
+    if (i > 0 && std::chrono::steady_clock::now() >= deadline.at) break;
     const std::size_t index = (start + i) % endpoints_.size();
     auto res = post_to(index, path, body, deadline);
     if (res || !try_next_endpoint(res.error())) {

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <exception>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
@@ -85,8 +86,9 @@ Result<EtcdConfig> read_document(const YAML::Node& root, std::string_view where)
       read_string(root, "username", config.username, error) &&
       read_string(root, "password", config.password, error);
   if (!read) return refuse(where, "", error);
-  if (config.trusted_ca_file.empty() && !config.insecure_transport) {
+  if (config.trusted_ca_file.empty() && !config.insecure_transport && !legacy_ca.empty()) {
     config.trusted_ca_file = legacy_ca;
+    config.legacy_ca_file = true;
   }
   if (config.cert_file.empty() != config.key_file.empty()) {
     return config.cert_file.empty()
@@ -98,9 +100,17 @@ Result<EtcdConfig> read_document(const YAML::Node& root, std::string_view where)
   if (config.username.empty() && !config.password.empty()) {
     return refuse(where, "password", "set without username");
   }
+  std::optional<bool> tls;
   for (const auto& endpoint : config.endpoints) {
     auto resolved = resolve_endpoint(config, endpoint);
     if (!resolved) return std::unexpected(resolved.error());
+    const bool https = resolved->url.starts_with("https://");
+    if (tls && *tls != https) {
+      return refuse(where, "endpoints",
+                    "mixes plain and TLS endpoints; etcd's client uses the first endpoint's "
+                    "scheme for all and Cilium shuffles them");
+    }
+    tls = https;
   }
   return config;
 }

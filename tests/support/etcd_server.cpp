@@ -177,8 +177,33 @@ bool EtcdServer::restart() {
   return started_;
 }
 
+namespace {
+
+// SIGSTOP only asks: a thread running on another core may still answer one more request. The
+// pause counts once every thread of etcd shows state T (stopped) in /proc.
+bool all_threads_stopped(pid_t pid) {
+  std::error_code ec;
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  bool any = false;
+  for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
+    const std::string stat = read_file(task.path().string() + "/stat");
+    // "pid (comm) S ...": the state follows the last ')'.
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos || close + 2 >= stat.size()) return false;
+    if (stat[close + 2] != 'T' && stat[close + 2] != 't') return false;
+    any = true;
+  }
+  return any && !ec;
+}
+
+}  // namespace
+
 void EtcdServer::pause() {
-  if (process_) process_->signal(SIGSTOP);
+  if (!process_ || !process_->signal(SIGSTOP)) return;
+  const pid_t pid = process_->pid();
+  if (!eventually([&] { return all_threads_stopped(pid); }, 10s)) {
+    ADD_FAILURE() << "etcd (pid " << pid << ") did not stop after SIGSTOP";
+  }
 }
 
 void EtcdServer::resume() {

@@ -255,6 +255,28 @@ TEST_F(EtcdClientTest, PausedEndpointTimesOutAtTheDeadlineAndAStopCancels) {
   EXPECT_TRUE(client_->range(one_key("x"), soon()));
 }
 
+// A frozen member accepts connections but never answers: the call times out at its deadline,
+// and the next call starts with the next endpoint instead of waiting on the frozen one again.
+// (The second server is a cluster of its own; only the rotation is under test.)
+TEST_F(EtcdClientTest, AfterATimeoutTheNextCallStartsWithTheNextEndpoint) {
+  EtcdServer other;
+  ASSERT_TRUE(other.started()) << other.log();
+  EtcdConfig config;
+  config.source = "test";
+  config.endpoints = {server_->endpoint(), other.endpoint()};
+  auto client = client_for(config);
+  ASSERT_TRUE(client);
+  server_->pause();
+  auto frozen = client->range(one_key("x"), soon(700ms));
+  ASSERT_FALSE(frozen);
+  EXPECT_EQ(frozen.error().kind, ErrorKind::timeout) << frozen.error().message;
+  EXPECT_EQ(client->describe(), other.endpoint());
+  auto next = client->range(one_key("x"), soon(5s));
+  server_->resume();
+  ASSERT_TRUE(next) << next.error().message;
+  EXPECT_EQ(client->describe(), other.endpoint());
+}
+
 // etcd's simple auth tokens live in the member's memory: a restart makes the client's token
 // invalid, and the client must authenticate again by itself.
 TEST_F(EtcdClientTest, UsernamePasswordAuthAndReauthenticationAfterRestart) {

@@ -42,9 +42,11 @@ TEST(EtcdConfigTest, LegacyCaFileOnlyWhenNoTrustedCa) {
   auto legacy = parse("endpoints: [https://e:2379]\nca-file: /old.pem\n");
   ASSERT_TRUE(legacy);
   EXPECT_EQ(legacy->trusted_ca_file, "/old.pem");
+  EXPECT_TRUE(legacy->legacy_ca_file);
   auto both = parse("endpoints: [https://e:2379]\nca-file: /old.pem\ntrusted-ca-file: /new.pem\n");
   ASSERT_TRUE(both);
   EXPECT_EQ(both->trusted_ca_file, "/new.pem");
+  EXPECT_FALSE(both->legacy_ca_file);
   auto insecure = parse("endpoints: [e:2379]\nca-file: /old.pem\ninsecure-transport: true\n");
   ASSERT_TRUE(insecure);
   EXPECT_EQ(insecure->trusted_ca_file, "");
@@ -52,7 +54,7 @@ TEST(EtcdConfigTest, LegacyCaFileOnlyWhenNoTrustedCa) {
 
 TEST(EtcdConfigTest, SchemeDecidesTls) {
   auto c = parse(
-      "endpoints: [http://a:2379, https://b:2379, c:2379]\ntrusted-ca-file: /ca.pem\n"
+      "endpoints: [https://b:2379, c:2379]\ntrusted-ca-file: /ca.pem\n"
       "cert-file: /c.pem\nkey-file: /c.key\n");
   ASSERT_TRUE(c) << c.error().message;
   auto plain = resolve_endpoint(*c, "http://a:2379");
@@ -70,12 +72,12 @@ TEST(EtcdConfigTest, SchemeDecidesTls) {
   EXPECT_EQ(bare->url, "https://c:2379");
 
   auto insecure = parse(
-      "endpoints: [c:2379, https://d:2379]\ninsecure-transport: true\n"
+      "endpoints: [c:2379, http://d:2379]\ninsecure-transport: true\n"
       "trusted-ca-file: /ca.pem\n");
-  ASSERT_TRUE(insecure);
+  ASSERT_TRUE(insecure) << insecure.error().message;
   EXPECT_EQ(resolve_endpoint(*insecure, "c:2379")->url, "http://c:2379");
   // https:// still means TLS, but without the file's TLS settings (the system CAs).
-  auto https = resolve_endpoint(*insecure, "https://d:2379");
+  auto https = resolve_endpoint(*insecure, "https://e:2379");
   ASSERT_TRUE(https);
   EXPECT_EQ(https->tls.ca_file, "");
 }
@@ -98,11 +100,22 @@ TEST(EtcdConfigTest, RefusesBrokenFilesNamingTheKey) {
   expect_refused("endpoints: [https://a:2379]\ninsecure-transport: maybe\n", "insecure-transport");
   expect_refused("endpoints: [https://a:2379]\npassword: s3cret\n", "password");
   expect_refused("endpoints: [unix:///run/etcd.sock]\n", "endpoints");
+  expect_refused("endpoints: [http://a:2379, https://b:2379]\n", "mixes");
+  expect_refused("endpoints: [http://a:2379, b:2379]\n", "mixes");
   expect_refused("endpoints: [https://a:2379/prefix]\n", "endpoints");
   expect_refused("endpoints: [https://a:2379]\nusername: [a]\n", "username");
   expect_refused("endpoints: [\"https://a:2379\"\npassword: s3cret\n", "YAML");
   expect_refused("- just\n- a list\n", "mapping");
   expect_refused("endpoints: [https://a:2379]\npassword: {s3cret: 1}\nusername: u\n", "password");
+}
+
+// sigs.k8s.io/yaml reads JSON too, and so does yaml-cpp.
+TEST(EtcdConfigTest, ReadsTheJsonForm) {
+  auto c = parse(R"({"endpoints":["https://a:2379"],"trusted-ca-file":"/ca.pem",
+                     "insecure-skip-tls-verify":false})");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->endpoints, std::vector<std::string>{"https://a:2379"});
+  EXPECT_EQ(c->trusted_ca_file, "/ca.pem");
 }
 
 TEST(EtcdConfigTest, LoadsAFileAndNamesAMissingOne) {
