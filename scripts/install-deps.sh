@@ -12,6 +12,8 @@ packages=(
   libyaml-cpp-dev
   # real CNI chains in tests and the demo (jq: the demo's JSON), test TLS material
   containernetworking-plugins iproute2 openssl curl procps jq
+  # real etcd for the cluster-duties tests (tests/support/etcd_server.h, /usr/bin/etcd)
+  etcd-server
   # promtool (checks the labeler's /metrics output in tests)
   prometheus
   # fuzzing (libFuzzer) and sanitizer runtimes, the thread-safety gate; the format and tidy gates

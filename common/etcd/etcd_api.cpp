@@ -13,7 +13,8 @@ std::string prefix_end(std::string_view prefix) {
     end.pop_back();
   }
   // etcd reads a range_end of "\0" as "every key from `key` on".
-  return std::string(1, '\0');
+  // Not braced: {1, '\0'} would be the two bytes 0x01 0x00.
+  return std::string(1, '\0');  // NOLINT(modernize-return-braced-init-list)
 }
 
 }  // namespace cn::etcd

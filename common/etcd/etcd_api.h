@@ -8,10 +8,12 @@
 // duty makes goes through txn() so that it can carry the leader fence (see
 // labeler/cluster/leader_fence.h); put() exists for tests that seed a store.
 //
-// Errors: transport, timeout, tls: no answer from any endpoint; permission: etcd's auth refused
-// the user or a key (gRPC codes 7 and 16); bad_answer: a body that breaks the gateway's shape;
-// not_found: a lease etcd no longer knows; http: any other etcd error, its message kept (a
-// compacted revision is one: the caller restarts its read).
+// Errors: transport, timeout, tls: no answer from any endpoint; cancelled: the deadline's stop;
+// permission: etcd's auth refused the user or a key (gRPC codes 7 and 16, and etcd's auth
+// failures sent as 3); invalid: any other InvalidArgument (a request etcd will never take, e.g.
+// too many ops in a txn); bad_answer: a body that breaks the gateway's shape; not_found: a lease
+// etcd no longer knows; http: any other etcd error, its message kept (a compacted revision is
+// one: the caller restarts its read). common/etcd/etcd_error.h has the whole table.
 #include <chrono>
 #include <cstdint>
 #include <string>
