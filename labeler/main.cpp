@@ -1,4 +1,6 @@
 // cilium-nomad-labeler: thin CLI over the labeler library.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -7,8 +9,14 @@
 #include <CLI/CLI.hpp>
 
 #include "common/cilium/client/curl_cilium_client.h"
+#include "common/etcd/curl_etcd_client.h"
+#include "common/etcd/etcd_config.h"
 #include "common/labels/label_policy.h"
 #include "common/nomad/client/curl_nomad_client.h"
+#include "common/util/go_duration.h"
+#include "labeler/cluster/cluster_duties.h"
+#include "labeler/cluster/cluster_flags.h"
+#include "labeler/cluster/cluster_status_command.h"
 #include "labeler/explain/explain.h"
 #include "labeler/labeler_daemon.h"
 #include "labeler/logging.h"
@@ -74,6 +82,7 @@ struct RunFlags {
   long long resync_seconds = 300;
   long long gc_grace_seconds = 600;
   long long unhealthy_after_seconds = 60;
+  labeler::cluster::ClusterDutyFlags cluster;
 };
 
 const char* env_or_null(const char* name) {
@@ -105,6 +114,25 @@ Result<NomadConnection> connect_nomad(const std::string& flag_addr) {
   return NomadConnection{std::move(*config), std::move(*client)};
 }
 
+// The node's name as the kernel knows it: what Nomad and the Cilium agent name the node by
+// default, so the leader key and the in-use report name the node as operators see it.
+std::string local_hostname() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "unknown";
+  return name;
+}
+
+// The etcd client of `run` and `cluster status`, from the agent's configuration file.
+Result<std::unique_ptr<etcd::CurlEtcdClient>> connect_etcd(const std::string& config_file) {
+  auto config = etcd::load_etcd_config(config_file);
+  if (!config) return std::unexpected(config.error());
+  auto client = etcd::CurlEtcdClient::create(std::move(*config));
+  if (!client)
+    return fail(client.error().kind, "--kvstore-config " + config_file + ": " +
+                                         client.error().message);
+  return client;
+}
+
 int run(labeler::DaemonConfig config, const RunFlags& flags) {
   // Before any thread exists (the clients may start some), so that all of them inherit it.
   labeler::SignalWatcher::block_signals();
@@ -123,6 +151,22 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
   config.resync_interval = std::chrono::seconds{flags.resync_seconds};
   config.gc_grace = std::chrono::seconds{flags.gc_grace_seconds};
   config.unhealthy_after = std::chrono::seconds{flags.unhealthy_after_seconds};
+  auto cluster_settings =
+      labeler::cluster::cluster_duty_settings(flags.cluster, flags.labels.cluster_name);
+  if (!cluster_settings) {
+    spdlog::error("invalid flags: error=\"{}\"", cluster_settings.error().message);
+    return 2;
+  }
+  if (cluster_settings->node.empty()) cluster_settings->node = local_hostname();
+  std::unique_ptr<etcd::CurlEtcdClient> etcd_client;
+  if (!cluster_settings->kvstore_config.empty()) {
+    auto client = connect_etcd(cluster_settings->kvstore_config);
+    if (!client) {
+      spdlog::error("etcd client: error=\"{}\"", client.error().message);
+      return 2;
+    }
+    etcd_client = std::move(*client);
+  }
 
   auto nomad = connect_nomad(flags.connection.nomad_addr);
   if (!nomad) {
@@ -145,6 +189,18 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
   labeler::SignalWatcher signals(stop, spdlog::default_logger());
   labeler::LabelerDaemon daemon(config, *nomad_client, cilium_client, system_clock(),
                                 spdlog::default_logger());
+  std::unique_ptr<labeler::cluster::ClusterDuties> cluster;
+  if (etcd_client) {
+    spdlog::info(
+        "cluster: etcd={} duties={} node={} dry_run={} identity_gc_interval={} "
+        "leader_lease_ttl={}",
+        etcd_client->describe(), cluster_settings->enabled, cluster_settings->node,
+        cluster_settings->dry_run, format_go_duration(cluster_settings->identity_gc_interval),
+        format_go_duration(cluster_settings->leader_lease_ttl));
+    cluster = std::make_unique<labeler::cluster::ClusterDuties>(
+        *cluster_settings, *etcd_client, cilium_client, *nomad_client, system_clock(),
+        daemon.metrics(), spdlog::default_logger(), config.node_id);
+  }
 
   std::unique_ptr<labeler::StatusServer> status;
   if (!config.metrics_addr.empty()) {
@@ -152,6 +208,7 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
       auto verdict = labeler::daemon_readiness(daemon);
       return std::pair<bool, std::string>{verdict.ready, verdict.reason};
     });
+    if (cluster) status->set_detail([&cluster] { return cluster->health_detail(); });
     if (auto ok = status->start(config.metrics_addr); !ok) {
       spdlog::error("cannot start: error=\"{}\"", ok.error().message);
       return 1;
@@ -161,11 +218,13 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
     spdlog::error("cannot start: error=\"{}\"", ok.error().message);
     return 1;
   }
+  if (cluster) cluster->start(stop.get_token());
   std::mutex mu;
   std::condition_variable_any cv;
   std::unique_lock lock(mu);
   cv.wait(lock, stop.get_token(), [] { return false; });
   daemon.stop();
+  if (cluster) cluster->join();
   if (status) status->stop();
   spdlog::info("stopped");
   return 0;
@@ -294,6 +353,8 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
 
+  labeler::cluster::add_cluster_duty_options(run_cmd, flags.cluster);
+
   std::string state_file = config.state_file;
   bool as_json = false;
   auto* state_cmd = app.add_subcommand(
@@ -335,6 +396,23 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
                           "The daemon's --policy-dir, to list the policies selecting it");
   add_label_options(explain_cmd, explain_flags.labels);
 
+  auto* cluster_cmd = app.add_subcommand("cluster", "The cluster duties' view of etcd");
+  cluster_cmd->require_subcommand(1);
+  std::string cluster_kvstore_config;
+  std::string cluster_name = "default";
+  bool cluster_json = false;
+  auto* cluster_status_cmd = cluster_cmd->add_subcommand(
+      "status",
+      "The leader, the nodes reporting identities in use, and the kvstore's key counts "
+      "(read-only)");
+  cluster_status_cmd
+      ->add_option("--kvstore-config", cluster_kvstore_config,
+                   "The Cilium agent's etcd configuration file")
+      ->required();
+  cluster_status_cmd->add_option("--cluster-name", cluster_name, "The labelers' --cluster-name")
+      ->capture_default_str();
+  cluster_status_cmd->add_flag("--json", cluster_json, "One JSON object");
+
   auto* version_cmd = app.add_subcommand("version", "Print the version");
 
   try {
@@ -348,6 +426,16 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   if (*validate_cmd) return labeler::validate_policy_files(policy_files, std::cout, std::cerr);
 
   if (*explain_cmd) return explain(explain_settings, explain_flags);
+
+  if (*cluster_status_cmd) {
+    auto client = connect_etcd(cluster_kvstore_config);
+    if (!client) {
+      std::cerr << "etcd client: " << client.error().message << "\n";
+      return 2;
+    }
+    return labeler::cluster::render_cluster_status(**client, cluster_name, cluster_json,
+                                                   system_clock(), std::cout, std::cerr);
+  }
 
   if (*version_cmd) {
     std::cout << "cilium-nomad-labeler v" << CN_VERSION << "\n";

@@ -17,6 +17,10 @@ void add_cluster_duty_options(CLI::App* cmd, ClusterDutyFlags& flags) {
                   "The Cilium agent's etcd configuration file (YAML: endpoints, TLS files); with "
                   "it alone the labeler reports its node's identities in use")
       ->group(group);
+  cmd->add_option("--node-name", s.node,
+                  "This node's name in the leader key and the in-use report (default: the "
+                  "hostname; in a Nomad job: ${node.unique.name})")
+      ->group(group);
   cmd->add_option("--leader-lease-ttl", flags.leader_lease_ttl,
                   "Lease of the leader key: a dead leader is replaced within about this long")
       ->capture_default_str()
@@ -104,6 +108,8 @@ Result<ClusterDutySettings> cluster_duty_settings(const ClusterDutyFlags& flags,
   }
   if (s.leader_lease_ttl % seconds{1} != milliseconds{0})
     return fail("--leader-lease-ttl " + flags.leader_lease_ttl + ": etcd leases are whole seconds");
+  if (s.node.find('/') != std::string::npos)
+    return fail("--node-name \"" + s.node + "\": must not contain '/'");
   if (s.enabled && s.kvstore_config.empty())
     return fail("--cluster-duties needs --kvstore-config (the agent's etcd configuration file)");
   if (cluster_name.empty() || cluster_name.find('/') != std::string::npos)

@@ -1,0 +1,158 @@
+// The leader election against the in-memory etcd, on simulated time: one leader at a time, a
+// follower takes over when the leader resigns or its lease expires, and a leader stops believing
+// it leads as soon as it cannot prove it does.
+#include "labeler/cluster/leader_election.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "tests/support/eventually.h"
+#include "tests/unit/cluster/in_memory_etcd.h"
+
+namespace cn::labeler::cluster {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::eventually;
+using testing::InMemoryEtcd;
+
+LeaderElectionSettings settings_for(const std::string& holder) {
+  LeaderElectionSettings s;
+  s.key = leader_key("default");
+  s.holder = holder;
+  s.lease_ttl = 15s;
+  return s;
+}
+
+class Candidate {
+ public:
+  Candidate(InMemoryEtcd& etcd, ManualClock& clock, const std::string& holder)
+      : election_(etcd, clock, settings_for(holder), nullptr) {}
+  ~Candidate() { stop(); }
+  void start() {
+    thread_ = std::jthread([this](std::stop_token stop) { election_.run(stop); });
+  }
+  void stop() {
+    if (!thread_.joinable()) return;
+    thread_.request_stop();
+    thread_.join();
+  }
+  LeaderElection& election() { return election_; }
+  bool leading() const { return election_.view().leading; }
+
+ private:
+  LeaderElection election_;
+  std::jthread thread_;
+};
+
+class LeaderElectionTest : public ::testing::Test {
+ protected:
+  // One round of every candidate: a third of the TTL, with the sleepers in place first.
+  void round(int sleepers) {
+    ASSERT_TRUE(clock.wait_for_sleepers(sleepers));
+    clock.advance(5s);
+  }
+  std::string key_value() {
+    auto kv = etcd.get(leader_key("default"));
+    return kv ? kv->value : "";
+  }
+
+  ManualClock clock;
+  InMemoryEtcd etcd{clock};
+};
+
+TEST_F(LeaderElectionTest, FirstCandidateLeadsWithItsNameOnTheKeyUnderItsLease) {
+  Candidate a(etcd, clock, "node-a");
+  a.start();
+  ASSERT_TRUE(eventually([&] { return a.leading(); }));
+  LeaderView view = a.election().view();
+  ASSERT_TRUE(view.fence);
+  EXPECT_EQ(view.holder, "node-a");
+  EXPECT_EQ(view.terms, 1u);
+  auto kv = etcd.get(leader_key("default"));
+  ASSERT_TRUE(kv);
+  EXPECT_EQ(kv->value, "node-a");
+  EXPECT_EQ(kv->lease, view.fence->lease);
+  EXPECT_EQ(kv->create_revision, view.fence->create_revision);
+}
+
+TEST_F(LeaderElectionTest, AFollowerSeesTheLeaderAndTakesOverWhenItResigns) {
+  Candidate a(etcd, clock, "node-a");
+  a.start();
+  ASSERT_TRUE(eventually([&] { return a.leading(); }));
+  Candidate b(etcd, clock, "node-b");
+  b.start();
+  ASSERT_TRUE(eventually([&] { return b.election().view().holder == "node-a"; }));
+  round(2);
+  round(2);
+  EXPECT_FALSE(b.leading());
+  EXPECT_EQ(key_value(), "node-a");
+
+  a.stop();  // resigns: the key goes at once, not after the TTL
+  EXPECT_EQ(key_value(), "");
+  round(1);
+  ASSERT_TRUE(eventually([&] { return b.leading(); }));
+  EXPECT_EQ(key_value(), "node-b");
+}
+
+TEST_F(LeaderElectionTest, ALeaderThatCannotRenewForATtlStopsLeadingAndEndsItsTerm) {
+  Candidate a(etcd, clock, "node-a");
+  a.start();
+  ASSERT_TRUE(eventually([&] { return a.leading(); }));
+  std::stop_token term = a.election().term_token();
+  etcd.fail_next(1000, ErrorKind::transport, InMemoryEtcd::Method::keep_alive);
+  // Keep-alives fail from now on; within one TTL it still leads, after it it must not.
+  round(1);
+  round(1);
+  EXPECT_TRUE(a.leading());
+  for (int i = 0; i < 4 && a.leading(); ++i) round(1);
+  EXPECT_FALSE(a.leading());
+  EXPECT_TRUE(term.stop_requested());
+}
+
+TEST_F(LeaderElectionTest, ALeaderKeyDeletedBehindItsBackEndsTheTerm) {
+  Candidate a(etcd, clock, "node-a");
+  a.start();
+  ASSERT_TRUE(eventually([&] { return a.leading(); }));
+  std::stop_token term = a.election().term_token();
+  etcd.remove(leader_key("default"));
+  round(1);
+  ASSERT_TRUE(eventually([&] { return term.stop_requested(); }));
+  // The lease is still alive, so the next round campaigns again and leads a new term.
+  round(1);
+  ASSERT_TRUE(eventually([&] { return a.election().view().terms == 2; }));
+  EXPECT_TRUE(a.leading());
+}
+
+TEST_F(LeaderElectionTest, ARefusedFenceEndsOnlyTheTermItBelongsTo) {
+  Candidate a(etcd, clock, "node-a");
+  a.start();
+  ASSERT_TRUE(eventually([&] { return a.leading(); }));
+  LeaderFence current = *a.election().view().fence;
+  LeaderFence older = current;
+  older.create_revision -= 1;
+  a.election().fence_refused(older);
+  EXPECT_TRUE(a.leading());
+  a.election().fence_refused(current);
+  EXPECT_FALSE(a.leading());
+}
+
+TEST_F(LeaderElectionTest, CandidatesStartedTogetherNeverBothLead) {
+  Candidate a(etcd, clock, "node-a");
+  Candidate b(etcd, clock, "node-b");
+  Candidate c(etcd, clock, "node-c");
+  a.start();
+  b.start();
+  c.start();
+  for (int i = 0; i < 6; ++i) {
+    round(3);
+    int leaders = int{a.leading()} + int{b.leading()} + int{c.leading()};
+    EXPECT_LE(leaders, 1) << "round " << i;
+  }
+  ASSERT_TRUE(eventually([&] { return a.leading() || b.leading() || c.leading(); }));
+  EXPECT_EQ(int{a.leading()} + int{b.leading()} + int{c.leading()}, 1);
+}
+
+}  // namespace
+}  // namespace cn::labeler::cluster
