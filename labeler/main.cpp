@@ -128,8 +128,8 @@ Result<std::unique_ptr<etcd::CurlEtcdClient>> connect_etcd(const std::string& co
   if (!config) return std::unexpected(config.error());
   auto client = etcd::CurlEtcdClient::create(std::move(*config));
   if (!client)
-    return fail(client.error().kind, "--kvstore-config " + config_file + ": " +
-                                         client.error().message);
+    return fail(client.error().kind,
+                "--kvstore-config " + config_file + ": " + client.error().message);
   return client;
 }
 

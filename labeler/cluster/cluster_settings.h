@@ -4,13 +4,9 @@
 #include <chrono>
 #include <string>
 
-namespace cn::labeler::cluster {
+#include "labeler/cluster/node_reaper.h"
 
-// How a Nomad node's name becomes the Cilium node name under cilium/state/nodes/v1/<cluster>/.
-enum class NodeNameRule {
-  name,        // the Nomad node name as it is (both default to the hostname)
-  short_name,  // the Nomad node name up to its first '.'
-};
+namespace cn::labeler::cluster {
 
 struct ClusterDutySettings {
   bool enabled = false;        // --cluster-duties: campaign, and act while leading

@@ -16,18 +16,6 @@ std::string_view to_string(DutyName name) {
   return "heartbeat";
 }
 
-std::string_view to_string(PassEnd end) {
-  switch (end) {
-    case PassEnd::done:
-      return "done";
-    case PassEnd::aborted:
-      return "aborted";
-    case PassEnd::fenced_out:
-      return "fenced_out";
-  }
-  return "aborted";
-}
-
 std::string_view to_string(SkipReason reason) {
   switch (reason) {
     case SkipReason::unknown_shape:

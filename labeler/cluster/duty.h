@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "labeler/cluster/duty_pass.h"
 #include "labeler/cluster/leader_fence.h"
 
 namespace cn::labeler::cluster {
@@ -15,13 +16,9 @@ inline constexpr DutyName kAllDutyNames[] = {DutyName::heartbeat, DutyName::iden
                                              DutyName::lock_gc, DutyName::node_reaping};
 std::string_view to_string(DutyName name);
 
-enum class PassEnd {
-  done,        // the pass ran to its end (it may have found nothing to do)
-  aborted,     // a read failed, doubt, or the stop: nothing was decided from a partial view
-  fenced_out,  // etcd refused a write because the leader key is no longer ours
-};
-inline constexpr PassEnd kAllPassEnds[] = {PassEnd::done, PassEnd::aborted, PassEnd::fenced_out};
-std::string_view to_string(PassEnd end);
+inline constexpr PassEnd kAllPassEnds[] = {PassEnd::complete,     PassEnd::read_failed,
+                                           PassEnd::doubt,        PassEnd::fence_lost,
+                                           PassEnd::write_failed, PassEnd::stopped};
 
 // cilium_nomad_cluster_duty_skips_total{duty,reason}: what a duty left alone, and why.
 enum class SkipReason {
@@ -34,12 +31,11 @@ inline constexpr SkipReason kAllSkipReasons[] = {SkipReason::unknown_shape, Skip
 std::string_view to_string(SkipReason reason);
 
 struct PassOutcome {
-  PassEnd end = PassEnd::done;
+  PassEnd end = PassEnd::complete;
   std::string summary;          // key=value pairs for the pass's log line
   long long deleted = 0;        // keys deleted (dry run: that would have been)
   long long unknown_shape = 0;  // see SkipReason
   long long changed = 0;
-  bool doubt = false;
 };
 
 class Duty {
@@ -47,7 +43,8 @@ class Duty {
   virtual ~Duty() = default;
   virtual DutyName name() const = 0;
   virtual std::chrono::milliseconds interval() const = 0;
-  // `stop` is requested on shutdown and when this term's leadership ends.
+  // `stop` is requested on shutdown and when this term's leadership ends. PassEnd::fence_lost
+  // ends the term at once; any end but complete retries the pass sooner than its interval.
   virtual PassOutcome run_pass(const LeaderFence& fence, std::stop_token stop) = 0;
 };
 

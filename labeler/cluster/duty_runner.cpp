@@ -61,11 +61,12 @@ void DutyRunner::run_duty(Duty& duty, std::stop_token stop) {
       outcome = duty.run_pass(*view.fence, pass_stop.get_token());
     } catch (const std::exception& e) {
       // A bug in one duty must not take the labeler's node duties down with it.
-      outcome = PassOutcome{PassEnd::aborted, std::string("exception=\"") + e.what() + "\""};
+      outcome.end = PassEnd::read_failed;
+      outcome.summary = std::string("exception=\"") + e.what() + "\"";
     }
     auto took = std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - now);
-    if (outcome.end == PassEnd::fenced_out) election_.fence_refused(*view.fence);
-    if (outcome.end == PassEnd::done) {
+    if (outcome.end == PassEnd::fence_lost) election_.fence_refused(*view.fence);
+    if (outcome.end == PassEnd::complete) {
       failures = 0;
       next_due = now + duty.interval();
       log_->log(duty.name() == DutyName::heartbeat ? spdlog::level::debug : spdlog::level::info,

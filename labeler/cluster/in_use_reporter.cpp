@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
 
 #include <spdlog/spdlog.h>
-#include <nlohmann/json.hpp>
+
+#include "labeler/cluster/in_use_report.h"
 
 namespace cn::labeler::cluster {
 
@@ -16,25 +18,15 @@ constexpr std::int64_t kFirstGlobalIdentity = 256;
 
 }  // namespace
 
-std::string in_use_prefix(std::string_view cluster_name) {
-  return "cilium-nomad/" + std::string(cluster_name) + "/in-use/";
-}
-
-std::string in_use_value(std::string_view node, std::vector<std::int64_t> identities, WallTime at) {
-  std::erase_if(identities, [](std::int64_t id) { return id < kFirstGlobalIdentity; });
-  std::ranges::sort(identities);
-  identities.erase(std::ranges::unique(identities).begin(), identities.end());
-  nlohmann::json doc = {{"node", node}, {"identities", identities}, {"at", rfc3339(at)}};
-  return doc.dump();
-}
-
 InUseReporter::InUseReporter(etcd::EtcdApi& etcd, cilium::CiliumApi& cilium, Clock& clock,
-                             InUseReporterSettings settings, std::shared_ptr<spdlog::logger> log)
+                             InUseReporterSettings settings, std::shared_ptr<spdlog::logger> log,
+                             OnReport on_report)
     : etcd_(etcd),
       cilium_(cilium),
       clock_(clock),
       settings_(std::move(settings)),
-      log_(log ? std::move(log) : spdlog::default_logger()) {}
+      log_(log ? std::move(log) : spdlog::default_logger()),
+      on_report_(std::move(on_report)) {}
 
 Status InUseReporter::ensure_lease(Deadline deadline) {
   if (lease_ != 0) {
@@ -55,14 +47,18 @@ Status InUseReporter::report_once(std::stop_token stop) {
   Deadline deadline{clock_.now() + settings_.call_timeout, stop};
   auto endpoints = cilium_.endpoints(deadline);
   if (!endpoints) return std::unexpected(with_context("Cilium endpoints", endpoints.error()));
-  std::vector<std::int64_t> ids;
+  std::vector<std::uint64_t> ids;
   ids.reserve(endpoints->endpoints.size());
-  for (const auto& ep : endpoints->endpoints) ids.push_back(ep.identity_id);
+  for (const auto& ep : endpoints->endpoints)
+    if (ep.identity_id >= kFirstGlobalIdentity)
+      ids.push_back(static_cast<std::uint64_t>(ep.identity_id));
+  std::ranges::sort(ids);
+  ids.erase(std::ranges::unique(ids).begin(), ids.end());
   if (auto ok = ensure_lease(deadline); !ok)
     return std::unexpected(with_context("etcd lease", ok.error()));
-  std::string key = in_use_prefix(settings_.cluster_name) + settings_.node;
-  auto put = etcd_.put(key, in_use_value(settings_.node, std::move(ids), clock_.wall_now()), lease_,
-                       deadline);
+  std::string key = in_use_key(settings_.cluster_name, settings_.node);
+  auto put =
+      etcd_.put(key, in_use_report_json(settings_.node, ids, clock_.wall_now()), lease_, deadline);
   if (!put) return std::unexpected(with_context("etcd put " + key, put.error()));
   return {};
 }
@@ -71,6 +67,7 @@ void InUseReporter::run(std::stop_token stop) {
   bool failing = false;
   while (!stop.stop_requested()) {
     auto ok = report_once(stop);
+    if (on_report_ && !stop.stop_requested()) on_report_(ok.has_value());
     if (!ok && !stop.stop_requested()) {
       log_->warn("identity in-use report failed: error=\"{}\"", ok.error().message);
       failing = true;

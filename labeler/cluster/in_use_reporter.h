@@ -1,18 +1,16 @@
 #pragma once
 // Every labeler with a kvstore configuration reports which security identities its node's
-// endpoints use, under a key of its own on a lease of its own:
-//   cilium-nomad/<cluster>/in-use/<node>  ->  {"node":"<node>","identities":[256,300],"at":"..."}
+// endpoints use, under a key of its own on a lease of its own (key and value: in_use_report.h).
 // The identity GC of whichever labeler leads never deletes an identity listed there. The
 // agents' own value keys already say the same; this report is the second, independent witness
-// the GC rules ask for (README, "Cluster duties"), and it outlives an agent restart that
-// briefly drops value keys. A labeler that dies takes its report with it when the lease expires.
+// the GC rules ask for (docs/cluster-duties.md). A labeler that dies takes its report with it
+// when the lease expires.
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stop_token>
 #include <string>
-#include <string_view>
-#include <vector>
 
 #include <spdlog/fwd.h>
 
@@ -22,8 +20,6 @@
 
 namespace cn::labeler::cluster {
 
-std::string in_use_prefix(std::string_view cluster_name);
-
 struct InUseReporterSettings {
   std::string cluster_name = "default";
   std::string node;  // this node's name: the key's last segment
@@ -31,13 +27,13 @@ struct InUseReporterSettings {
   std::chrono::milliseconds call_timeout{5'000};
 };
 
-// The report's value for these identities (sorted, without duplicates and reserved ones).
-std::string in_use_value(std::string_view node, std::vector<std::int64_t> identities, WallTime at);
-
 class InUseReporter {
  public:
+  using OnReport = std::function<void(bool ok)>;  // after every report (metrics)
+
   InUseReporter(etcd::EtcdApi& etcd, cilium::CiliumApi& cilium, Clock& clock,
-                InUseReporterSettings settings, std::shared_ptr<spdlog::logger> log);
+                InUseReporterSettings settings, std::shared_ptr<spdlog::logger> log,
+                OnReport on_report = {});
 
   // Reports every interval until stop; then revokes its lease, which removes the report.
   void run(std::stop_token stop);
@@ -52,6 +48,7 @@ class InUseReporter {
   Clock& clock_;
   InUseReporterSettings settings_;
   std::shared_ptr<spdlog::logger> log_;
+  OnReport on_report_;
   etcd::LeaseId lease_ = 0;  // only the run() thread touches it
 };
 

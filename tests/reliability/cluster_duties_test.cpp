@@ -35,7 +35,9 @@ std::string labels_of(const std::string& app) {
   return "k8s:app=" + app + ";k8s:io.kubernetes.pod.namespace=default;";
 }
 
-Deadline soon() { return Deadline{std::chrono::steady_clock::now() + 5s}; }
+Deadline soon() {
+  return Deadline{std::chrono::steady_clock::now() + 5s};
+}
 
 class ClusterDutiesTest : public ::testing::Test {
  protected:
@@ -117,9 +119,9 @@ class ClusterDutiesTest : public ::testing::Test {
 
   std::unique_ptr<BackgroundProcess> start_labeler(FakeNode& node, const std::string& name,
                                                    const std::vector<std::string>& extra = {}) {
-    auto p = std::make_unique<BackgroundProcess>(node.labeler_argv(duty_flags(name, extra)),
-                                                 node.labeler_env(),
-                                                 node.dir().file(name + ".log"));
+    auto p =
+        std::make_unique<BackgroundProcess>(node.labeler_argv(duty_flags(name, extra)),
+                                            node.labeler_env(), node.dir().file(name + ".log"));
     return p;
   }
 
@@ -294,26 +296,21 @@ TEST_F(ClusterDutiesTest, NodeEntriesFollowNomadsNodeStates) {
   FakeNode node;
   auto& nomad = node.nomad();
   const std::string self = nomad.node(node.node_id())->name;
-  nomad.add_node(fakes::NodeRecord{.id = "11111111-0000-4000-8000-000000000002",
-                                   .name = "down-1",
-                                   .status = "down"});
-  nomad.add_node(fakes::NodeRecord{.id = "11111111-0000-4000-8000-000000000003",
-                                   .name = "ready-1",
-                                   .status = "ready"});
-  auto entry = [](const std::string& name) {
-    return "cilium/state/nodes/v1/default/" + name;
-  };
+  nomad.add_node(fakes::NodeRecord{
+      .id = "11111111-0000-4000-8000-000000000002", .name = "down-1", .status = "down"});
+  nomad.add_node(fakes::NodeRecord{
+      .id = "11111111-0000-4000-8000-000000000003", .name = "ready-1", .status = "ready"});
+  auto entry = [](const std::string& name) { return "cilium/state/nodes/v1/default/" + name; };
   auto node_json = [](const std::string& name) {
     return R"({"Name":")" + name +
            R"(","Cluster":"default","IPAddresses":[{"Type":"InternalIP","IP":"10.0.1.9"}],)"
            R"("ClusterID":0,"Source":"local"})";
   };
-  for (const std::string& name : {self, std::string("down-1"), std::string("ready-1"),
-                                  std::string("gone-1")})
+  for (const std::string& name :
+       {self, std::string("down-1"), std::string("ready-1"), std::string("gone-1")})
     put(entry(name), node_json(name), agent_lease_);
   auto labeler = start_labeler(node, "node-a");
-  EXPECT_TRUE(eventually([&] { return !exists(entry("down-1")) && !exists(entry("gone-1")); },
-                         30s))
+  EXPECT_TRUE(eventually([&] { return !exists(entry("down-1")) && !exists(entry("gone-1")); }, 30s))
       << labeler->log();
   EXPECT_TRUE(exists(entry(self)));
   EXPECT_TRUE(exists(entry("ready-1")));

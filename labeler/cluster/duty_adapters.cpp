@@ -1,0 +1,175 @@
+#include "labeler/cluster/duty_adapters.h"
+
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+#include "labeler/cluster/heartbeat.h"
+#include "labeler/cluster/identity_gc.h"
+#include "labeler/cluster/lock_gc.h"
+#include "labeler/cluster/node_reaper.h"
+
+namespace cn::labeler::cluster {
+
+namespace {
+
+class HeartbeatDuty final : public Duty {
+ public:
+  HeartbeatDuty(const ClusterDutySettings& settings, const DutyContext& ctx)
+      : interval_(settings.heartbeat_interval),
+        writer_(ctx.etcd, ctx.clock, HeartbeatOptions{settings.call_timeout, settings.dry_run},
+                ctx.log) {}
+  DutyName name() const override { return DutyName::heartbeat; }
+  std::chrono::milliseconds interval() const override { return interval_; }
+  PassOutcome run_pass(const LeaderFence& fence, std::stop_token stop) override {
+    // On the leader lease: a dead leader's heartbeat goes with it (agents ignore deletes) and
+    // the next leader's first pass writes a fresh one.
+    HeartbeatReport r = writer_.write(fence, fence.lease, stop);
+    PassOutcome out;
+    out.end = r.end;
+    out.summary = fmt::format("written={} value={} detail=\"{}\"", r.written, r.value, r.detail);
+    return out;
+  }
+
+ private:
+  std::chrono::milliseconds interval_;
+  HeartbeatWriter writer_;
+};
+
+class IdentityGcDuty final : public Duty {
+ public:
+  IdentityGcDuty(const ClusterDutySettings& settings, const DutyContext& ctx)
+      : interval_(settings.identity_gc_interval),
+        gc_(ctx.etcd, ctx.clock, options(settings), ctx.log) {}
+  DutyName name() const override { return DutyName::identity_gc; }
+  std::chrono::milliseconds interval() const override { return interval_; }
+  PassOutcome run_pass(const LeaderFence& fence, std::stop_token stop) override {
+    IdentityGcReport r = gc_.run_pass(fence, stop);
+    PassOutcome out;
+    out.end = r.end;
+    out.deleted = r.deleted + r.would_delete;
+    out.unknown_shape = r.skipped_unknown_shape + r.value_keys_unknown_shape;
+    out.changed = r.refused;
+    out.summary = fmt::format(
+        "revision={} identities={} users={} referenced={} reported_in_use={} candidates={} "
+        "confirmed={} deleted={} would_delete={} unknown_shape={} refused={} pages={} "
+        "etcd_requests={} detail=\"{}\"",
+        r.revision, r.scanned, r.value_keys, r.referenced, r.reported_in_use, r.candidates,
+        r.confirmed, r.deleted, r.would_delete, out.unknown_shape, r.refused, r.pages,
+        r.etcd_requests, r.detail);
+    return out;
+  }
+
+ private:
+  static IdentityGcOptions options(const ClusterDutySettings& settings) {
+    IdentityGcOptions o;
+    o.cluster_name = settings.cluster_name;
+    o.deletions_per_minute = settings.identity_gc_rate_limit;
+    o.dry_run = settings.dry_run;
+    return o;
+  }
+  std::chrono::milliseconds interval_;
+  IdentityGc gc_;
+};
+
+class LockGcDuty final : public Duty {
+ public:
+  LockGcDuty(const ClusterDutySettings& settings, const DutyContext& ctx)
+      : interval_(settings.lock_gc_interval),
+        gc_(ctx.etcd, ctx.clock, LockGcOptions{ScanSettings{}, settings.dry_run}, ctx.log) {}
+  DutyName name() const override { return DutyName::lock_gc; }
+  std::chrono::milliseconds interval() const override { return interval_; }
+  PassOutcome run_pass(const LeaderFence& fence, std::stop_token stop) override {
+    LockGcReport r = gc_.run_pass(fence, stop);
+    PassOutcome out;
+    out.end = r.end;
+    out.deleted = r.deleted + r.would_delete;
+    out.changed = r.refused;
+    out.summary = fmt::format(
+        "revision={} locks={} stale={} deleted={} would_delete={} refused={} detail=\"{}\"",
+        r.revision, r.scanned, r.stale, r.deleted, r.would_delete, r.refused, r.detail);
+    return out;
+  }
+
+ private:
+  std::chrono::milliseconds interval_;
+  LockGc gc_;
+};
+
+class NodeReapingDuty final : public Duty {
+ public:
+  NodeReapingDuty(const ClusterDutySettings& settings, DutyContext ctx)
+      : settings_(settings), ctx_(std::move(ctx)) {}
+  DutyName name() const override { return DutyName::node_reaping; }
+  // A fifth of the grace, between 1 s and 1 min: a node is reaped at most that long after its
+  // grace ends, and Nomad is asked for its node list at most once a second.
+  std::chrono::milliseconds interval() const override {
+    return std::clamp<std::chrono::milliseconds>(settings_.node_reap_grace / 5,
+                                                 std::chrono::seconds{1}, std::chrono::minutes{1});
+  }
+  PassOutcome run_pass(const LeaderFence& fence, std::stop_token stop) override {
+    Deadline deadline{ctx_.clock.now() + settings_.call_timeout, stop};
+    if (ctx_.node_id.empty()) {
+      auto id = ctx_.nomad.local_node_id(deadline);
+      if (!id) return read_failed("Nomad agent/self: " + id.error().message);
+      ctx_.node_id = *id;
+    }
+    auto nodes = ctx_.nomad.nodes(deadline);
+    if (!nodes) return read_failed("Nomad nodes: " + nodes.error().message);
+    std::string local_name;
+    for (const auto& n : *nodes)
+      if (n.id == ctx_.node_id) local_name = n.name;
+    if (!reaper_ || local_name != local_name_) {
+      // The reaper doubts a node list without this node; its grace clocks start with it.
+      NodeReaperOptions o;
+      o.cluster_name = settings_.cluster_name;
+      o.local_node = local_name;
+      o.name_rule = settings_.node_name_rule;
+      o.grace = settings_.node_reap_grace;
+      o.dry_run = settings_.dry_run;
+      reaper_ = std::make_unique<NodeReaper>(ctx_.etcd, ctx_.clock, o, ctx_.log);
+      local_name_ = local_name;
+    }
+    NodeReapReport r = reaper_->run_pass(*nodes, fence, stop);
+    PassOutcome out;
+    out.end = r.end;
+    out.deleted = r.deleted + r.would_delete;
+    out.unknown_shape = r.skipped_unknown_shape;
+    out.changed = r.refused;
+    out.summary = fmt::format(
+        "nomad_nodes={} entries={} alive={} down={} absent={} waiting={} deleted={} "
+        "would_delete={} unknown_shape={} refused={} detail=\"{}\"",
+        r.nomad_nodes, r.scanned, r.alive, r.down, r.absent, r.waiting, r.deleted, r.would_delete,
+        r.skipped_unknown_shape, r.refused, r.detail);
+    return out;
+  }
+
+ private:
+  static PassOutcome read_failed(std::string why) {
+    PassOutcome out;
+    out.end = PassEnd::read_failed;
+    out.summary = fmt::format("detail=\"{}\"", why);
+    return out;
+  }
+  ClusterDutySettings settings_;
+  DutyContext ctx_;
+  std::unique_ptr<NodeReaper> reaper_;
+  std::string local_name_;
+};
+
+}  // namespace
+
+std::unique_ptr<Duty> make_heartbeat_duty(const ClusterDutySettings& settings, DutyContext ctx) {
+  return std::make_unique<HeartbeatDuty>(settings, ctx);
+}
+std::unique_ptr<Duty> make_identity_gc_duty(const ClusterDutySettings& settings, DutyContext ctx) {
+  return std::make_unique<IdentityGcDuty>(settings, ctx);
+}
+std::unique_ptr<Duty> make_lock_gc_duty(const ClusterDutySettings& settings, DutyContext ctx) {
+  return std::make_unique<LockGcDuty>(settings, ctx);
+}
+std::unique_ptr<Duty> make_node_reaping_duty(const ClusterDutySettings& settings, DutyContext ctx) {
+  return std::make_unique<NodeReapingDuty>(settings, std::move(ctx));
+}
+
+}  // namespace cn::labeler::cluster

@@ -1,0 +1,188 @@
+#include "labeler/cluster/identity_gc.h"
+
+#include <functional>
+#include <unordered_set>
+
+#include <spdlog/spdlog.h>
+
+#include "labeler/cluster/fenced_txn.h"
+#include "labeler/cluster/in_use_report.h"
+#include "labeler/cluster/kvstore_layout.h"
+
+namespace cn::labeler::cluster {
+namespace {
+
+// The label strings that value keys reference, kept as 64-bit hashes so a pass over 50,000
+// identities holds 400 KB rather than every label string. A collision can only make an unused
+// identity look used (kept one more pass), never the reverse.
+std::uint64_t label_hash(std::string_view labels) {
+  return std::hash<std::string_view>{}(labels);
+}
+
+PassEnd end_of(const Error& error) {
+  return error.kind == ErrorKind::cancelled ? PassEnd::stopped : PassEnd::read_failed;
+}
+
+}  // namespace
+
+IdentityGc::IdentityGc(etcd::EtcdApi& etcd, Clock& clock, IdentityGcOptions options,
+                       std::shared_ptr<spdlog::logger> log)
+    : etcd_(etcd),
+      clock_(clock),
+      options_(std::move(options)),
+      log_(log ? std::move(log) : spdlog::default_logger()),
+      limiter_(clock, options_.deletions_per_minute) {}
+
+IdentityGcReport IdentityGc::run_pass(const LeaderFence& fence, std::stop_token stop) {
+  IdentityGcReport report;
+  ScanCounters counters;
+  const auto finish = [&](PassEnd end, std::string detail) {
+    report.end = end;
+    report.detail = std::move(detail);
+    report.pages = counters.pages;
+    report.etcd_requests += counters.requests;
+    if (end != PassEnd::complete) {
+      log_->warn("identity gc pass ended early: end={} detail=\"{}\" deleted={}", to_string(end),
+                 report.detail, report.deleted);
+    }
+    return report;
+  };
+
+  // 1. What the labelers report in use. The first answer's revision pins every later page.
+  std::unordered_set<std::uint64_t> in_use;
+  auto read = scan_prefix(etcd_, clock_, options_.scan, in_use_prefix(options_.cluster_name),
+                          report.revision, counters, stop, [&](const etcd::KeyValue& kv) {
+                            ++report.in_use_reports;
+                            auto parsed = parse_in_use_report(kv.value);
+                            if (!parsed) {
+                              ++report.malformed_in_use_reports;
+                              log_->warn(
+                                  "identity gc: malformed in-use report: key=\"{}\" "
+                                  "error=\"{}\"",
+                                  kv.key, parsed.error().message);
+                              return;
+                            }
+                            in_use.insert(parsed->identities.begin(), parsed->identities.end());
+                          });
+  if (!read) return finish(end_of(read.error()), read.error().message);
+  if (report.malformed_in_use_reports > 0) {
+    return finish(PassEnd::doubt, "malformed in-use report");
+  }
+
+  // 2. Every value key: the label strings and IDs in use on some node.
+  std::unordered_set<std::uint64_t> used_labels;
+  std::unordered_set<std::uint64_t> used_ids;
+  read = scan_prefix(etcd_, clock_, options_.scan, kvstore::kIdentityValuePrefix, report.revision,
+                     counters, stop, [&](const etcd::KeyValue& kv) {
+                       ++report.value_keys;
+                       if (auto id = kvstore::parse_identity_number(kv.value)) used_ids.insert(*id);
+                       auto value_key = kvstore::parse_value_key(kv.key);
+                       if (!value_key) {
+                         ++report.value_keys_unknown_shape;
+                         return;
+                       }
+                       used_labels.insert(label_hash(value_key->labels));
+                     });
+  if (!read) return finish(end_of(read.error()), read.error().message);
+
+  // 3. Every master key: referenced, reported, or a candidate.
+  std::unordered_map<std::uint64_t, etcd::Revision> candidates;
+  std::vector<Deletion> confirmed;
+  read = scan_prefix(etcd_, clock_, options_.scan, kvstore::kIdentityIdPrefix, report.revision,
+                     counters, stop, [&](const etcd::KeyValue& kv) {
+                       ++report.scanned;
+                       auto id = kvstore::parse_master_key(kv.key);
+                       if (!id || !kvstore::is_label_string(kv.value)) {
+                         ++report.skipped_unknown_shape;
+                         log_->debug("identity gc: unknown master key shape, skipped: key=\"{}\"",
+                                     kv.key);
+                         return;
+                       }
+                       if (*id < options_.min_id || *id > options_.max_id) {
+                         ++report.skipped_out_of_range;
+                         return;
+                       }
+                       if (used_labels.contains(label_hash(kv.value)) || used_ids.contains(*id)) {
+                         ++report.referenced;
+                         return;
+                       }
+                       if (in_use.contains(*id)) {
+                         ++report.reported_in_use;
+                         return;
+                       }
+                       ++report.candidates;
+                       candidates.emplace(*id, kv.mod_revision);
+                       auto seen = remembered_.find(*id);
+                       if (seen != remembered_.end() && seen->second == kv.mod_revision) {
+                         ++report.confirmed;
+                         confirmed.push_back(Deletion{*id, kv.value, kv.mod_revision});
+                       }
+                     });
+  if (!read) return finish(end_of(read.error()), read.error().message);
+
+  // Every read complete: this pass is the one the next pass confirms against.
+  remembered_ = std::move(candidates);
+  delete_confirmed(fence, confirmed, report, stop);
+  if (report.end != PassEnd::complete) return finish(report.end, report.detail);
+  log_->info(
+      "identity gc pass: scanned={} referenced={} candidates={} deleted={} "
+      "would_delete={} refused={} requests={}",
+      report.scanned, report.referenced, report.candidates, report.deleted, report.would_delete,
+      report.refused, report.etcd_requests + counters.requests);
+  return finish(PassEnd::complete, {});
+}
+
+void IdentityGc::delete_confirmed(const LeaderFence& fence, std::vector<Deletion>& confirmed,
+                                  IdentityGcReport& report, const std::stop_token& stop) {
+  for (auto& deletion : confirmed) {
+    const std::string key = kvstore::master_key(deletion.id);
+    if (options_.dry_run) {
+      ++report.would_delete;
+      log_->info("identity gc dry run, would delete: id={} labels=\"{}\"", deletion.id,
+                 deletion.labels);
+      continue;
+    }
+    if (!limiter_.acquire(stop)) {
+      report.end = PassEnd::stopped;
+      report.detail = "stopped while rate limited";
+      return;
+    }
+    std::vector<etcd::Compare> own{mod_revision_is(key, deletion.mod_revision)};
+    const std::string users = kvstore::value_key_prefix(deletion.labels);
+    own.push_back(etcd::Compare{users,
+                                etcd::prefix_end(users),
+                                etcd::CompareTarget::create_revision,
+                                etcd::CompareResult::equal,
+                                0,
+                                {}});
+    ++report.etcd_requests;
+    auto outcome = run_fenced(etcd_, fence, std::move(own), {delete_key_op(key)},
+                              Deadline(clock_.now() + options_.scan.call_timeout, stop));
+    if (!outcome) {
+      report.end =
+          outcome.error().kind == ErrorKind::cancelled ? PassEnd::stopped : PassEnd::write_failed;
+      report.detail = outcome.error().message;
+      return;
+    }
+    // Applied or refused, the next pass must find it unused twice again before a new attempt.
+    remembered_.erase(deletion.id);
+    switch (*outcome) {
+      case FencedOutcome::applied:
+        ++report.deleted;
+        log_->info("identity gc deleted unused identity: id={} labels=\"{}\"", deletion.id,
+                   deletion.labels);
+        break;
+      case FencedOutcome::refused:
+        ++report.refused;
+        log_->info("identity gc kept identity, changed or used since read: id={}", deletion.id);
+        break;
+      case FencedOutcome::fence_lost:
+        ++report.refused;
+        report.end = PassEnd::fence_lost;
+        report.detail = "the leader key is no longer ours";
+        return;
+    }
+  }
+}
+
+}  // namespace cn::labeler::cluster

@@ -1,0 +1,109 @@
+#pragma once
+// Identity GC for Cilium's kvstore allocator, which nobody runs without Kubernetes: a master key
+// `cilium/state/identities/v1/id/<ID>` has no lease, so every label set ever seen would keep its
+// identity forever. One pass reads a snapshot of the store and deletes a master key only if all
+// of these hold (docs/ cluster duties):
+//   - no value key references its label string, nor its ID, in this pass and in the previous
+//     complete pass, and its ModRevision is the one the previous pass remembered (the
+//     operator's two-pass rule, allocator RunGC);
+//   - no running labeler reported the ID in use (in_use_report.h);
+//   - at delete time, in the same txn as the delete: the leader fence holds, the ModRevision is
+//     unchanged and no key exists under `value/<labels>/`;
+//   - the deletion rate stays under the limit.
+// A failed or partial read, or a malformed in-use report, deletes nothing and does not advance
+// the two-pass memory: a candidate needs two COMPLETE passes.
+//
+// A user is any value key whose label string is the master key's, or whose value is its ID:
+// stricter than every release (cilium 1.16-1.18 count any key under the label string; 1.19's
+// RunGC only those whose value is the ID). Deleting an identity a live agent still uses is not
+// fatal (the agent's allocator re-creates a master key it uses as soon as it sees it deleted,
+// pkg/allocator/cache.go, and every 5 min), but it is a policy churn on every node: hence the
+// rules above.
+//
+// One thread (the cluster duties' runner) calls run_pass; the object keeps the memory between
+// passes.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <unordered_map>
+
+#include <spdlog/fwd.h>
+
+#include "common/etcd/etcd_api.h"
+#include "common/util/clock.h"
+#include "labeler/cluster/delete_rate_limiter.h"
+#include "labeler/cluster/duty_pass.h"
+#include "labeler/cluster/leader_fence.h"
+#include "labeler/cluster/paged_scan.h"
+
+namespace cn::labeler::cluster {
+
+struct IdentityGcOptions {
+  std::string cluster_name = "default";  // whose in-use reports to read
+  ScanSettings scan;                     // 1,000 keys a page, 10 s a call
+  int deletions_per_minute = 2500;       // 0: no limit
+  bool dry_run = false;                  // log and count what would be deleted, write nothing
+  // The identities of the local cluster, as the operator GCs only its own range
+  // (identity.GetMinimalAllocationIdentity/GetMaximumAllocationIdentity): 256-65535 for cluster
+  // ID 0 with the default max-connected-clusters 255 (256-32767 with 511).
+  std::uint64_t min_id = 256;
+  std::uint64_t max_id = 65535;
+};
+
+struct IdentityGcReport {
+  PassEnd end = PassEnd::complete;
+  std::string detail;           // why the pass ended early (the error or the doubt); else empty
+  etcd::Revision revision = 0;  // the snapshot the pass read
+  std::int64_t scanned = 0;     // master keys read
+  std::int64_t value_keys = 0;  // value keys read
+  std::int64_t value_keys_unknown_shape = 0;  // no `<labels>/<node>` after the prefix
+  std::int64_t in_use_reports = 0;
+  std::int64_t malformed_in_use_reports = 0;  // > 0 makes the pass end in doubt
+  std::int64_t referenced = 0;       // master keys a value key references (label string or ID)
+  std::int64_t reported_in_use = 0;  // unreferenced, but a labeler reported the ID in use
+  std::int64_t candidates = 0;       // unreferenced and unreported: remembered for the next pass
+  std::int64_t confirmed = 0;  // candidates the previous pass remembered with this ModRevision
+  std::int64_t deleted = 0;
+  std::int64_t would_delete = 0;           // dry run
+  std::int64_t skipped_unknown_shape = 0;  // master keys: not a decimal ID, or not a label string
+  std::int64_t skipped_out_of_range = 0;   // master keys outside [min_id, max_id]
+  std::int64_t refused = 0;                // delete txns etcd refused (a compare failed)
+  std::int64_t pages = 0;                  // range answers read
+  std::int64_t etcd_requests = 0;          // range and txn calls made
+};
+
+class IdentityGc {
+ public:
+  IdentityGc(etcd::EtcdApi& etcd, Clock& clock, IdentityGcOptions options,
+             std::shared_ptr<spdlog::logger> log = nullptr);
+
+  IdentityGcReport run_pass(const LeaderFence& fence, std::stop_token stop);
+
+  // Drops the two-pass memory (e.g. when leadership was lost): the next pass starts over.
+  void forget() { remembered_.clear(); }
+  // Master keys the last complete pass found unused: deleted by the next one if still so.
+  std::size_t remembered() const { return remembered_.size(); }
+
+ private:
+  struct Deletion {
+    std::uint64_t id = 0;
+    std::string labels;
+    etcd::Revision mod_revision = 0;
+  };
+
+  void delete_confirmed(const LeaderFence& fence, std::vector<Deletion>& confirmed,
+                        IdentityGcReport& report, const std::stop_token& stop);
+
+  etcd::EtcdApi& etcd_;
+  Clock& clock_;
+  IdentityGcOptions options_;
+  std::shared_ptr<spdlog::logger> log_;
+  DeleteRateLimiter limiter_;
+  // ID -> the ModRevision of its master key when the last complete pass found it unused.
+  // Bounded by the unused identities.
+  std::unordered_map<std::uint64_t, etcd::Revision> remembered_;
+};
+
+}  // namespace cn::labeler::cluster
