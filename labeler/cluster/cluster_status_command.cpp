@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "labeler/cluster/in_use_reporter.h"
+#include "labeler/cluster/in_use_report.h"
 #include "labeler/cluster/leader_election.h"
 #include "labeler/text_table.h"
 
