@@ -215,12 +215,14 @@ std::optional<LogLine> parse_log_line(std::string_view text) {
 
 LogFieldType log_field_type(std::string_view key) {
   // Keep in step with the tables in docs/logging.md (LogFormat.DocsListEveryKey checks the names).
-  static constexpr std::array<std::string_view, 35> kNumbers{"allocations",
+  static constexpr std::array<std::string_view, 45> kNumbers{"allocations",
                                                              "asked",
                                                              "attempt",
+                                                             "candidates",
                                                              "connect_timeout_ms",
                                                              "correct",
                                                              "count",
+                                                             "deleted",
                                                              "dropped_entries",
                                                              "endpoint",
                                                              "endpoints",
@@ -228,6 +230,7 @@ LogFieldType log_field_type(std::string_view key) {
                                                              "frames",
                                                              "from",
                                                              "got",
+                                                             "id",
                                                              "identity",
                                                              "index",
                                                              "last",
@@ -237,21 +240,28 @@ LogFieldType log_field_type(std::string_view key) {
                                                              "orphaned_s",
                                                              "orphans",
                                                              "pid",
+                                                             "referenced",
+                                                             "refused",
                                                              "request_timeout_ms",
+                                                             "requests",
                                                              "resume_index",
                                                              "resync_s",
                                                              "retry_max_attempts",
                                                              "retry_ms",
+                                                             "revision",
+                                                             "scanned",
                                                              "seen",
                                                              "signal",
                                                              "status",
                                                              "to",
+                                                             "took_ms",
                                                              "uid",
                                                              "wait_ms",
                                                              "wait_s",
-                                                             "workers"};
-  static constexpr std::array<std::string_view, 6> kBooleans{
-      "baseline", "degraded", "k8s_compat_labels", "kept_file", "skip_verify", "wrote"};
+                                                             "workers",
+                                                             "would_delete"};
+  static constexpr std::array<std::string_view, 7> kBooleans{
+      "baseline", "degraded", "dry_run", "duties", "kept_file", "skip_verify", "wrote"};
   if (std::find(kNumbers.begin(), kNumbers.end(), key) != kNumbers.end()) {
     return LogFieldType::number;
   }

@@ -141,9 +141,8 @@ Metrics::Metrics()
                                  "Labels written from CNI_ARGS that Nomad's answer then "
                                  "contradicted (relabeled)")
                              .Add({})),
-      cluster_leader_terms_(counter(*registry_, "cilium_nomad_cluster_leader_terms_total",
-                                    "Times this labeler became the cluster-duty leader")
-                                .Add({})),
+      cluster_leader_terms_family_(counter(*registry_, "cilium_nomad_cluster_leader_terms_total",
+                                           "Times this labeler became the cluster-duty leader")),
       cluster_duty_passes_family_(counter(*registry_, "cilium_nomad_cluster_duty_passes_total",
                                           "Cluster duty passes run while leading, by duty and "
                                           "end (done, aborted, fenced_out)")),
@@ -161,8 +160,10 @@ Metrics::Metrics()
               .Name("cilium_nomad_cluster_duty_last_success_timestamp_seconds")
               .Help("Unix time of each cluster duty's last completed pass")
               .Register(*registry_)),
-      cluster_leader_(gauge(*registry_, "cilium_nomad_cluster_leader",
-                            "1 while this labeler is the cluster-duty leader")),
+      cluster_leader_family_(prometheus::BuildGauge()
+                                 .Name("cilium_nomad_cluster_leader")
+                                 .Help("1 while this labeler is the cluster-duty leader")
+                                 .Register(*registry_)),
       cluster_leader_info_family_(prometheus::BuildGauge()
                                       .Name("cilium_nomad_cluster_leader_info")
                                       .Help("The cluster-duty leader (holder: its node name), as "
@@ -234,6 +235,8 @@ void Metrics::init_cluster_duty_series() {
   }
   identity_reports(true);
   identity_reports(false);
+  cluster_leader();
+  cluster_leader_terms();
 }
 
 Counter& Metrics::cluster_duty_passes(cluster::DutyName duty, cluster::PassEnd end) {

@@ -118,13 +118,13 @@ class Metrics {
   prometheus::Counter& cni_args_relabels() { return cni_args_relabels_; }
 
   // Cluster duties (labeler/cluster/). `dry_run` passes count what they would have deleted.
-  prometheus::Counter& cluster_leader_terms() { return cluster_leader_terms_; }
+  prometheus::Counter& cluster_leader_terms() { return cluster_leader_terms_family_.Add({}); }
   prometheus::Counter& cluster_duty_passes(cluster::DutyName duty, cluster::PassEnd end);
   prometheus::Counter& cluster_duty_deletions(cluster::DutyName duty, bool dry_run);
   prometheus::Counter& cluster_duty_skips(cluster::DutyName duty, cluster::SkipReason reason);
   prometheus::Counter& identity_reports(bool ok);
   prometheus::Gauge& cluster_duty_last_success(cluster::DutyName duty);
-  prometheus::Gauge& cluster_leader() { return cluster_leader_; }
+  prometheus::Gauge& cluster_leader() { return cluster_leader_family_.Add({}); }
   // cilium_nomad_cluster_leader_info{holder}: one series, the leader as this labeler last read
   // it (none while unknown). Its value comes from etcd, so the old series is removed first:
   // the family never holds more than one.
@@ -170,13 +170,13 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& label_failures_family_;
   prometheus::Family<prometheus::Counter>& identity_sources_family_;
   prometheus::Counter& cni_args_relabels_;
-  prometheus::Counter& cluster_leader_terms_;
+  prometheus::Family<prometheus::Counter>& cluster_leader_terms_family_;
   prometheus::Family<prometheus::Counter>& cluster_duty_passes_family_;
   prometheus::Family<prometheus::Counter>& cluster_duty_deletions_family_;
   prometheus::Family<prometheus::Counter>& cluster_duty_skips_family_;
   prometheus::Family<prometheus::Counter>& identity_reports_family_;
   prometheus::Family<prometheus::Gauge>& cluster_duty_last_success_family_;
-  prometheus::Gauge& cluster_leader_;
+  prometheus::Family<prometheus::Gauge>& cluster_leader_family_;
   prometheus::Family<prometheus::Gauge>& cluster_leader_info_family_;
   Mutex leader_info_mu_;
   prometheus::Gauge* cluster_leader_info_ GUARDED_BY(leader_info_mu_) = nullptr;

@@ -43,9 +43,12 @@ ClusterDuties::ClusterDuties(const ClusterDutySettings& settings, etcd::EtcdApi&
   es.lease_ttl = std::chrono::duration_cast<std::chrono::seconds>(settings_.leader_lease_ttl);
   es.call_timeout = settings_.call_timeout;
   election_ = std::make_unique<LeaderElection>(etcd, clock, es, log_);
-  election_->set_observer([this](const LeaderView& view) {
+  election_->set_observer([this, terms = std::uint64_t{0}](const LeaderView& view) mutable {
     metrics_.cluster_leader().Set(view.leading ? 1 : 0);
     metrics_.set_cluster_leader_holder(view.holder);
+    if (view.terms > terms)
+      metrics_.cluster_leader_terms().Increment(static_cast<double>(view.terms - terms));
+    terms = view.terms;
   });
 
   DutyContext ctx{etcd, nomad, clock, metrics_, log_, std::move(node_id)};

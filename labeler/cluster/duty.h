@@ -32,7 +32,6 @@ std::string_view to_string(SkipReason reason);
 
 struct PassOutcome {
   PassEnd end = PassEnd::complete;
-  std::string summary;          // key=value pairs for the pass's log line
   long long deleted = 0;        // keys deleted (dry run: that would have been)
   long long unknown_shape = 0;  // see SkipReason
   long long changed = 0;

@@ -27,7 +27,6 @@ class HeartbeatDuty final : public Duty {
     HeartbeatReport r = writer_.write(fence, fence.lease, stop);
     PassOutcome out;
     out.end = r.end;
-    out.summary = fmt::format("written={} value={} detail=\"{}\"", r.written, r.value, r.detail);
     return out;
   }
 
@@ -50,13 +49,6 @@ class IdentityGcDuty final : public Duty {
     out.deleted = r.deleted + r.would_delete;
     out.unknown_shape = r.skipped_unknown_shape + r.value_keys_unknown_shape;
     out.changed = r.refused;
-    out.summary = fmt::format(
-        "revision={} identities={} users={} referenced={} reported_in_use={} candidates={} "
-        "confirmed={} deleted={} would_delete={} unknown_shape={} refused={} pages={} "
-        "etcd_requests={} detail=\"{}\"",
-        r.revision, r.scanned, r.value_keys, r.referenced, r.reported_in_use, r.candidates,
-        r.confirmed, r.deleted, r.would_delete, out.unknown_shape, r.refused, r.pages,
-        r.etcd_requests, r.detail);
     return out;
   }
 
@@ -85,9 +77,6 @@ class LockGcDuty final : public Duty {
     out.end = r.end;
     out.deleted = r.deleted + r.would_delete;
     out.changed = r.refused;
-    out.summary = fmt::format(
-        "revision={} locks={} stale={} deleted={} would_delete={} refused={} detail=\"{}\"",
-        r.revision, r.scanned, r.stale, r.deleted, r.would_delete, r.refused, r.detail);
     return out;
   }
 
@@ -111,11 +100,11 @@ class NodeReapingDuty final : public Duty {
     Deadline deadline{ctx_.clock.now() + settings_.call_timeout, stop};
     if (ctx_.node_id.empty()) {
       auto id = ctx_.nomad.local_node_id(deadline);
-      if (!id) return read_failed("Nomad agent/self: " + id.error().message);
+      if (!id) return read_failed("agent_self", id.error());
       ctx_.node_id = *id;
     }
     auto nodes = ctx_.nomad.nodes(deadline);
-    if (!nodes) return read_failed("Nomad nodes: " + nodes.error().message);
+    if (!nodes) return read_failed("nodes", nodes.error());
     std::string local_name;
     for (const auto& n : *nodes)
       if (n.id == ctx_.node_id) local_name = n.name;
@@ -136,19 +125,14 @@ class NodeReapingDuty final : public Duty {
     out.deleted = r.deleted + r.would_delete;
     out.unknown_shape = r.skipped_unknown_shape;
     out.changed = r.refused;
-    out.summary = fmt::format(
-        "nomad_nodes={} entries={} alive={} down={} absent={} waiting={} deleted={} "
-        "would_delete={} unknown_shape={} refused={} detail=\"{}\"",
-        r.nomad_nodes, r.scanned, r.alive, r.down, r.absent, r.waiting, r.deleted, r.would_delete,
-        r.skipped_unknown_shape, r.refused, r.detail);
     return out;
   }
 
  private:
-  static PassOutcome read_failed(std::string why) {
+  PassOutcome read_failed(std::string_view what, const Error& error) const {
+    ctx_.log->warn("node reaping: Nomad not read: call={} error=\"{}\"", what, error.message);
     PassOutcome out;
     out.end = PassEnd::read_failed;
-    out.summary = fmt::format("detail=\"{}\"", why);
     return out;
   }
   ClusterDutySettings settings_;

@@ -61,22 +61,26 @@ void DutyRunner::run_duty(Duty& duty, std::stop_token stop) {
       outcome = duty.run_pass(*view.fence, pass_stop.get_token());
     } catch (const std::exception& e) {
       // A bug in one duty must not take the labeler's node duties down with it.
+      log_->error("cluster duty pass threw: duty={} error=\"{}\"", to_string(duty.name()),
+                  e.what());
       outcome.end = PassEnd::read_failed;
-      outcome.summary = std::string("exception=\"") + e.what() + "\"";
     }
     auto took = std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - now);
     if (outcome.end == PassEnd::fence_lost) election_.fence_refused(*view.fence);
     if (outcome.end == PassEnd::complete) {
       failures = 0;
       next_due = now + duty.interval();
-      log_->log(duty.name() == DutyName::heartbeat ? spdlog::level::debug : spdlog::level::info,
-                "cluster duty pass: duty={} took_ms={} {}", to_string(duty.name()), took.count(),
-                outcome.summary);
     } else {
       next_due = clock_.now() + backoff.delay(failures++);
-      log_->warn("cluster duty pass: duty={} end={} took_ms={} {}", to_string(duty.name()),
-                 to_string(outcome.end), took.count(), outcome.summary);
     }
+    // The duties log what they found; this line is the pass's end, the same for all four.
+    const bool notable = outcome.end != PassEnd::complete || outcome.deleted > 0 ||
+                         duty.name() == DutyName::identity_gc;
+    log_->log(outcome.end != PassEnd::complete && outcome.end != PassEnd::stopped
+                  ? spdlog::level::warn
+                  : (notable ? spdlog::level::info : spdlog::level::debug),
+              "cluster duty pass: duty={} end={} took_ms={} deleted={}", to_string(duty.name()),
+              to_string(outcome.end), took.count(), outcome.deleted);
     if (observer_) observer_(duty.name(), outcome, took);
   }
 }

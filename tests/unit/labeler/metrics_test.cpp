@@ -127,6 +127,35 @@ TEST(Metrics, FamiliesAreTheDocumentedOnes) {
   EXPECT_EQ(families, documented);
 }
 
+// Expected: with the cluster duties configured, their families appear at 0 (README, "Cluster
+// duties"), one series per duty and end; the leader's info series only once a leader is known.
+TEST(Metrics, ClusterDutyFamiliesAppearOnlyWhenConfigured) {
+  Metrics metrics;
+  metrics.init_cluster_duty_series();
+  std::map<std::string, std::size_t> series;
+  for (const auto& f : metrics.registry().Collect())
+    if (f.name.starts_with("cilium_nomad_cluster") ||
+        f.name == "cilium_nomad_identity_reports_total")
+      series[f.name] = f.metric.size();
+  const std::map<std::string, std::size_t> expected = {
+      {"cilium_nomad_cluster_leader", 1},
+      {"cilium_nomad_cluster_leader_terms_total", 1},
+      {"cilium_nomad_cluster_duty_passes_total", 4 * 6},
+      {"cilium_nomad_cluster_duty_deletions_total", 3},
+      {"cilium_nomad_cluster_duty_skips_total", 3 * 3},
+      {"cilium_nomad_cluster_duty_last_success_timestamp_seconds", 4},
+      {"cilium_nomad_identity_reports_total", 2},
+  };
+  EXPECT_EQ(series, expected);
+  metrics.set_cluster_leader_holder("node-a");
+  metrics.set_cluster_leader_holder("node-b");
+  const std::string text = metrics.render();
+  EXPECT_NE(text.find("cilium_nomad_cluster_leader_info{holder=\"node-b\"} 1"), std::string::npos);
+  EXPECT_EQ(text.find("holder=\"node-a\""), std::string::npos) << "the old leader's series stays";
+  metrics.set_cluster_leader_holder("");
+  EXPECT_EQ(metrics.render().find("cilium_nomad_cluster_leader_info{"), std::string::npos);
+}
+
 // Expected: a typed accessor moves exactly its own series, and the text exposition shows it
 // with the label scheme of the README (status is "ok" or the error kind's name).
 TEST(Metrics, TypedAccessorsCountTheirOwnSeriesOnly) {
