@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the Release binaries and runs every benchmark (about 5 minutes on 2 cores); the tables
+# Builds the Release binaries and runs every benchmark (about 6 minutes on 2 cores); the tables
 # go to $OUT/results.md (default build/bench-results) and are printed at the end. See
 # docs/benchmarks.md for what each one measures.
 #   RUNS=1000        plugin ADD samples per case
