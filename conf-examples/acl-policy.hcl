@@ -6,6 +6,7 @@
 # Read-only, and only what the labeler calls:
 #   GET /v1/allocation/:id, GET /v1/job/:id,
 #   GET /v1/event/stream?topic=Allocation   -> read-job in every namespace it labels
+#   GET /v1/nodes                           -> node read (node reaping, --cluster-duties)
 #   GET /v1/node/:id/allocations            -> node read (allocations of namespaces the
 #                                              token cannot read are silently left out,
 #                                              so "*" matters here too)

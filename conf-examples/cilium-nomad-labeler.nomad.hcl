@@ -2,7 +2,7 @@
 # Cilium-networked allocations.
 #
 # Before `nomad job run`:
-#   1. every client defines the three host volumes below (client snippet in README.md);
+#   1. every client defines the four host volumes below (client snippet in README.md);
 #   2. the ACL policy in acl-policy.hcl is bound to this job (command in README.md).
 #
 # Why host volumes and not docker `volumes`/`mount` binds: binding arbitrary host paths
@@ -67,6 +67,16 @@ job "cilium-nomad-labeler" {
       read_only = false
     }
 
+    # The Cilium agent's etcd configuration (its --kvstore-opt etcd.config=FILE) and the TLS
+    # files it names, read-only. Mounted at the same path as on the host, because the file
+    # names the TLS files by their host paths. Used for the in-use identity report and, with
+    # --cluster-duties, for the cluster duties (README "Cluster duties").
+    volume "cilium-etcd" {
+      type      = "host"
+      source    = "cilium-etcd"
+      read_only = true
+    }
+
     restart {
       attempts = 10
       interval = "30m"
@@ -95,6 +105,13 @@ job "cilium-nomad-labeler" {
           "--metrics-addr", "127.0.0.1:9810",
           "--log-format", "json",
           "--policy-dir", "/var/lib/cilium-nomad/policies",
+          "--kvstore-config", "/etc/cilium/etcd/etcd.config",
+          "--node-name", "${node.unique.name}",
+          # One labeler of the cluster leads and keeps Cilium's etcd clean: identity GC,
+          # the kvstore heartbeat, stale locks, dead nodes' entries (README "Cluster
+          # duties"). Try it with --dry-run first: it logs what it would delete.
+          # "--cluster-duties",
+          # "--dry-run",
           # The agent's --cluster-name, when it is not "default": used only when the
           # agent's /v1/healthz does not tell it (the agent's own name wins).
           # "--cluster-name", "default",
@@ -118,6 +135,10 @@ job "cilium-nomad-labeler" {
       volume_mount {
         volume      = "cilium-nomad-policies"
         destination = "/var/lib/cilium-nomad/policies"
+      }
+      volume_mount {
+        volume      = "cilium-etcd"
+        destination = "/etc/cilium/etcd"
       }
 
       # Workload identity in NOMAD_TOKEN, used against the task API socket, which every
