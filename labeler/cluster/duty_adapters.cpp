@@ -87,8 +87,8 @@ class LockGcDuty final : public Duty {
 
 class NodeReapingDuty final : public Duty {
  public:
-  NodeReapingDuty(const ClusterDutySettings& settings, DutyContext ctx)
-      : settings_(settings), ctx_(std::move(ctx)) {}
+  NodeReapingDuty(ClusterDutySettings settings, DutyContext ctx)
+      : settings_(std::move(settings)), ctx_(std::move(ctx)) {}
   DutyName name() const override { return DutyName::node_reaping; }
   // A fifth of the grace, between 1 s and 1 min: a node is reaped at most that long after its
   // grace ends, and Nomad is asked for its node list at most once a second.
@@ -143,13 +143,16 @@ class NodeReapingDuty final : public Duty {
 
 }  // namespace
 
-std::unique_ptr<Duty> make_heartbeat_duty(const ClusterDutySettings& settings, DutyContext ctx) {
+std::unique_ptr<Duty> make_heartbeat_duty(const ClusterDutySettings& settings,
+                                          const DutyContext& ctx) {
   return std::make_unique<HeartbeatDuty>(settings, ctx);
 }
-std::unique_ptr<Duty> make_identity_gc_duty(const ClusterDutySettings& settings, DutyContext ctx) {
+std::unique_ptr<Duty> make_identity_gc_duty(const ClusterDutySettings& settings,
+                                            const DutyContext& ctx) {
   return std::make_unique<IdentityGcDuty>(settings, ctx);
 }
-std::unique_ptr<Duty> make_lock_gc_duty(const ClusterDutySettings& settings, DutyContext ctx) {
+std::unique_ptr<Duty> make_lock_gc_duty(const ClusterDutySettings& settings,
+                                        const DutyContext& ctx) {
   return std::make_unique<LockGcDuty>(settings, ctx);
 }
 std::unique_ptr<Duty> make_node_reaping_duty(const ClusterDutySettings& settings, DutyContext ctx) {

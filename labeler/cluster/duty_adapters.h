@@ -27,9 +27,12 @@ struct DutyContext {
   std::string node_id;
 };
 
-std::unique_ptr<Duty> make_heartbeat_duty(const ClusterDutySettings& settings, DutyContext ctx);
-std::unique_ptr<Duty> make_identity_gc_duty(const ClusterDutySettings& settings, DutyContext ctx);
-std::unique_ptr<Duty> make_lock_gc_duty(const ClusterDutySettings& settings, DutyContext ctx);
+std::unique_ptr<Duty> make_heartbeat_duty(const ClusterDutySettings& settings,
+                                          const DutyContext& ctx);
+std::unique_ptr<Duty> make_identity_gc_duty(const ClusterDutySettings& settings,
+                                            const DutyContext& ctx);
+std::unique_ptr<Duty> make_lock_gc_duty(const ClusterDutySettings& settings,
+                                        const DutyContext& ctx);
 std::unique_ptr<Duty> make_node_reaping_duty(const ClusterDutySettings& settings, DutyContext ctx);
 
 }  // namespace cn::labeler::cluster

@@ -28,7 +28,7 @@ InUseReporter::InUseReporter(etcd::EtcdApi& etcd, cilium::CiliumApi& cilium, Clo
       log_(log ? std::move(log) : spdlog::default_logger()),
       on_report_(std::move(on_report)) {}
 
-Status InUseReporter::ensure_lease(Deadline deadline) {
+Status InUseReporter::ensure_lease(const Deadline& deadline) {
   if (lease_ != 0) {
     auto ttl = etcd_.keep_alive(lease_, deadline);
     if (ttl) return {};
@@ -52,8 +52,8 @@ Status InUseReporter::report_once(std::stop_token stop) {
   for (const auto& ep : endpoints->endpoints)
     if (ep.identity_id >= kFirstGlobalIdentity)
       ids.push_back(static_cast<std::uint64_t>(ep.identity_id));
-  std::ranges::sort(ids);
-  ids.erase(std::ranges::unique(ids).begin(), ids.end());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   if (auto ok = ensure_lease(deadline); !ok)
     return std::unexpected(with_context("etcd lease", ok.error()));
   std::string key = in_use_key(settings_.cluster_name, settings_.node);

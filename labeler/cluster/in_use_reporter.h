@@ -41,7 +41,7 @@ class InUseReporter {
   Status report_once(std::stop_token stop);
 
  private:
-  Status ensure_lease(Deadline deadline);
+  Status ensure_lease(const Deadline& deadline);
 
   etcd::EtcdApi& etcd_;
   cilium::CiliumApi& cilium_;
