@@ -20,4 +20,10 @@ bool DeleteRateLimiter::acquire(const std::stop_token& stop) {
   return true;
 }
 
+int DeleteRateLimiter::available() const {
+  if (per_minute_ <= 0) return 1 << 30;
+  if (used_ > 0 && clock_.now() >= window_start_ + kWindow) return per_minute_;
+  return per_minute_ - used_;
+}
+
 }  // namespace cn::labeler::cluster

@@ -19,6 +19,9 @@ class DeleteRateLimiter {
   // Takes one deletion from the current window, waiting for the next window when this one is
   // used up. False when the stop token ended the wait (no deletion taken). One thread at a time.
   bool acquire(const std::stop_token& stop);
+  // How many acquire() calls would succeed now without waiting (a large number without a
+  // limit), so that a caller can send what it holds before it waits.
+  int available() const;
 
  private:
   static constexpr std::chrono::minutes kWindow{1};

@@ -30,6 +30,13 @@ Result<FencedOutcome> run_fenced(etcd::EtcdApi& etcd, const LeaderFence& fence,
   return fence_holds(fence, *result) ? FencedOutcome::refused : FencedOutcome::fence_lost;
 }
 
+WriteStop write_stop(const Result<FencedOutcome>& outcome) {
+  if (outcome) return WriteStop{PassEnd::fence_lost, "the leader key is no longer ours"};
+  return WriteStop{
+      outcome.error().kind == ErrorKind::cancelled ? PassEnd::stopped : PassEnd::write_failed,
+      outcome.error().message};
+}
+
 etcd::TxnOp delete_key_op(std::string key) {
   return etcd::TxnOp{etcd::TxnOp::Kind::delete_range, std::move(key), {}, {}, 0};
 }

@@ -7,6 +7,7 @@
 
 #include "common/etcd/etcd_api.h"
 #include "common/util/result.h"
+#include "labeler/cluster/duty_pass.h"
 #include "labeler/cluster/leader_fence.h"
 
 namespace cn::labeler::cluster {
@@ -28,6 +29,15 @@ bool fence_holds(const LeaderFence& fence, const etcd::TxnResult& refused);
 Result<FencedOutcome> run_fenced(etcd::EtcdApi& etcd, const LeaderFence& fence,
                                  std::vector<etcd::Compare> own, std::vector<etcd::TxnOp> ops,
                                  Deadline deadline);
+
+// How a pass ends when its fenced write did not apply: `stopped` when our own stop cancelled it,
+// `write_failed` when no answer came (its effect is unknown), `fence_lost`; with the detail the
+// report carries. For an error or FencedOutcome::fence_lost only.
+struct WriteStop {
+  PassEnd end = PassEnd::write_failed;
+  std::string detail;
+};
+WriteStop write_stop(const Result<FencedOutcome>& outcome);
 
 etcd::TxnOp delete_key_op(std::string key);
 etcd::Compare mod_revision_is(std::string key, etcd::Revision revision);

@@ -1,5 +1,6 @@
 #include "labeler/cluster/identity_gc.h"
 
+#include <algorithm>
 #include <functional>
 #include <unordered_set>
 
@@ -134,20 +135,51 @@ IdentityGcReport IdentityGc::run_pass(const LeaderFence& fence, std::stop_token 
 
 void IdentityGc::delete_confirmed(const LeaderFence& fence, std::vector<Deletion>& confirmed,
                                   IdentityGcReport& report, const std::stop_token& stop) {
-  for (auto& deletion : confirmed) {
-    const std::string key = kvstore::master_key(deletion.id);
-    if (options_.dry_run) {
+  if (options_.dry_run) {
+    for (const auto& deletion : confirmed) {
       ++report.would_delete;
       log_->info("identity gc dry run, would delete: id={} labels=\"{}\"", deletion.id,
                  deletion.labels);
-      continue;
     }
-    if (!limiter_.acquire(stop)) {
-      report.end = PassEnd::stopped;
-      report.detail = "stopped while rate limited";
-      return;
+    return;
+  }
+  const std::size_t per_txn = std::max<std::size_t>(options_.deletions_per_txn, 1);
+  std::size_t next = 0;
+  while (next < confirmed.size()) {
+    // Every deletion takes its token first; what the limiter grants without waiting goes in
+    // one txn, so a paced pass never holds granted deletions back while it waits.
+    const std::size_t begin = next;
+    do {
+      if (!limiter_.acquire(stop)) {
+        report.end = PassEnd::stopped;
+        report.detail = "stopped while rate limited";
+        return;
+      }
+      ++next;
+    } while (next < confirmed.size() && next - begin < per_txn && limiter_.available() > 0);
+    std::span<const Deletion> batch(confirmed.data() + begin, next - begin);
+    bool refused = false;
+    if (!delete_batch(fence, batch, report, stop, refused)) return;
+    if (!refused || batch.size() == 1) continue;
+    // One of them changed (or gained a user) since the read: find which, one txn each; the
+    // tokens were taken already.
+    for (std::size_t k = 0; k < batch.size(); ++k) {
+      if (!delete_batch(fence, batch.subspan(k, 1), report, stop, refused)) return;
     }
-    std::vector<etcd::Compare> own{mod_revision_is(key, deletion.mod_revision)};
+  }
+}
+
+bool IdentityGc::delete_batch(const LeaderFence& fence, std::span<const Deletion> batch,
+                              IdentityGcReport& report, const std::stop_token& stop,
+                              bool& refused) {
+  refused = false;
+  std::vector<etcd::Compare> own;
+  std::vector<etcd::TxnOp> ops;
+  own.reserve(batch.size() * 2);
+  ops.reserve(batch.size());
+  for (const auto& deletion : batch) {
+    const std::string key = kvstore::master_key(deletion.id);
+    own.push_back(mod_revision_is(key, deletion.mod_revision));
     const std::string users = kvstore::value_key_prefix(deletion.labels);
     own.push_back(etcd::Compare{users,
                                 etcd::prefix_end(users),
@@ -155,34 +187,41 @@ void IdentityGc::delete_confirmed(const LeaderFence& fence, std::vector<Deletion
                                 etcd::CompareResult::equal,
                                 0,
                                 {}});
-    ++report.etcd_requests;
-    auto outcome = run_fenced(etcd_, fence, std::move(own), {delete_key_op(key)},
-                              Deadline(clock_.now() + options_.scan.call_timeout, stop));
-    if (!outcome) {
-      report.end =
-          outcome.error().kind == ErrorKind::cancelled ? PassEnd::stopped : PassEnd::write_failed;
-      report.detail = outcome.error().message;
-      return;
-    }
-    // Applied or refused, the next pass must find it unused twice again before a new attempt.
-    remembered_.erase(deletion.id);
-    switch (*outcome) {
-      case FencedOutcome::applied:
+    ops.push_back(delete_key_op(key));
+  }
+  ++report.etcd_requests;
+  auto outcome = run_fenced(etcd_, fence, std::move(own), std::move(ops),
+                            Deadline(clock_.now() + options_.scan.call_timeout, stop));
+  if (!outcome || *outcome == FencedOutcome::fence_lost) {
+    if (outcome) ++report.refused;
+    auto [end, detail] = write_stop(outcome);
+    report.end = end;
+    report.detail = std::move(detail);
+    return false;
+  }
+  switch (*outcome) {
+    case FencedOutcome::applied:
+      for (const auto& deletion : batch) {
+        // The next pass must find it unused twice again before a new attempt.
+        remembered_.erase(deletion.id);
         ++report.deleted;
         log_->info("identity gc deleted unused identity: id={} labels=\"{}\"", deletion.id,
                    deletion.labels);
-        break;
-      case FencedOutcome::refused:
+      }
+      return true;
+    case FencedOutcome::refused:
+      refused = true;
+      if (batch.size() == 1) {
+        remembered_.erase(batch.front().id);
         ++report.refused;
-        log_->info("identity gc kept identity, changed or used since read: id={}", deletion.id);
-        break;
-      case FencedOutcome::fence_lost:
-        ++report.refused;
-        report.end = PassEnd::fence_lost;
-        report.detail = "the leader key is no longer ours";
-        return;
-    }
+        log_->info("identity gc kept identity, changed or used since read: id={}",
+                   batch.front().id);
+      }
+      return true;
+    case FencedOutcome::fence_lost:
+      break;  // handled above
   }
+  return false;
 }
 
 }  // namespace cn::labeler::cluster

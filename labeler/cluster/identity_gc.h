@@ -23,8 +23,10 @@
 // One thread (the cluster duties' runner) calls run_pass; the object keeps the memory between
 // passes.
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <stop_token>
 #include <string>
 #include <unordered_map>
@@ -45,6 +47,9 @@ struct IdentityGcOptions {
   ScanSettings scan;                     // 1,000 keys a page, 10 s a call
   int deletions_per_minute = 2500;       // 0: no limit
   bool dry_run = false;                  // log and count what would be deleted, write nothing
+  // Deletions sent in one txn. etcd refuses a txn of more than 128 compares (--max-txn-ops);
+  // each deletion takes two, the fence two more. A refused batch is retried one by one.
+  std::size_t deletions_per_txn = 50;
   // The identities of the local cluster, as the operator GCs only its own range
   // (identity.GetMinimalAllocationIdentity/GetMaximumAllocationIdentity): 256-65535 for cluster
   // ID 0 with the default max-connected-clusters 255 (256-32767 with 511).
@@ -95,6 +100,10 @@ class IdentityGc {
 
   void delete_confirmed(const LeaderFence& fence, std::vector<Deletion>& confirmed,
                         IdentityGcReport& report, const std::stop_token& stop);
+  // One txn deleting every identity of `batch`, all or none. False when the pass must end
+  // (report.end says why); `refused` is set when etcd refused it with the fence intact.
+  bool delete_batch(const LeaderFence& fence, std::span<const Deletion> batch,
+                    IdentityGcReport& report, const std::stop_token& stop, bool& refused);
 
   etcd::EtcdApi& etcd_;
   Clock& clock_;

@@ -80,10 +80,9 @@ LockGcReport LockGc::run_pass(const LeaderFence& fence, std::stop_token stop) {
                               Deadline(clock_.now() + options_.scan.call_timeout, stop));
     if (!outcome || *outcome == FencedOutcome::fence_lost) {
       if (outcome) ++report.refused;
-      report.end = !outcome ? (outcome.error().kind == ErrorKind::cancelled ? PassEnd::stopped
-                                                                            : PassEnd::write_failed)
-                            : PassEnd::fence_lost;
-      report.detail = !outcome ? outcome.error().message : "the leader key is no longer ours";
+      auto [end, detail] = write_stop(outcome);
+      report.end = end;
+      report.detail = std::move(detail);
       // Like the operator, a lock not deleted stays remembered; so do the ones not yet tried.
       for (std::size_t j = i; j < stale.size(); ++j) current.emplace(stale[j].key, stale[j].seen);
       break;

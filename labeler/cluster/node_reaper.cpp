@@ -134,10 +134,11 @@ void NodeReaper::delete_entries(const std::vector<Entry>& due, const LeaderFence
     auto outcome =
         run_fenced(etcd_, fence, {mod_revision_is(key, entry.mod_revision)}, {delete_key_op(key)},
                    Deadline(clock_.now() + options_.scan.call_timeout, stop));
-    if (!outcome) {
-      report.end =
-          outcome.error().kind == ErrorKind::cancelled ? PassEnd::stopped : PassEnd::write_failed;
-      report.detail = outcome.error().message;
+    if (!outcome || *outcome == FencedOutcome::fence_lost) {
+      if (outcome) ++report.refused;
+      auto [end, detail] = write_stop(outcome);
+      report.end = end;
+      report.detail = std::move(detail);
       return;
     }
     switch (*outcome) {
@@ -154,10 +155,7 @@ void NodeReaper::delete_entries(const std::vector<Entry>& due, const LeaderFence
         log_->info("node reaper kept a node entry written since it was read: node={}", entry.name);
         break;
       case FencedOutcome::fence_lost:
-        ++report.refused;
-        report.end = PassEnd::fence_lost;
-        report.detail = "the leader key is no longer ours";
-        return;
+        break;  // handled above
     }
   }
 }

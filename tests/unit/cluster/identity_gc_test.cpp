@@ -201,7 +201,8 @@ TEST_F(IdentityGcTest, EveryPageIsLimitedAndPinnedAtTheFirstRevision) {
   EXPECT_EQ(report.deleted, 100);
   // in-use: 1 page, value keys: 9, master keys: 10.
   EXPECT_EQ(report.pages, 20);
-  EXPECT_EQ(report.etcd_requests, 20 + 100);
+  // 100 deletions, 50 to a txn.
+  EXPECT_EQ(report.etcd_requests, 20 + 2);
   const auto log = etcd.range_log();
   ASSERT_EQ(log.size(), before + 20);
   const auto pinned = report.revision;
@@ -227,7 +228,9 @@ TEST_F(IdentityGcTest, FenceRefusingAWriteStopsThePass) {
 
 TEST_F(IdentityGcTest, LeaderLeaseExpiringMidPassStopsItAfterTheWritesBefore) {
   for (std::uint64_t id = 256; id < 260; ++id) seed_identity(id, job_labels(id));
-  IdentityGc gc(etcd, clock, options());
+  auto o = options();
+  o.deletions_per_txn = 1;
+  IdentityGc gc(etcd, clock, o);
   pass(gc);
   int txns = 0;
   etcd.before_txn([&] {
@@ -239,6 +242,24 @@ TEST_F(IdentityGcTest, LeaderLeaseExpiringMidPassStopsItAfterTheWritesBefore) {
   EXPECT_EQ(report.end, PassEnd::fence_lost);
   EXPECT_EQ(report.deleted, 2);
   EXPECT_EQ(txns, 3);
+}
+
+TEST_F(IdentityGcTest, ABatchWithOneChangedIdentityIsRetriedOneByOne) {
+  for (std::uint64_t id = 256; id < 261; ++id) seed_identity(id, job_labels(id));
+  IdentityGc gc(etcd, clock, options());
+  pass(gc);
+  // Between the read and the delete, 258 gains a user: etcd refuses the batch of five, and the
+  // retry one by one deletes the four others and keeps 258.
+  int txns = 0;
+  etcd.before_txn([&] {
+    if (++txns == 1) seed_user(job_labels(258), "10.0.0.9", 258);
+  });
+  auto report = pass(gc);
+  EXPECT_EQ(report.end, PassEnd::complete) << report.detail;
+  EXPECT_EQ(report.deleted, 4);
+  EXPECT_EQ(report.refused, 1);
+  EXPECT_TRUE(etcd.get(master_key(258)));
+  EXPECT_EQ(etcd.calls(InMemoryEtcd::Method::txn), 1 + 5);
 }
 
 TEST_F(IdentityGcTest, RateLimitWaitsOnTheClock) {
