@@ -168,10 +168,9 @@ TEST_F(ClusterDutiesTest, UnusedIdentitiesGoAfterTwoPassesInUseOnesAndOneThatGai
   EXPECT_EQ(value_of("cilium-nomad/default/leader"), "node-a");
   // `cluster status` reads the same from etcd: the leader, the node's in-use report, the counts.
   ASSERT_TRUE(eventually([&] { return exists("cilium-nomad/default/in-use/node-a"); }, 10s));
-  auto status = testing::run_process(
-      {testing::bin_dir() + "/cilium-nomad-labeler", "cluster", "status", "--kvstore-config",
-       config_file_, "--json"},
-      node.labeler_env(), "", 30s);
+  auto status = testing::run_process({testing::bin_dir() + "/cilium-nomad-labeler", "cluster",
+                                      "status", "--kvstore-config", config_file_, "--json"},
+                                     node.labeler_env(), "", 30s);
   ASSERT_EQ(status.exit_code, 0) << status.out << status.err;
   auto doc = nlohmann::json::parse(status.out, nullptr, false);
   ASSERT_TRUE(doc.is_object()) << status.out;
@@ -222,26 +221,41 @@ TEST_F(ClusterDutiesTest, ThreeLabelersOneLeadsAKilledLeaderIsReplacedAStalledOn
     labelers[name] = start_labeler(*nodes.back(), name, {"--identity-gc-rate-limit", "60"});
   }
   auto leader = [&] { return value_of("cilium-nomad/default/leader"); };
-  ASSERT_TRUE(eventually([&] { return labelers.contains(leader()); }, 20s));
-  const std::string first = leader();
+  std::string first;
+  ASSERT_TRUE(eventually(
+      [&] {
+        first = leader();
+        return labelers.contains(first);
+      },
+      20s));
   // Exactly one believes it leads.
-  int leading = 0;
-  for (auto& [name, p] : labelers)
-    leading += count_occurrences(p->log(), "cluster duties: leading:");
-  EXPECT_EQ(leading, 1);
+  auto leading = [&] {
+    int n = 0;
+    for (auto& [name, p] : labelers) n += count_occurrences(p->log(), "cluster duties: leading:");
+    return n;
+  };
+  // The key is written before its holder logs it.
+  EXPECT_TRUE(eventually([&] { return leading() >= 1; }, 5s));
+  EXPECT_EQ(leading(), 1);
 
   // kill -9 mid-pass (the rate limit keeps its identity GC deleting): another leads within the
   // lease TTL (2 s) plus a round, measured with margin for the sanitizers.
   ASSERT_TRUE(labelers[first]->wait_for_log("cluster duty pass: duty=identity_gc", 20s));
   labelers[first]->kill_and_wait(SIGKILL);
-  ASSERT_TRUE(eventually([&] { return !leader().empty() && leader() != first; }, 2s + 1s + 5s))
+  std::string second;
+  ASSERT_TRUE(eventually(
+      [&] {
+        second = leader();
+        return labelers.contains(second) && second != first;
+      },
+      2s + 1s + 5s))
       << "no new leader after the kill";
-  const std::string second = leader();
 
   // SIGSTOP the new leader until a third labeler leads, then SIGCONT: every write the stalled one
   // still tries must be refused. Its heartbeat writes carry its lease; none may land after the
   // third labeler's term began.
   BackgroundProcess& stalled = *labelers[second];
+  ASSERT_TRUE(stalled.wait_for_log("cluster duties: leading:"));
   const std::string stalled_lease = leading_lease(stalled.log());
   ASSERT_FALSE(stalled_lease.empty());
   ASSERT_TRUE(stalled.signal(SIGSTOP));

@@ -167,7 +167,12 @@ TEST_F(LeaderElectionTest, CandidatesStartedTogetherNeverBothLead) {
     int leaders = int{a.leading()} + int{b.leading()} + int{c.leading()};
     EXPECT_LE(leaders, 1) << "round " << i;
   }
-  ASSERT_TRUE(eventually([&] { return a.leading() || b.leading() || c.leading(); }));
+  // However the rounds fell, within a few more one leads, and only one.
+  for (int i = 0; i < 10 && !(a.leading() || b.leading() || c.leading()); ++i) {
+    round(1);
+    eventually([&] { return a.leading() || b.leading() || c.leading(); },
+               std::chrono::milliseconds{200});
+  }
   EXPECT_EQ(int{a.leading()} + int{b.leading()} + int{c.leading()}, 1);
 }
 
