@@ -3,8 +3,8 @@
 // tell a key of the expected shape from anything else. A key of an unknown shape is skipped and
 // counted by the duties, never deleted: a newer Cilium may write keys we do not understand.
 //
-// Facts and their upstream sources: /work/shared/reference/cilium-kvstore.md and docs/ (cluster
-// duties). Keys and values are raw bytes; the agents' etcd backend does not encode them.
+// The facts, with the upstream files and commits they were read in: docs/cluster-duties.md.
+// Keys and values are raw bytes; the agents' etcd backend does not encode them.
 #include <cstdint>
 #include <optional>
 #include <string>
