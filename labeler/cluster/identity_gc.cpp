@@ -20,10 +20,6 @@ std::uint64_t label_hash(std::string_view labels) {
   return std::hash<std::string_view>{}(labels);
 }
 
-PassEnd end_of(const Error& error) {
-  return error.kind == ErrorKind::cancelled ? PassEnd::stopped : PassEnd::read_failed;
-}
-
 }  // namespace
 
 IdentityGc::IdentityGc(etcd::EtcdApi& etcd, Clock& clock, IdentityGcOptions options,
@@ -65,7 +61,7 @@ IdentityGcReport IdentityGc::run_pass(const LeaderFence& fence, std::stop_token 
                             }
                             in_use.insert(parsed->identities.begin(), parsed->identities.end());
                           });
-  if (!read) return finish(end_of(read.error()), read.error().message);
+  if (!read) return finish(scan_stop(read.error()), read.error().message);
   if (report.malformed_in_use_reports > 0) {
     return finish(PassEnd::doubt, "malformed in-use report");
   }
@@ -84,7 +80,7 @@ IdentityGcReport IdentityGc::run_pass(const LeaderFence& fence, std::stop_token 
                        }
                        used_labels.insert(label_hash(value_key->labels));
                      });
-  if (!read) return finish(end_of(read.error()), read.error().message);
+  if (!read) return finish(scan_stop(read.error()), read.error().message);
 
   // 3. Every master key: referenced, reported, or a candidate.
   std::unordered_map<std::uint64_t, etcd::Revision> candidates;
@@ -119,7 +115,7 @@ IdentityGcReport IdentityGc::run_pass(const LeaderFence& fence, std::stop_token 
                          confirmed.push_back(Deletion{*id, kv.value, kv.mod_revision});
                        }
                      });
-  if (!read) return finish(end_of(read.error()), read.error().message);
+  if (!read) return finish(scan_stop(read.error()), read.error().message);
 
   // Every read complete: this pass is the one the next pass confirms against.
   remembered_ = std::move(candidates);

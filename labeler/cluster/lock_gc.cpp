@@ -54,8 +54,7 @@ LockGcReport LockGc::run_pass(const LeaderFence& fence, std::stop_token stop) {
   report.pages = counters.pages;
   report.etcd_requests = counters.requests;
   if (!read) {
-    report.end =
-        read.error().kind == ErrorKind::cancelled ? PassEnd::stopped : PassEnd::read_failed;
+    report.end = scan_stop(read.error());
     report.detail = read.error().message;
     log_->warn("lock gc round ended early: end={} detail=\"{}\"", to_string(report.end),
                report.detail);

@@ -84,8 +84,7 @@ NodeReapReport NodeReaper::run_pass(const std::vector<nomad::NodeStub>& nomad_no
   report.pages = counters.pages;
   report.etcd_requests = counters.requests;
   if (!read) {
-    report.end =
-        read.error().kind == ErrorKind::cancelled ? PassEnd::stopped : PassEnd::read_failed;
+    report.end = scan_stop(read.error());
     report.detail = read.error().message;
     log_->warn("node reaper pass ended early: end={} detail=\"{}\"", to_string(report.end),
                report.detail);

@@ -11,6 +11,7 @@
 #include "common/etcd/etcd_api.h"
 #include "common/util/clock.h"
 #include "common/util/result.h"
+#include "labeler/cluster/duty_pass.h"
 
 namespace cn::labeler::cluster {
 
@@ -28,6 +29,11 @@ struct ScanCounters {
 // next scans read the same snapshot. Any failure (an etcd error, a revision compacted meanwhile,
 // an answer that does not advance, the stop token) ends the scan with an error: the caller must
 // treat what it saw as partial.
+// How a pass ends when its scan failed: `stopped` on our own stop, else `read_failed`.
+inline PassEnd scan_stop(const Error& error) {
+  return error.kind == ErrorKind::cancelled ? PassEnd::stopped : PassEnd::read_failed;
+}
+
 Status scan_prefix(etcd::EtcdApi& etcd, Clock& clock, const ScanSettings& settings,
                    std::string_view prefix, etcd::Revision& revision, ScanCounters& counters,
                    std::stop_token stop, const std::function<void(const etcd::KeyValue&)>& on_key);
