@@ -1,6 +1,7 @@
 #include "cni-plugin/plugin_log_sink.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,17 +12,21 @@
 #include <spdlog/details/log_msg.h>
 
 #include "common/util/clock.h"
+#include "common/util/control_chars.h"
 
 namespace cn::plugin {
 namespace {
 
+// The plugin runs as root: a link planted at the log path must not make it append to another
+// file (O_NOFOLLOW), a FIFO there must not block it (O_NONBLOCK, then refused below), and the
+// log, which names every workload, is not for everyone to read (0640).
 int open_for_append(const std::string& path) {
-  return ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+  return ::open(path.c_str(),
+                O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK,
+                0640);
 }
 
-}  // namespace
-
-Result<std::shared_ptr<PluginLogSink>> PluginLogSink::append_to(const std::string& path) {
+int open_with_parents(const std::string& path) {
   int fd = open_for_append(path);
   if (fd < 0 && errno == ENOENT) {
     // Only a missing directory costs more than the open: the common case is one system call.
@@ -30,7 +35,29 @@ Result<std::shared_ptr<PluginLogSink>> PluginLogSink::append_to(const std::strin
     if (!parent.empty()) std::filesystem::create_directories(parent, ec);
     fd = open_for_append(path);
   }
+  return fd;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<PluginLogSink>> PluginLogSink::append_to(const std::string& path) {
+  int fd = open_with_parents(path);
   if (fd < 0) return fail_errno("cannot open " + path + ": " + errno_text(errno), errno);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return fail("cannot open " + path + ": not a regular file");
+  }
+  if (st.st_size >= kMaxLogBytes) {
+    // Full: the file becomes `<path>.1` (replacing the one before) and a new one starts. A plugin
+    // that opened the old file just before writes its line there, which is still kept.
+    const std::string rotated = path + ".1";
+    if (::rename(path.c_str(), rotated.c_str()) == 0) {
+      ::close(fd);
+      fd = open_with_parents(path);
+      if (fd < 0) return fail_errno("cannot open " + path + ": " + errno_text(errno), errno);
+    }
+  }
   return std::shared_ptr<PluginLogSink>(new PluginLogSink(fd));
 }
 
@@ -48,7 +75,7 @@ void PluginLogSink::log(const spdlog::details::log_msg& msg) {
   line += " cilium-nomad-cni pid=";
   line += std::to_string(pid_);
   line += ' ';
-  line.append(msg.payload.data(), msg.payload.size());
+  line += escape_control_chars(std::string_view(msg.payload.data(), msg.payload.size()));
   line += '\n';
   if (captured_ != nullptr) {
     captured_->append(line);

@@ -20,8 +20,12 @@ class PluginLogSink final : public spdlog::sinks::sink {
  public:
   // Lines go to `*captured`, which must outlive the sink.
   explicit PluginLogSink(std::string* captured) : captured_(captured) {}
-  // Appends to `path` (created 0666 minus the umask, as fopen does, with its missing parent
-  // directories, as spdlog's file sink did).
+  // A log-file that reaches this size is renamed `<path>.1` (replacing the one before) when the
+  // next plugin run opens it: the two files never hold much more than twice this.
+  static constexpr long kMaxLogBytes = 10L * 1024 * 1024;
+  // Appends to `path`: a regular file, never through a symbolic link, created 0640 (minus the
+  // umask) with its missing parent directories. Control bytes in a message are escaped
+  // (common/util/control_chars.h), so a value never starts a line of its own.
   static Result<std::shared_ptr<PluginLogSink>> append_to(const std::string& path);
   ~PluginLogSink() override;
   PluginLogSink(const PluginLogSink&) = delete;

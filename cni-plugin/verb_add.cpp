@@ -108,8 +108,13 @@ std::optional<CniError> record_and_notify(VerbContext& ctx, const nlohmann::json
         "attachment ID: alloc={}",
         ctx.container_id);
   }
-  auto nomad = cni::nomad_workload_from_args(
-      cni::parse_cni_args(ctx.invocation.get("CNI_ARGS").value_or("")));
+  cni::NomadWorkload nomad;
+  if (auto workload =
+          cni::nomad_workload_from_cni_args(ctx.invocation.get("CNI_ARGS").value_or(""))) {
+    nomad = std::move(*workload);
+  } else {
+    ctx.log.get().warn("{}: alloc={}", workload.error().message, ctx.container_id);
+  }
   ctx.enter(Step::kStateWrite);
   std::string state_result = record(ctx, make_entry(ctx, *addrs, nomad));
   ctx.enter(Step::kStateWritten);

@@ -1,6 +1,6 @@
 #include "labeler/alloc_cache.h"
 
-#include "common/nomad/model/alloc_identity.h"
+#include "labeler/identity_trust.h"
 
 namespace cn::labeler {
 
@@ -23,9 +23,9 @@ void AllocCache::observe_locked(const nomad::Allocation& alloc) {
     if (it != entries_.end()) entries_.erase(it);
     return;
   }
-  auto identity = alloc.job ? nomad::identity_of(alloc)
+  auto identity = alloc.job ? trusted_identity(NomadClaim{alloc}, alloc.id, TrustRules{})
                             : Result<labels::AllocationIdentity>(fail("no embedded job"));
-  if (!identity || !labels::is_complete(*identity)) {
+  if (!identity) {
     // No Job (an event), or one that does not fit: whatever is stored may be stale now.
     if (it != entries_.end() && it->second.modify_index < alloc.modify_index) entries_.erase(it);
     return;

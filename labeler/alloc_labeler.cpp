@@ -4,12 +4,10 @@
 
 #include "common/cilium/model/label_write_plan.h"
 #include "common/labels/derive_labels.h"
-#include "common/labels/parent_job.h"
-#include "common/nomad/model/alloc_identity.h"
 #include "common/util/alloc_id.h"
 #include "common/util/join.h"
 #include "labeler/call_recorder.h"
-#include "labeler/cni_args_identity.h"
+#include "labeler/identity_trust.h"
 #include "labeler/state_rebuild.h"
 
 namespace cn::labeler {
@@ -49,22 +47,26 @@ std::optional<LabelFailure> failure_of(Peer peer, const Error& e) {
 }  // namespace
 
 std::expected<AllocLabeler::Identity, LabelOutcome> AllocLabeler::identity_of_live(
-    const nomad::Allocation& alloc, IdentitySource source) {
+    const nomad::Allocation& alloc, std::string_view alloc_id, IdentitySource source) const {
   if (alloc.is_terminal()) {
     return std::unexpected(outcome(ReplyStatus::kFailed,
                                    "allocation is terminal (client " + alloc.client_status +
                                        ", desired " + alloc.desired_status + ")",
                                    RetryRule::never, LabelFailure::alloc_terminal));
   }
-  auto identity = nomad::identity_of(alloc);
+  auto identity = trusted_identity(NomadClaim{alloc}, alloc_id, trust_rules());
   if (!identity) {
-    // "Job": null or a job that does not match: Nomad's answer is incomplete right now (a
-    // purged job, a proxy trimming bodies); it may be whole on the next read.
-    return std::unexpected(outcome(ReplyStatus::kFailed,
-                                   "cannot derive labels: " + identity.error().message,
-                                   RetryRule::later, LabelFailure::nomad_answer_unusable));
+    // bad_answer: Nomad's answer may be whole on the next read; invalid: it never will be.
+    const bool later = identity.error().kind == ErrorKind::bad_answer;
+    return std::unexpected(outcome(ReplyStatus::kFailed, identity.error().message,
+                                   later ? RetryRule::later : RetryRule::never,
+                                   LabelFailure::nomad_answer_unusable));
   }
   return Identity{std::move(*identity), source, false};
+}
+
+TrustRules AllocLabeler::trust_rules() const {
+  return TrustRules{settings_.cni_args_first, !settings_.policy.meta_keys.empty()};
 }
 
 labels::LabelPolicy label_policy(const LabelSettings& settings) {
@@ -133,17 +135,17 @@ std::expected<AllocLabeler::Identity, LabelOutcome> AllocLabeler::resolve_identi
     const WorkItem& item, const Attempt& attempt) {
   // Cheapest first: what the item carries, what the watch already read, what the plugin passed.
   if (item.alloc && item.alloc->job)
-    return identity_of_live(*item.alloc, IdentitySource::allocation);
+    return identity_of_live(*item.alloc, item.alloc_id, IdentitySource::allocation);
   if (settings_.cache) {
     if (auto cached = settings_.cache->identity(item.alloc_id)) {
       return Identity{std::move(*cached), IdentitySource::cache, false};
     }
   }
-  if (settings_.cni_args_first && !item.verify_cni_args) {
-    if (auto from_args =
-            identity_from_cni_args(item.hint, item.alloc_id, label_policy(settings_))) {
-      return Identity{std::move(*from_args), IdentitySource::cni_args, false};
-    }
+  // A re-check after labeling from CNI_ARGS must come from Nomad, never CNI_ARGS again.
+  if (!item.verify_cni_args) {
+    auto from_args = trusted_identity(CniArgsClaim{item.hint, CniArgsUse::before_nomad},
+                                      item.alloc_id, trust_rules());
+    if (from_args) return Identity{std::move(*from_args), IdentitySource::cni_args, false};
   }
   return fetch_identity(item, attempt);
 }
@@ -153,8 +155,7 @@ std::expected<AllocLabeler::Identity, LabelOutcome> AllocLabeler::fetch_identity
   auto fetched = nomad_.allocation(item.alloc_id, call_deadline(attempt));
   calls_.record(Peer::nomad, fetched);
   if (fetched && fetched->id != item.alloc_id) {
-    // A confused proxy or cache answered about another allocation: labeling from it would give
-    // this endpoint someone else's identity. Try again rather than trust it.
+    // A confused proxy or cache answered about another allocation: try again rather than trust it.
     return std::unexpected(
         outcome(ReplyStatus::kPending,
                 "Nomad answered for allocation " + fetched->id + " when asked for " + item.alloc_id,
@@ -162,27 +163,27 @@ std::expected<AllocLabeler::Identity, LabelOutcome> AllocLabeler::fetch_identity
   }
   if (fetched) {
     if (settings_.cache) settings_.cache->observe(*fetched);
-    return identity_of_live(*fetched, IdentitySource::nomad);
+    return identity_of_live(*fetched, item.alloc_id, IdentitySource::nomad);
   }
   if (fetched.error().kind == ErrorKind::not_found) {
     return std::unexpected(outcome(ReplyStatus::kFailed, "Nomad has no allocation " + item.alloc_id,
                                    RetryRule::never, LabelFailure::nomad_alloc_unknown));
   }
-  if (item.hint.has_identity() && !item.verify_cni_args &&
-      fetched.error().kind != ErrorKind::cancelled) {
-    // Nomad is away but the plugin passed what Nomad >= 1.9.4 puts in CNI_ARGS: label from
-    // that now, and check the full set (meta labels) once Nomad answers again.
-    log_->warn("nomad unreachable, labeling from CNI_ARGS: alloc={} error=\"{}\"", item.alloc_id,
-               fetched.error().message);
-    Identity id;
-    id.identity.nomad_namespace = item.hint.namespace_;
-    id.identity.job_id = labels::parent_job_of(item.hint.job_id);
-    id.identity.task_group = item.hint.group;
-    id.source = IdentitySource::cni_args;
-    id.degraded = true;
-    return id;
+  auto failed = failed_call(Peer::nomad, "Nomad: ", fetched.error());
+  if (fetched.error().kind == ErrorKind::cancelled || item.verify_cni_args)
+    return std::unexpected(failed);
+  // Nomad is away. CNI_ARGS may stand in only where the trust rule allows; otherwise the endpoint
+  // stays on reserved:init (its networking works, fail-open) and the item is retried.
+  auto from_args = trusted_identity(CniArgsClaim{item.hint, CniArgsUse::nomad_unavailable},
+                                    item.alloc_id, trust_rules());
+  if (!from_args) {
+    const bool had_args = item.hint.has_identity() || !item.hint.alloc_id.empty();
+    if (had_args) failed.message += "; CNI_ARGS not trusted: " + from_args.error().message;
+    return std::unexpected(failed);
   }
-  return std::unexpected(failed_call(Peer::nomad, "Nomad: ", fetched.error()));
+  log_->warn("nomad unreachable, labeling from CNI_ARGS: alloc={} error=\"{}\"", item.alloc_id,
+             fetched.error().message);
+  return Identity{std::move(*from_args), IdentitySource::cni_args, true};
 }
 
 std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::find_endpoint(const WorkItem& item,
@@ -419,10 +420,6 @@ LabelOutcome AllocLabeler::attempt_label(const WorkItem& item, std::stop_token s
   if (!identity) return identity.error();
   metrics_.identity_sources(identity->source).Increment();
   auto desired = labels::derive_labels(identity->identity, label_policy(settings_));
-  if (!labels::is_complete(identity->identity)) {
-    return outcome(ReplyStatus::kFailed, "allocation has no namespace, job or group to label with",
-                   RetryRule::never, LabelFailure::nomad_answer_unusable);
-  }
 
   // A resync's snapshot may predate a notification's work on the same allocation (the list was
   // read, then the queue took a while): look again rather than write from it a second time.

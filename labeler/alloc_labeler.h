@@ -23,6 +23,7 @@
 #include "labeler/alloc_cache.h"
 #include "labeler/call_recorder.h"
 #include "labeler/cluster_name.h"
+#include "labeler/identity_trust.h"
 #include "labeler/label_failure.h"
 #include "labeler/label_step.h"
 #include "labeler/metrics.h"
@@ -40,7 +41,7 @@ struct LabelSettings {
   // every notification asks Nomad.
   std::shared_ptr<AllocCache> cache;
   // --cni-args-first: on a cache miss without meta labels, label from CNI_ARGS at once and check
-  // against Nomad afterwards (labeler/cni_args_identity.h says when CNI_ARGS suffice).
+  // against Nomad afterwards; false: CNI_ARGS are never read (labeler/identity_trust.h).
   bool cni_args_first = true;
   std::chrono::milliseconds call_timeout{5000};
   // How long a worker keeps at one item's lookups and confirmation (endpoint not there yet,
@@ -101,8 +102,10 @@ class AllocLabeler {
     IdentitySource source = IdentitySource::nomad;
     bool degraded = false;
   };
-  static std::expected<Identity, LabelOutcome> identity_of_live(const nomad::Allocation& alloc,
-                                                                IdentitySource source);
+  std::expected<Identity, LabelOutcome> identity_of_live(const nomad::Allocation& alloc,
+                                                         std::string_view alloc_id,
+                                                         IdentitySource source) const;
+  TrustRules trust_rules() const;
   struct Attempt;  // one label() call's deadlines and stop
   std::expected<Identity, LabelOutcome> fetch_identity(const WorkItem& item,
                                                        const Attempt& attempt);

@@ -4,6 +4,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "common/util/control_chars.h"
 #include "labeler/log_line.h"
 
 namespace cn::labeler {
@@ -23,6 +24,20 @@ class JsonMembersFlag final : public spdlog::custom_flag_formatter {
   }
 };
 
+// The message with its control bytes escaped: one event stays one line whatever its values hold.
+class EscapedMessageFlag final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    const std::string text =
+        escape_control_chars(std::string_view(msg.payload.data(), msg.payload.size()));
+    dest.append(text.data(), text.data() + text.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<EscapedMessageFlag>();
+  }
+};
+
 }  // namespace
 
 Result<std::unique_ptr<spdlog::formatter>> make_log_formatter(const std::string& format) {
@@ -31,7 +46,7 @@ Result<std::unique_ptr<spdlog::formatter>> make_log_formatter(const std::string&
     formatter->add_flag<JsonMembersFlag>('*').set_pattern(
         R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","logger":"cilium-nomad-labeler",%*})");
   } else if (format == "text") {
-    formatter->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v");
+    formatter->add_flag<EscapedMessageFlag>('*').set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %*");
   } else {
     return fail("unknown --log-format " + format + " (text or json)");
   }

@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -26,6 +28,46 @@ constexpr auto kReadBudget = std::chrono::milliseconds{1000};
 constexpr std::size_t kMaxReading = 256;
 // Answer "pending" this long before the plugin's own deadline, so it hears why.
 constexpr auto kAnswerMargin = std::chrono::milliseconds{50};
+
+// The socket's directory: created root-only (0700) when missing, so that only root can reach the
+// socket at all (SO_PEERCRED is the second lock). An existing directory keeps its mode: with
+// `--socket /run/x.sock` it is /run, not ours to change. It must not let anyone but its owner,
+// who must be us, replace the socket file with their own.
+Status prepare_socket_directory(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> created;
+  for (fs::path p = dir; !p.empty() && p != p.root_path(); p = p.parent_path()) {
+    std::error_code ec;
+    auto st = fs::symlink_status(p, ec);
+    if (fs::exists(st)) break;
+    created.push_back(p);
+  }
+  for (auto it = created.rbegin(); it != created.rend(); ++it) {
+    if (::mkdir(it->c_str(), 0700) != 0 && errno != EEXIST) {
+      return fail("cannot create notification socket directory " + it->string() + " (" +
+                  errno_text(errno) + ")");
+    }
+  }
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    return fail("cannot create notification socket directory " + dir.string() + " (" +
+                errno_text(errno) + ")");
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    // What mkdir(2) answers for a path taken by something else.
+    return fail("notification socket directory " + dir.string() + " is not a directory (" +
+                errno_text(EEXIST) + ")");
+  }
+  if (st.st_uid != ::geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return fail("notification socket directory " + dir.string() + " (owner uid " +
+                std::to_string(st.st_uid) + ", mode " + mode +
+                ") lets others replace the socket: use a directory only this user can write, "
+                "such as /run/cilium-nomad");
+  }
+  return {};
+}
 
 }  // namespace
 
@@ -46,18 +88,7 @@ Status NotifyServer::listen() {
   fs::path dir = fs::path(path).parent_path();
   std::error_code ec;
   if (!dir.empty()) {
-    auto st = fs::status(dir, ec);
-    if (fs::exists(st) && !fs::is_directory(st)) {
-      // What mkdir(2) answers for a path taken by something else.
-      return fail("notification socket directory " + dir.string() + " is not a directory (" +
-                  errno_text(EEXIST) + ")");
-    }
-    fs::create_directories(dir, ec);
-    if (ec)
-      return fail("cannot create notification socket directory " + dir.string() + " (" +
-                  ec.message() + ")");
-    // Root-only: only root can even reach the socket, SO_PEERCRED below is the second lock.
-    ::chmod(dir.c_str(), 0700);
+    if (auto ok = prepare_socket_directory(dir); !ok) return ok;
   }
   sockaddr_un addr{};
   if (path.size() >= sizeof addr.sun_path) {

@@ -10,7 +10,7 @@
 
 #include "common/cilium/model/label_write_plan.h"
 #include "common/labels/derive_labels.h"
-#include "common/nomad/model/alloc_identity.h"
+#include "labeler/identity_trust.h"
 #include "labeler/state_rebuild.h"
 
 namespace cn::labeler {
@@ -118,11 +118,11 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id,
     const nomad::Allocation& alloc = *it->second;
     seen[alloc.id] = {&ep, &alloc};
     handled.insert(alloc.id);
-    auto identity = nomad::identity_of(alloc);
-    if (!identity || !labels::is_complete(*identity)) {
-      const std::string why = identity ? "incomplete identity" : identity.error().message;
-      log_->warn("reconcile: cannot derive labels: alloc={} error=\"{}\"", alloc.id, why);
-      fails(alloc.id, LabelFailure::nomad_answer_unusable, "cannot derive labels: " + why);
+    auto identity = trusted_identity(NomadClaim{alloc}, owner->alloc_id, TrustRules{});
+    if (!identity) {
+      const std::string& why = identity.error().message;
+      log_->warn("reconcile: cannot label: alloc={} error=\"{}\"", alloc.id, why);
+      fails(alloc.id, LabelFailure::nomad_answer_unusable, why);
       continue;
     }
     auto desired = labels::derive_labels(*identity, policy);

@@ -24,4 +24,19 @@ NomadWorkload nomad_workload_from_args(const std::map<std::string, std::string>&
                        get("NOMAD_GROUP_NAME"), get("NOMAD_ALLOC_ID")};
 }
 
+Result<NomadWorkload> nomad_workload_from_cni_args(std::string_view args) {
+  std::map<std::string, int, std::less<>> seen;
+  for (std::string_view rest = args; !rest.empty();) {
+    auto semi = rest.find(';');
+    std::string_view pair = rest.substr(0, semi);
+    rest = semi == std::string_view::npos ? std::string_view{} : rest.substr(semi + 1);
+    std::string_view key = pair.substr(0, pair.find('='));
+    if (key.starts_with("NOMAD_") && ++seen[std::string(key)] == 2) {
+      return fail("CNI_ARGS carry " + std::string(key) +
+                  " more than once (a job's own cni args?): Nomad's fields are ignored");
+    }
+  }
+  return nomad_workload_from_args(parse_cni_args(args));
+}
+
 }  // namespace cn::cni

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/util/result.h"
+
 namespace cn::cni {
 
 std::map<std::string, std::string> parse_cni_args(std::string_view args);
@@ -23,5 +25,11 @@ struct NomadWorkload {
 };
 
 NomadWorkload nomad_workload_from_args(const std::map<std::string, std::string>& args);
+
+// The workload fields of raw CNI_ARGS, refused when a NOMAD_* key appears more than once. Nomad
+// writes each of its keys once, after the job's own `network { cni { args } }`, which it does not
+// check for ';' (nomad client/allocrunner/networking_cni.go, addCustomCNIArgs): a job's value
+// "x;NOMAD_JOB_ID=admin" becomes a second NOMAD_JOB_ID, and which copy comes last is random.
+Result<NomadWorkload> nomad_workload_from_cni_args(std::string_view args);
 
 }  // namespace cn::cni

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 
+#include "common/util/sha256.h"
+
 namespace cn::labels {
 
 namespace {
 
-constexpr std::size_t kHashSuffixLength = 9;  // '-' + 8 hex digits
+constexpr std::size_t kHashDigits = 16;
+constexpr std::size_t kHashSuffixLength = 1 + kHashDigits;  // '-' + the digits
 
 bool is_alnum(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
@@ -28,14 +31,16 @@ std::string_view trim_to_alnum(std::string_view text) {
   return text;
 }
 
-std::string to_hex8(std::uint32_t v) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(8, '0');
-  for (std::size_t i = 0; i < 8; ++i) {
-    out[7 - i] = kDigits[v & 0xfU];
-    v >>= 4;
-  }
-  return out;
+bool is_hash_digit(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+// What every hashed value ends with: 16 hex digits, alone or after a '-'.
+bool has_hash_form(std::string_view value) {
+  if (value.size() < kHashDigits) return false;
+  auto digits = value.substr(value.size() - kHashDigits);
+  if (!std::ranges::all_of(digits, is_hash_digit)) return false;
+  return value.size() == kHashDigits || value[value.size() - kHashDigits - 1] == '-';
 }
 
 }  // namespace
@@ -48,17 +53,22 @@ bool is_valid_label_value(std::string_view value) {
   return value.empty() || is_label_text(value);
 }
 
-std::uint32_t stable_hash32(std::string_view bytes) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (char c : bytes) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 0x100000001b3ULL;
+std::string label_hash(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  const auto digest = sha256(bytes);
+  std::string out;
+  out.reserve(kHashDigits);
+  for (std::size_t i = 0; i < kHashDigits / 2; ++i) {
+    out.push_back(kDigits[digest[i] >> 4]);
+    out.push_back(kDigits[digest[i] & 0xfU]);
   }
-  return static_cast<std::uint32_t>(h ^ (h >> 32));
+  return out;
 }
 
 std::string sanitize_label_value(std::string_view value) {
-  if (is_valid_label_value(value)) return std::string(value);
+  // A valid value in the hashed form is hashed too: otherwise a job could be named exactly what
+  // another job's name becomes (`a/b` -> `a-b-<digits>`) and share its labels.
+  if (is_valid_label_value(value) && !has_hash_form(value)) return std::string(value);
 
   std::string cleaned;
   cleaned.reserve(std::min(value.size(), kMaxLabelText));
@@ -82,7 +92,7 @@ std::string sanitize_label_value(std::string_view value) {
 
   std::string out(prefix);
   if (!out.empty()) out.push_back('-');
-  out += to_hex8(stable_hash32(value));
+  out += label_hash(value);
   return out;
 }
 

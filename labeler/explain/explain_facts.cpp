@@ -2,10 +2,10 @@
 
 #include <set>
 
-#include "common/nomad/model/alloc_identity.h"
 #include "common/policy/policy_text.h"
 #include "common/state/state_store.h"
 #include "common/util/alloc_id.h"
+#include "labeler/identity_trust.h"
 #include "labeler/policy/policy_directory.h"
 
 namespace cn::labeler::explain {
@@ -58,7 +58,7 @@ void ask_nomad(ExplainFacts& facts, const ExplainSettings& settings, nomad::Noma
     return;
   }
   NomadView view;
-  auto identity = nomad::identity_of(*alloc);
+  auto identity = trusted_identity(NomadClaim{*alloc}, facts.alloc_id, TrustRules{});
   if (identity) {
     view.identity = std::move(*identity);
   } else {

@@ -39,5 +39,22 @@ TEST(CniArgs, MissingNomadFieldsMeanNoIdentity) {
   EXPECT_EQ(w, NomadWorkload{});
 }
 
+TEST(CniArgs, ANomadKeyTwiceMeansNoWorkloadFields) {
+  // A job's `cni { args = { x = "1;NOMAD_JOB_ID=admin" } }` next to Nomad's own NOMAD_JOB_ID.
+  auto w = nomad_workload_from_cni_args(
+      "IgnoreUnknown=true;x=1;NOMAD_JOB_ID=admin;NOMAD_NAMESPACE=default;NOMAD_JOB_ID=web;"
+      "NOMAD_GROUP_NAME=app;NOMAD_ALLOC_ID=4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11");
+  ASSERT_FALSE(w);
+  EXPECT_NE(w.error().message.find("NOMAD_JOB_ID"), std::string::npos);
+}
+
+TEST(CniArgs, EachNomadKeyOnceGivesTheFields) {
+  auto w = nomad_workload_from_cni_args(
+      "NOMAD_JOB_ID=web;K=NOMAD_JOB_ID;NOMAD_NAMESPACE=default;NOMAD_GROUP_NAME=app");
+  ASSERT_TRUE(w) << w.error().message;
+  EXPECT_EQ(w->job_id, "web");
+  EXPECT_TRUE(w->has_identity());
+}
+
 }  // namespace
 }  // namespace cn::cni

@@ -189,10 +189,10 @@ TEST(SanitizeTest, KnownOutputs) {
             "batch-periodic-1700000000-");
   EXPECT_EQ(sanitize_label_value("caf\xc3\xa9").substr(0, 4), "caf-");
   std::string only_hash = sanitize_label_value("\xe2\x9c\x93");
-  EXPECT_EQ(only_hash.size(), 8U);
+  EXPECT_EQ(only_hash.size(), 16U);
   std::string longer = sanitize_label_value(std::string(100, 'a'));
   EXPECT_EQ(longer.size(), 63U);
-  EXPECT_EQ(longer.substr(0, 55), std::string(54, 'a') + "-");
+  EXPECT_EQ(longer.substr(0, 47), std::string(46, 'a') + "-");
 }
 
 TEST(SanitizeTest, DifferentLongValuesDoNotCollide) {
@@ -206,10 +206,26 @@ TEST(SanitizeTest, DifferentLongValuesDoNotCollide) {
   EXPECT_NE(sanitize_label_value("a/b"), "a-b");
 }
 
-TEST(StableHashTest, IsFnv1aFolded) {
-  // FNV-1a 64 of "" is cbf29ce484222325; folded: cbf29ce4 ^ 84222325.
-  EXPECT_EQ(stable_hash32(""), 0xcbf29ce4U ^ 0x84222325U);
-  EXPECT_NE(stable_hash32("a"), stable_hash32("b"));
+TEST(LabelHashTest, IsTheFirst64BitsOfSha256) {
+  // FIPS 180-4 examples: SHA-256("") = e3b0c442 98fc1c14 ..., SHA-256("abc") = ba7816bf 8f01cfea
+  // ...
+  EXPECT_EQ(label_hash(""), "e3b0c44298fc1c14");
+  EXPECT_EQ(label_hash("abc"), "ba7816bf8f01cfea");
+  // Two blocks (448 bits), and a tail that needs a second padding block (56..63 bytes).
+  EXPECT_EQ(label_hash("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8");
+  EXPECT_EQ(label_hash(std::string(1000000, 'a')), "cdc76e5c9914fb92");
+}
+
+TEST(SanitizeTest, ANameCannotBeWhatAnotherNameIsHashedTo) {
+  // `admin/x` becomes `admin-x-<digits>`; a job literally named that must not share its label.
+  const std::string hashed = sanitize_label_value("admin/x");
+  ASSERT_EQ(hashed, "admin-x-" + label_hash("admin/x"));
+  EXPECT_NE(sanitize_label_value(hashed), hashed);
+  EXPECT_NE(sanitize_label_value(label_hash("admin/x")), label_hash("admin/x"));
+  // Only the exact form is taken: other valid values still pass unchanged.
+  EXPECT_EQ(sanitize_label_value("web-0123456789abcde"), "web-0123456789abcde");
+  EXPECT_EQ(sanitize_label_value("web-0123456789ABCDEF"), "web-0123456789ABCDEF");
 }
 
 struct ParentJobCase {

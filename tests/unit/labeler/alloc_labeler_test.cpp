@@ -94,20 +94,21 @@ TEST_F(AllocLabelerTest, MetaAllowListAddsLabels) {
                                 "nomad:team=payments", "nomad:tier=frontend"}));
 }
 
-TEST_F(AllocLabelerTest, NomadDownLabelsFromCniArgsAndAsksForARecheck) {
+TEST_F(AllocLabelerTest, NomadDownLabelsFromTrustedCniArgsAndAsksForARecheck) {
+  // With meta labels CNI_ARGS are not used before Nomad: only because Nomad failed.
+  LabelSettings settings;
+  settings.policy.meta_keys = {"team"};
+  AllocLabeler with_meta(nomad_, cilium_, state_, system_clock(), metrics_, calls_, settings,
+                         nullptr);
   auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
   nomad_.fail_next(100, 0);
   auto w = notified();
-  w.hint = {"global", "default", "batch/periodic-1700000000", "app", kAlloc};
-  auto out = labeler_.label(w);
+  w.hint = {"global", "default", "web", "app", kAlloc};
+  auto out = with_meta.label(w);
   ASSERT_EQ(out.status, notify::ReplyStatus::kLabeled) << out.message;
   EXPECT_TRUE(out.degraded);
   EXPECT_TRUE(out.will_retry());
-  EXPECT_EQ(
-      cilium_.get(ep).identity_labels,
-      (std::vector<std::string>{"k8s:io.cilium.k8s.policy.cluster=default",
-                                "k8s:io.kubernetes.pod.namespace=default", "nomad:nomad.group=app",
-                                "nomad:nomad.job=batch", "nomad:nomad.namespace=default"}));
+  EXPECT_EQ(cilium_.get(ep).identity_labels, kWebLabels);
 }
 
 TEST_F(AllocLabelerTest, NomadDownWithoutHintIsPendingAndRetried) {

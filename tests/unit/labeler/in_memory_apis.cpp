@@ -182,6 +182,7 @@ std::optional<Error> InMemoryNomad::injected(NomadCall call) {
   }
   if (fail_left_ == 0) return std::nullopt;
   --fail_left_;
+  if (fail_code_ == kFailTimeout) return Error{ErrorKind::timeout, "deadline passed", 0, 0};
   return fail_code_ == 0 ? Error{ErrorKind::transport, "connection refused", 0, 0}
                          : http_error(fail_code_, fail_message_);
 }

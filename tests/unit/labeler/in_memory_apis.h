@@ -34,7 +34,8 @@ enum class CiliumCall { config, healthz, get, list, patch_endpoint, patch_labels
 class InMemoryNomad : public nomad::NomadApi {
  public:
   void put(nomad::Allocation alloc);
-  void fail_next(int n, int code);  // code 0: transport error
+  static constexpr int kFailTimeout = -1;
+  void fail_next(int n, int code);  // code 0: transport error; kFailTimeout: the deadline passed
   void fail_next_with(int n, int code, std::string message);
   // The next n calls of one kind fail with this answer; other calls go through.
   void fail_call(NomadCall call, int n, int code, std::string message);

@@ -4,6 +4,7 @@
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -154,6 +155,55 @@ TEST_F(NotifyServerTest, HalfALineThenCloseIsUnreadable) {
   ASSERT_TRUE(wait_handled(1));
   server_->stop();
   EXPECT_EQ(metrics_.notifications(std::nullopt, NotifyOutcome::unreadable).Value(), 1);
+}
+
+// The socket's directory: only what the labeler creates gets its mode; an existing directory
+// (with `--socket /run/x.sock`, /run itself) keeps its own, and one others can write is refused.
+class SocketDirectoryTest : public ::testing::Test {
+ protected:
+  Status listen_at(const std::string& socket) {
+    NotifyServer server(NotifyServer::Options{socket, {0, static_cast<unsigned>(::getuid())}},
+                        clock_, metrics_, nullptr);
+    auto ok = server.listen();
+    server.stop();
+    return ok;
+  }
+  static unsigned mode_of(const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+    return st.st_mode & 07777;
+  }
+
+  cn::testing::TempDir dir_;
+  ManualClock clock_;
+  Metrics metrics_;
+};
+
+TEST_F(SocketDirectoryTest, CreatedDirectoriesAreOwnerOnly) {
+  ASSERT_TRUE(listen_at(dir_.file("a/b/labeler.sock")));
+  EXPECT_EQ(mode_of(dir_.file("a")), 0700U);
+  EXPECT_EQ(mode_of(dir_.file("a/b")), 0700U);
+}
+
+TEST_F(SocketDirectoryTest, AnExistingDirectoryKeepsItsMode) {
+  const std::string shared = dir_.file("run");
+  ASSERT_EQ(::mkdir(shared.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(shared.c_str(), 0755), 0);
+  ASSERT_TRUE(listen_at(shared + "/labeler.sock"));
+  EXPECT_EQ(mode_of(shared), 0755U) << "not ours to change";
+}
+
+TEST_F(SocketDirectoryTest, ADirectoryOthersCanWriteIsRefused) {
+  const std::string open_dir = dir_.file("tmp");
+  ASSERT_EQ(::mkdir(open_dir.c_str(), 0700), 0);
+  for (unsigned mode : {01777U, 0770U}) {
+    ASSERT_EQ(::chmod(open_dir.c_str(), mode), 0);
+    auto ok = listen_at(open_dir + "/labeler.sock");
+    ASSERT_FALSE(ok) << std::oct << mode;
+    EXPECT_NE(ok.error().message.find("lets others replace the socket"), std::string::npos)
+        << ok.error().message;
+    EXPECT_EQ(mode_of(open_dir), mode) << "left as it was";
+  }
 }
 
 }  // namespace

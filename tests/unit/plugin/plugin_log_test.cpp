@@ -1,5 +1,6 @@
 // The plugin's log lines (cni-plugin/plugin_log_sink.h): the line format the spdlog pattern gave
 // before the plugin wrote its own sink, and the log-file's opening rules.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <regex>
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cni-plugin/plugin_log_sink.h"
 #include "tests/unit/plugin/plugin_test_fixture.h"
 
 namespace cn::plugin {
@@ -66,6 +68,70 @@ TEST_F(PluginTest, ALogFileThatCannotBeOpenedLeavesTheLinesOnStderr) {
             std::string::npos)
       << lines[0];
   EXPECT_NE(lines[1].find(" add alloc="), std::string::npos) << lines[1];
+}
+
+// The plugin runs as root with a log path from the netconf: what is planted at that path must
+// not redirect, block or forge its lines.
+TEST_F(PluginTest, ALinkAtTheLogPathIsNotFollowed) {
+  const std::string victim = dir_.file("victim");
+  cn::testing::write_file(victim, "untouched\n");
+  ASSERT_EQ(::symlink(victim.c_str(), dir_.file("plugin.log").c_str()), 0);
+  auto c = conf();
+  c["log-file"] = dir_.file("plugin.log");
+  auto out = invoke("ADD", c);
+  EXPECT_EQ(out.exit_code, 0) << "logging never fails an allocation";
+  EXPECT_EQ(cn::testing::read_file(victim), "untouched\n");
+  EXPECT_NE(out.stderr_data.find("cannot open log-file"), std::string::npos) << out.stderr_data;
+}
+
+TEST_F(PluginTest, AFifoAtTheLogPathIsRefusedWithoutBlocking) {
+  ASSERT_EQ(::mkfifo(dir_.file("plugin.log").c_str(), 0600), 0);
+  auto c = conf();
+  c["log-file"] = dir_.file("plugin.log");
+  auto out = invoke("ADD", c);  // an open(2) that waited for a reader would never return
+  EXPECT_EQ(out.exit_code, 0);
+  EXPECT_NE(out.stderr_data.find("not a regular file"), std::string::npos) << out.stderr_data;
+}
+
+TEST_F(PluginTest, TheLogFileIsCreatedReadableByOwnerAndGroupOnly) {
+  const mode_t old_umask = ::umask(0);
+  auto c = conf();
+  c["log-file"] = dir_.file("plugin.log");
+  auto out = invoke("ADD", c);
+  ::umask(old_umask);
+  ASSERT_EQ(out.exit_code, 0);
+  struct stat st {};
+  ASSERT_EQ(::stat(dir_.file("plugin.log").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640U);
+}
+
+TEST_F(PluginTest, AFullLogFileIsRotatedOnce) {
+  const std::string log = dir_.file("plugin.log");
+  cn::testing::write_file(log, std::string(PluginLogSink::kMaxLogBytes, 'x'));
+  auto c = conf();
+  c["log-file"] = log;
+  ASSERT_EQ(invoke("ADD", c).exit_code, 0);
+  struct stat st {};
+  ASSERT_EQ(::stat((log + ".1").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, PluginLogSink::kMaxLogBytes) << "the full file, kept as .1";
+  auto lines = lines_of(cn::testing::read_file(log));
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_TRUE(std::regex_match(lines[0], line_format())) << lines[0];
+}
+
+TEST_F(PluginTest, ANewlineInCniArgsCannotForgeALogLine) {
+  auto e = env("ADD");
+  e["CNI_ARGS"] =
+      "NOMAD_JOB_ID=web\n2026-01-01T00:00:00.000Z info cilium-nomad-cni pid=1 add "
+      "alloc=forged\x1b[2K;NOMAD_NAMESPACE=default;NOMAD_GROUP_NAME=app;"
+      "NOMAD_ALLOC_ID=" +
+      std::string(kAllocId);
+  auto out = invoke(e, conf().dump());
+  ASSERT_EQ(out.exit_code, 0) << out.stdout_data;
+  auto lines = lines_of(out.stderr_data);
+  ASSERT_EQ(lines.size(), 1u) << out.stderr_data;
+  EXPECT_NE(lines[0].find("web\\n2026-01-01"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("\\x1b[2K"), std::string::npos) << lines[0];
 }
 
 }  // namespace
