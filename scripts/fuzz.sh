@@ -6,7 +6,7 @@
 #
 # smoke: replays every committed input of tests/fuzz/corpus/<target>/, then fuzzes from that
 # corpus alone, in an emptied work dir, with a fixed seed (FUZZ_SEED, default 1) for a fixed
-# number of inputs (FUZZ_RUNS; default 20000, 4000 for fuzz_ndjson_stream, whose streams run
+# number of inputs (FUZZ_RUNS; default 20000, 3000 for fuzz_ndjson_stream, whose streams run
 # at a tenth of the others' speed) rather than a wall time, and with address randomisation off
 # where setarch allows: a commit passes or fails the same way on every run, whatever the
 # machine's speed. It finds only what those inputs find.
@@ -40,7 +40,7 @@ case "${1:-}" in
     ;;
 esac
 seed=${FUZZ_SEED:-1}
-declare -A default_runs=([fuzz_ndjson_stream]=4000)
+declare -A default_runs=([fuzz_ndjson_stream]=3000)
 common=(-max_len=65536 -timeout=10 -print_final_stats=1)
 # Some inputs' coverage depends on where things sit in memory: with the addresses of another run,
 # the same seed drifts to other inputs after a few hundred.
