@@ -76,7 +76,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     // The byte scanner that skips unread members accepts whatever nlohmann accepts within the
     // depth limit (it checks skipped strings for everything but UTF-8, so it may accept more).
-    if (!list && nlohmann::json::accept(body)) {
+    // nlohmann reads a NUL byte as the end of its input, so it accepts `[]` followed by a NUL
+    // and anything at all; JSON has no such rule, and the scanner refuses the bytes after the
+    // document. Bodies with a NUL are left out of the comparison.
+    if (!list && body.find('\0') == std::string_view::npos && nlohmann::json::accept(body)) {
       check(list.error().message.find("invalid JSON") == std::string::npos);
     }
   } else if (auto alloc = cn::nomad::parse_allocation_text(body)) {

@@ -39,10 +39,17 @@ void read_job(JsonReader& alloc, Allocation& out) {
 }
 
 // Every member of the Job model but the spec's content: Nomad bumps Version and JobModifyIndex
-// together on any change to the spec (meta, groups, parent, type), so two Jobs equal on these
-// decode to the same model.
+// together on any change to the spec (meta, groups, parent, type), so it finds the one Job a
+// list's allocations of a version share. It proves nothing about the rest of the text (a body
+// may give two Jobs the same version and different meta, or make one of them undecodable), so a
+// decoded Job is reused only for the same bytes.
 using JobVersion =
     std::tuple<std::string, std::string, std::uint64_t, std::uint64_t, std::uint64_t>;
+
+struct DecodedJob {
+  std::string_view text;  // in the list's body, which outlives the decode
+  Job job;
+};
 
 const json::Fields& job_version_fields() {
   static const json::Fields fields = {
@@ -171,7 +178,7 @@ Result<AllocationList> parse_allocation_list(std::string_view body) {
 Result<AllocationList> parse_allocation_list(std::string_view body,
                                              const AllocationSelector& with_job) {
   AllocationList list;
-  std::map<JobVersion, Job> decoded;
+  std::map<JobVersion, DecodedJob> decoded;
   std::size_t i = 0;
   // Decoding every Job (a reconcile), each version is decoded once: its few distinguishing
   // members are built with every element to look it up. A selector (the node watch) picks few,
@@ -188,9 +195,12 @@ Result<AllocationList> parse_allocation_list(std::string_view body,
         auto alloc = parse_allocation(element, where);
         if (alloc && !job_text.empty() && (!with_job || with_job(alloc->id, alloc->modify_index))) {
           auto known = version ? decoded.find(*version) : decoded.end();
-          Result<Job> job = known != decoded.end() ? Result<Job>(known->second)
-                                                   : read_deferred_job(job_text, where + ".Job");
-          if (job && version && known == decoded.end()) decoded.emplace(*version, *job);
+          const bool reuse = known != decoded.end() && known->second.text == job_text;
+          Result<Job> job =
+              reuse ? Result<Job>(known->second.job) : read_deferred_job(job_text, where + ".Job");
+          if (job && version && known == decoded.end()) {
+            decoded.emplace(*version, DecodedJob{job_text, *job});
+          }
           if (job) {
             alloc->job_modify_index = job->job_modify_index;
             alloc->job = std::move(*job);

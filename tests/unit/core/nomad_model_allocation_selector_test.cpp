@@ -124,6 +124,48 @@ TEST(NomadAllocationSelectorTest, JobsOfDifferentVersionsAreDecodedApart) {
   }
 }
 
+// The version only finds a decoded Job to reuse; a Job that shares it but not its bytes (other
+// meta here) is decoded on its own, or the allocation would carry the other one's labels.
+TEST(NomadAllocationSelectorTest, JobsOfOneVersionWithOtherBytesAreDecodedApart) {
+  auto alloc = nlohmann::json::parse(testdata::read_data("nomad/alloc_get.json"));
+  nlohmann::json list = nlohmann::json::array();
+  for (std::size_t i = 0; i < kIds.size(); ++i) {
+    alloc["ID"] = kIds[i];
+    alloc["Job"]["Meta"] = {{"team", "team-" + std::to_string(i % 2)}};
+    list.push_back(alloc);
+  }
+  auto parsed = parse_allocation_list(list.dump());
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  ASSERT_EQ(parsed->allocations.size(), kIds.size());
+  for (std::size_t i = 0; i < kIds.size(); ++i) {
+    ASSERT_TRUE(parsed->allocations[i].job.has_value());
+    EXPECT_EQ(parsed->allocations[i].job->meta.at("team"), "team-" + std::to_string(i % 2)) << i;
+  }
+}
+
+// A Job that shares an earlier one's version but is not valid JSON past it (a Meta key that is
+// not UTF-8, which the scanner does not check) is refused, as when it is decoded alone; only its
+// allocation is set aside.
+TEST(NomadAllocationSelectorTest, AJobOfAKnownVersionIsStillDecoded) {
+  auto element = [](const std::string& id, std::string_view meta_key) {
+    return R"({"ID":")" + id + R"(","JobID":"web","Namespace":"default","TaskGroup":"g",)" +
+           R"("Job":{"ID":"web","Namespace":"default","Version":1,"JobModifyIndex":10,)" +
+           R"("Meta":{")" + std::string(meta_key) + R"(":"a"}}})";
+  };
+  const std::string body = "[" + element(kIds[0], "team") + "," + element(kIds[1], "\xe5") + "," +
+                           element(kIds[2], "team") + "]";
+  auto all = [](std::string_view, std::uint64_t) { return true; };
+  for (const auto& parsed : {parse_allocation_list(body), parse_allocation_list(body, all)}) {
+    ASSERT_TRUE(parsed) << parsed.error().message;
+    ASSERT_EQ(parsed->allocations.size(), 2U);
+    EXPECT_EQ(parsed->allocations[0].id, kIds[0]);
+    EXPECT_EQ(parsed->allocations[1].id, kIds[2]);
+    ASSERT_EQ(parsed->rejected.size(), 1U);
+    EXPECT_NE(parsed->rejected[0].message.find("Allocation[1].Job"), std::string::npos)
+        << parsed->rejected[0].message;
+  }
+}
+
 TEST(NomadAllocationSelectorTest, SkippedJobsMustStillBeJsonAndSelectedOnesObjects) {
   auto none = [](std::string_view, std::uint64_t) { return false; };
   auto all = [](std::string_view, std::uint64_t) { return true; };
