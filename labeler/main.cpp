@@ -185,7 +185,7 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
   }
   if (!*taken) {
     // A restart overlaps the old process's exit for a moment; a Nomad rolling update does not.
-    spdlog::warn("another labeler holds this node, waiting: holder_pid={} lock={} lock_wait={}",
+    spdlog::warn("another labeler holds this node, waiting: holder_pid={} file={} lock_wait={}",
                  node_lock.holder_pid(), node_lock.path(), format_go_duration(*lock_wait));
     auto outcome = node_lock.wait(system_clock(),
                                   Deadline{system_clock().now() + *lock_wait, stop.get_token()});
@@ -198,11 +198,11 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
       return 0;
     }
     if (*outcome == labeler::NodeLock::Outcome::held) {
-      spdlog::error("another labeler holds this node: holder_pid={} lock={} waited={}",
+      spdlog::error("another labeler holds this node: holder_pid={} file={} lock_wait={}",
                     node_lock.holder_pid(), node_lock.path(), format_go_duration(*lock_wait));
       return kExitNodeHeld;
     }
-    spdlog::info("node lock taken: lock={}", node_lock.path());
+    spdlog::info("node lock taken: file={}", node_lock.path());
   }
 
   std::unique_ptr<etcd::CurlEtcdClient> etcd_client;

@@ -61,7 +61,7 @@ class LabelerNodeLock : public ::testing::Test {
 
   std::string waiting_line(pid_t holder) const {
     return "another labeler holds this node, waiting: holder_pid=" + std::to_string(holder) +
-           " lock=" + dir_.file("run/state.json.labeler.lock");
+           " file=" + dir_.file("run/state.json.labeler.lock");
   }
 
   testing::TempDir dir_;
@@ -82,7 +82,7 @@ TEST_F(LabelerNodeLock, SecondLabelerWaitsAndTakesOverWhenTheFirstStops) {
   EXPECT_EQ(first_exit->exit_code, 0) << first->log();
   ASSERT_TRUE(testing::eventually([&] { return logged(*second, "starting cilium-nomad-labeler"); }))
       << second->log();
-  EXPECT_TRUE(logged(*second, "node lock taken: lock=" + dir_.file("run/state.json.labeler.lock")));
+  EXPECT_TRUE(logged(*second, "node lock taken: file=" + dir_.file("run/state.json.labeler.lock")));
   EXPECT_TRUE(second->running()) << second->log();
   auto second_exit = second->stop(SIGTERM, 10s);
   ASSERT_TRUE(second_exit) << second->log();
