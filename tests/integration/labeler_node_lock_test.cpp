@@ -1,4 +1,5 @@
-// One labeler per node, through the real binary: a second `run` on the same state file waits
+// One labeler per node, through the real binary: a second `run` on the same state file, with a
+// socket of its own (so that the socket's liveness check cannot be what stops it), waits
 // while the first holds the node, names it, takes over when it stops, and gives up with exit
 // status 3 at the end of --lock-wait. Neither gets as far as needing Cilium or Nomad to answer.
 #include <gtest/gtest.h>
@@ -19,7 +20,8 @@ using namespace std::chrono_literals;
 
 class LabelerNodeLock : public ::testing::Test {
  protected:
-  // Both labelers get the same node: state file, socket, unreachable Cilium and Nomad.
+  // Both labelers get the same node: state file, unreachable Cilium and Nomad; the second one
+  // passes its own --socket.
   std::vector<std::string> argv(const std::map<std::string, std::string>& extra = {}) const {
     std::map<std::string, std::string> flags = {{"--cilium-socket", dir_.file("cilium.sock")},
                                                 {"--nomad-addr", "http://127.0.0.1:1"},
@@ -72,7 +74,7 @@ class LabelerNodeLock : public ::testing::Test {
 TEST_F(LabelerNodeLock, SecondLabelerWaitsAndTakesOverWhenTheFirstStops) {
   auto first = start_holder();
   ASSERT_FALSE(HasFailure());
-  auto second = start("second");
+  auto second = start("second", {{"--socket", dir_.file("run/second.sock")}});
   ASSERT_TRUE(testing::eventually([&] { return logged(*second, waiting_line(first->pid())); }))
       << second->log();
   EXPECT_FALSE(logged(*second, "starting cilium-nomad-labeler")) << second->log();
@@ -93,8 +95,9 @@ TEST_F(LabelerNodeLock, SecondLabelerWaitsAndTakesOverWhenTheFirstStops) {
 TEST_F(LabelerNodeLock, SecondLabelerExitsThreeAtTheEndOfItsWait) {
   auto first = start_holder();
   ASSERT_FALSE(HasFailure());
-  auto r = testing::run_process(argv({{"--lock-wait", "300ms"}}),
-                                testing::with_sanitizer_options({}), "", 20s);
+  auto r = testing::run_process(
+      argv({{"--lock-wait", "300ms"}, {"--socket", dir_.file("run/second.sock")}}),
+      testing::with_sanitizer_options({}), "", 20s);
   EXPECT_FALSE(r.timed_out) << r.err;
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find(waiting_line(first->pid())), std::string::npos) << r.err;
@@ -110,7 +113,8 @@ TEST_F(LabelerNodeLock, SecondLabelerExitsThreeAtTheEndOfItsWait) {
 TEST_F(LabelerNodeLock, SigtermWhileWaitingExitsZero) {
   auto first = start_holder();
   ASSERT_FALSE(HasFailure());
-  auto second = start("second", {{"--lock-wait", "10m"}});
+  auto second =
+      start("second", {{"--lock-wait", "10m"}, {"--socket", dir_.file("run/second.sock")}});
   ASSERT_TRUE(testing::eventually([&] { return logged(*second, waiting_line(first->pid())); }))
       << second->log();
   ASSERT_TRUE(second->signal(SIGTERM));
