@@ -124,5 +124,23 @@ TEST_F(LabelerNodeLock, SigtermWhileWaitingExitsZero) {
   EXPECT_TRUE(logged(*second, "stopped while waiting for the node lock")) << second->log();
 }
 
+// Expected: the read-only subcommands do not take the lock: they answer at once beside a
+// running labeler (exit 0, or 1 for a state file not written yet), never wait, never exit 3.
+TEST_F(LabelerNodeLock, ReadOnlySubcommandsDoNotWaitForTheHolder) {
+  auto first = start_holder();
+  ASSERT_FALSE(HasFailure());
+  const std::string bin = testing::bin_dir() + "/cilium-nomad-labeler";
+  const std::string state = dir_.file("run/state.json");
+  for (const auto& args :
+       {std::vector<std::string>{bin, "state", "--state-file", state},
+        std::vector<std::string>{bin, "policy", "status", "--state-file", state}}) {
+    auto r = testing::run_process(args, testing::with_sanitizer_options({}), "", 20s);
+    EXPECT_FALSE(r.timed_out) << args[1] << ": " << r.err;
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << args[1] << ": " << r.exit_code << r.err;
+    EXPECT_EQ(r.err.find("another labeler holds this node"), std::string::npos) << r.err;
+  }
+  EXPECT_TRUE(first->running()) << first->log();
+}
+
 }  // namespace
 }  // namespace cn::labeler
