@@ -87,8 +87,9 @@ std::string response(int status, std::string_view content_type, const std::strin
   return out;
 }
 
-std::string error_response(int status, const std::string& why, std::string_view extra = {}) {
-  return response(status, "text/plain; charset=utf-8", why + "\n", false, extra);
+std::string error_response(int status, const std::string& why, bool head_only = false,
+                           std::string_view extra = {}) {
+  return response(status, "text/plain; charset=utf-8", why + "\n", head_only, extra);
 }
 
 }  // namespace
@@ -324,20 +325,21 @@ std::string StatusServer::respond(const std::string& head) {
   const bool head_only = method == "HEAD";
   // Answered as soon as the head is in: the body, however long, is never read.
   if (method != "GET" && !head_only)
-    return error_response(405, "only GET and HEAD are served", "Allow: GET, HEAD\r\n");
+    return error_response(405, "only GET and HEAD are served", false, "Allow: GET, HEAD\r\n");
   for (std::string_view line = next_line(); !line.empty(); line = next_line()) {
     const auto colon = line.find(':');
     if (colon == std::string_view::npos || colon == 0 ||
         line.substr(0, colon).find_first_of(" \t") != std::string_view::npos)
-      return error_response(400, "malformed header line");
+      return error_response(400, "malformed header line", head_only);
     const std::string_view name = line.substr(0, colon);
     const std::string_view value = trim(line.substr(colon + 1));
-    if (iequals(name, "Transfer-Encoding")) return error_response(400, "GET and HEAD take no body");
+    if (iequals(name, "Transfer-Encoding"))
+      return error_response(400, "GET and HEAD take no body", head_only);
     if (iequals(name, "Content-Length")) {
       if (value.empty() || value.find_first_not_of("0123456789") != std::string_view::npos)
-        return error_response(400, "malformed Content-Length");
+        return error_response(400, "malformed Content-Length", head_only);
       if (value.find_first_not_of('0') != std::string_view::npos)
-        return error_response(413, "GET and HEAD take no body");
+        return error_response(413, "GET and HEAD take no body", head_only);
     }
   }
   const std::string_view path = target.substr(0, target.find('?'));

@@ -202,6 +202,10 @@ TEST_F(StatusServerLimitsTest, GetWithABodyIsRefused) {
                   .starts_with("HTTP/1.1 400 "));
   EXPECT_TRUE(http_exchange(port_, "GET /healthz HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
                   .starts_with("HTTP/1.1 200 "));
+  const std::string head =
+      http_exchange(port_, "HEAD /healthz HTTP/1.1\r\nContent-Length: 5\r\n\r\n");
+  EXPECT_TRUE(head.starts_with("HTTP/1.1 413 ")) << head;
+  EXPECT_TRUE(head.ends_with("\r\n\r\n")) << "a HEAD answer has no body: " << head;
 }
 
 // Expected: a client that does not finish its head in time is closed without an answer.
