@@ -5,14 +5,11 @@
 // grew during the pass (VmHWM reset through /proc/self/clear_refs just before it), at three store
 // sizes in the same run, so the table shows whether memory follows the store. Beside it, the
 // same store read the way a pass must not: one unpaged range over the value keys.
-#include <malloc.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
@@ -27,6 +24,7 @@
 #include "labeler/cluster/identity_gc.h"
 #include "labeler/cluster/kvstore_layout.h"
 #include "tests/support/etcd_server.h"
+#include "tests/support/peak_rss.h"
 
 namespace {
 
@@ -55,49 +53,6 @@ std::vector<int> sizes() {
 
 Deadline soon() {
   return {system_clock().now() + 60s};
-}
-
-// VmRSS and VmHWM of this process, in KiB.
-struct Memory {
-  long rss_kb = 0;
-  long hwm_kb = 0;
-};
-
-Memory memory_now() {
-  Memory m;
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.starts_with("VmRSS:")) m.rss_kb = std::stol(line.substr(6));
-    if (line.starts_with("VmHWM:")) m.hwm_kb = std::stol(line.substr(6));
-  }
-  return m;
-}
-
-// Measures the peak RSS growth of `work`: freed heap goes back to the kernel first (so the
-// baseline is what is live), then the kernel's peak is reset to the current RSS ("5" to
-// clear_refs, Linux 4.0+), and after `work` the new peak minus the baseline is what it needed at
-// most at any instant, whatever it freed before returning.
-struct Measured {
-  double wall_ms = 0;
-  long peak_growth_kb = 0;
-};
-
-template <typename Work>
-Measured measure(Work&& work) {
-  ::malloc_trim(0);
-  {
-    std::ofstream clear("/proc/self/clear_refs");
-    clear << "5";
-    clear.flush();
-    if (!clear) throw std::runtime_error("cannot reset VmHWM through /proc/self/clear_refs");
-  }
-  const Memory before = memory_now();
-  const auto start = std::chrono::steady_clock::now();
-  work();
-  const auto end = std::chrono::steady_clock::now();
-  const Memory after = memory_now();
-  return {std::chrono::duration<double, std::milli>(end - start).count(),
-          after.hwm_kb - before.rss_kb};
 }
 
 std::string labels_of(int i) {
@@ -210,7 +165,8 @@ SizeResult run_size(int identities, MarkdownTable& passes, MarkdownTable& giant)
 
   for (int pass = 1; pass <= 2; ++pass) {
     cluster::IdentityGcReport report;
-    const Measured m = measure([&] { report = gc.run_pass(fence, {}); });
+    const testing::PeakRssGrowth m =
+        testing::measure_peak_rss_growth([&] { report = gc.run_pass(fence, {}); });
     result.slowest_pass_ms = std::max(result.slowest_pass_ms, m.wall_ms);
     const bool expected = report.end == cluster::PassEnd::complete &&
                           report.scanned == identities && report.candidates == unused &&
@@ -238,7 +194,7 @@ SizeResult run_size(int identities, MarkdownTable& passes, MarkdownTable& giant)
   // would hold them (before it even reads the master keys).
   std::size_t kvs = 0;
   std::size_t bytes = 0;
-  const Measured m = measure([&] {
+  const testing::PeakRssGrowth m = testing::measure_peak_rss_growth([&] {
     etcd::RangeRequest r{std::string(kvstore::kIdentityValuePrefix),
                          etcd::prefix_end(kvstore::kIdentityValuePrefix)};
     auto page = client.range(r, Deadline(system_clock().now() + 60s));

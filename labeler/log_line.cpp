@@ -215,7 +215,7 @@ std::optional<LogLine> parse_log_line(std::string_view text) {
 
 LogFieldType log_field_type(std::string_view key) {
   // Keep in step with the tables in docs/logging.md (LogFormat.DocsListEveryKey checks the names).
-  static constexpr std::array<std::string_view, 45> kNumbers{"allocations",
+  static constexpr std::array<std::string_view, 46> kNumbers{"allocations",
                                                              "asked",
                                                              "attempt",
                                                              "candidates",
@@ -230,6 +230,7 @@ LogFieldType log_field_type(std::string_view key) {
                                                              "frames",
                                                              "from",
                                                              "got",
+                                                             "holder_pid",
                                                              "id",
                                                              "identity",
                                                              "index",

@@ -20,6 +20,7 @@
 #include "labeler/explain/explain.h"
 #include "labeler/labeler_daemon.h"
 #include "labeler/logging.h"
+#include "labeler/node_lock.h"
 #include "labeler/policy/policy_status.h"
 #include "labeler/policy/policy_status_command.h"
 #include "labeler/policy_validate_command.h"
@@ -82,8 +83,13 @@ struct RunFlags {
   long long resync_seconds = 300;
   long long gc_grace_seconds = 600;
   long long unhealthy_after_seconds = 60;
+  std::string lock_wait = "30s";
   labeler::cluster::ClusterDutyFlags cluster;
 };
+
+// `run`'s exit status when another labeler still held this node at the end of --lock-wait
+// (README: exit status): not 1, so that a supervisor or an operator tells it from a failure.
+constexpr int kExitNodeHeld = 3;
 
 const char* env_or_null(const char* name) {
   // getenv races only with a setenv, and nothing in the labeler changes its environment.
@@ -158,6 +164,47 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
     return 2;
   }
   if (cluster_settings->node.empty()) cluster_settings->node = local_hostname();
+  const auto lock_wait = parse_go_duration(flags.lock_wait);
+  if (!lock_wait) {
+    spdlog::error("invalid flags: error=\"--lock-wait {}: not a duration such as 500ms, 2s, 15m\"",
+                  flags.lock_wait);
+    return 2;
+  }
+
+  // Declared first, destroyed last: every return below, early ones included, wakes and joins
+  // the signal thread, so a daemon that cannot start exits instead of waiting for a signal.
+  std::stop_source stop;
+  labeler::SignalWatcher signals(stop, spdlog::default_logger());
+
+  // Before any client exists or anything is read: a second labeler must not touch the node.
+  labeler::NodeLock node_lock(labeler::NodeLock::path_for(config.state_file));
+  auto taken = node_lock.try_lock();
+  if (!taken) {
+    spdlog::error("cannot start: error=\"{}\"", taken.error().message);
+    return 1;
+  }
+  if (!*taken) {
+    // A restart overlaps the old process's exit for a moment; a Nomad rolling update does not.
+    spdlog::warn("another labeler holds this node, waiting: holder_pid={} file={} lock_wait={}",
+                 node_lock.holder_pid(), node_lock.path(), format_go_duration(*lock_wait));
+    auto outcome = node_lock.wait(system_clock(),
+                                  Deadline{system_clock().now() + *lock_wait, stop.get_token()});
+    if (!outcome) {
+      spdlog::error("cannot start: error=\"{}\"", outcome.error().message);
+      return 1;
+    }
+    if (*outcome == labeler::NodeLock::Outcome::stopped) {
+      spdlog::info("stopped while waiting for the node lock");
+      return 0;
+    }
+    if (*outcome == labeler::NodeLock::Outcome::held) {
+      spdlog::error("another labeler holds this node: holder_pid={} file={} lock_wait={}",
+                    node_lock.holder_pid(), node_lock.path(), format_go_duration(*lock_wait));
+      return kExitNodeHeld;
+    }
+    spdlog::info("node lock taken: file={}", node_lock.path());
+  }
+
   std::unique_ptr<etcd::CurlEtcdClient> etcd_client;
   if (!cluster_settings->kvstore_config.empty()) {
     auto client = connect_etcd(cluster_settings->kvstore_config);
@@ -183,10 +230,6 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
       flags.labels.meta_labels.empty() ? "-" : flags.labels.meta_labels, config.policy.k8s_compat,
       config.policy.cluster_name, config.policies.dir.empty() ? "-" : config.policies.dir);
 
-  // Declared first, destroyed last: every return below, early ones included, wakes and joins
-  // the signal thread, so a daemon that cannot start exits instead of waiting for a signal.
-  std::stop_source stop;
-  labeler::SignalWatcher signals(stop, spdlog::default_logger());
   labeler::LabelerDaemon daemon(config, *nomad_client, cilium_client, system_clock(),
                                 spdlog::default_logger());
   std::unique_ptr<labeler::cluster::ClusterDuties> cluster;
@@ -324,6 +367,11 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
                    "Seconds Cilium or Nomad may stay unreachable before /healthz reports not ready")
       ->capture_default_str()
       ->check(CLI::Range(1LL, 86400LL));
+  run_cmd
+      ->add_option("--lock-wait", flags.lock_wait,
+                   "How long to wait while another labeler holds this node's state file, then "
+                   "exit 3 (Go duration; 0s: do not wait)")
+      ->capture_default_str();
   run_cmd
       ->add_option("--cni-args-first", config.cni_args_first,
                    "Without --meta-labels, label a new allocation from its CNI_ARGS at once when "

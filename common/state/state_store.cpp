@@ -71,6 +71,10 @@ Result<std::optional<std::string>> read_text(const std::string& path) {
 
 }  // namespace
 
+Status ensure_state_dir(const std::string& file) {
+  return ensure_dir(parent_dir(file));
+}
+
 Result<StateDoc> read_state_file(const std::string& path) {
   auto text = read_text(path);
   if (!text) return std::unexpected(text.error());

@@ -32,6 +32,10 @@ Result<StateDoc> read_state_file(const std::string& path);
 // when the file is in its line framing. A missing file holds none.
 Result<std::size_t> count_state_entries(const std::string& path);
 
+// Creates the directory `file` lives in, root-only, when it is missing; an existing one is left
+// as it is. For files kept beside the state file.
+Status ensure_state_dir(const std::string& file);
+
 class StateStore {
  public:
   struct Options {

@@ -30,12 +30,14 @@ constexpr auto kExitDeadline = 5s;
 class LabelerStartup : public ::testing::Test {
  protected:
   // `flags` replace the defaults below or add to them (CLI11 refuses a flag given twice).
+  // The state file is not beside the socket: where a test makes the socket's directory
+  // unusable, the node lock beside the state file would fail first.
   std::vector<std::string> argv(const std::map<std::string, std::string>& flags) const {
     std::map<std::string, std::string> all = {{"--cilium-socket", dir_.file("cilium.sock")},
                                               {"--nomad-addr", "http://127.0.0.1:1"},
                                               {"--node-id", "node-1"},
                                               {"--socket", dir_.file("run/labeler.sock")},
-                                              {"--state-file", dir_.file("run/state.json")},
+                                              {"--state-file", dir_.file("state/state.json")},
                                               {"--metrics-addr", ""}};
     for (const auto& [flag, value] : flags) all[flag] = value;
     std::vector<std::string> args = {testing::bin_dir() + "/cilium-nomad-labeler", "run"};
