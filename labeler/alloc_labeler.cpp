@@ -439,7 +439,7 @@ LabelOutcome AllocLabeler::attempt_label(const WorkItem& item, std::stop_token s
   }
   if (wrote && item.verify_cni_args) {
     // The labels CNI_ARGS gave were not Nomad's. Never expected: it means a Nomad that builds
-    // CNI_ARGS differently from what labeler/cni_args_identity.h assumes, or a job that steered
+    // CNI_ARGS differently from what labeler/identity_trust.h assumes, or a job that steered
     // its own CNI_ARGS; the endpoint now carries Nomad's labels.
     metrics_.cni_args_relabels().Increment();
     log_->warn("nomad disagreed with CNI_ARGS, relabeled: alloc={} labels={}", item.alloc_id,

@@ -1,11 +1,13 @@
 #pragma once
 // Endpoints whose allocation Nomad no longer runs on this node ("orphans": a DEL that never
 // came, a client crash). Always reported; deleted only with --gc-endpoints, after they stayed
-// orphaned for the grace period, and only after Nomad confirms the allocation is gone or
-// terminal — the node list silently omits allocations in namespaces the token cannot read, so
-// absence from it alone never justifies a deletion.
+// orphaned for the grace period, and only after Nomad proved twice, a grace period apart, that
+// the allocation is gone (its own 404 body, "alloc not found") or stopped on its client. The node
+// list silently omits allocations in namespaces the token cannot read, and a proxy answers 404
+// for anything, so neither alone ever justifies a deletion.
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,8 +43,18 @@ class OrphanCollector {
   CallRecorder& calls_;
   Options options_;
   std::shared_ptr<spdlog::logger> log_;
-  // (alloc ID, endpoint ID) -> first seen orphaned. Bounded by the endpoints on the node.
-  std::map<std::pair<std::string, long long>, MonoTime> first_seen_;
+  struct Proof {
+    bool gone = false;
+    std::string reason;  // why not, for the log
+  };
+  Proof prove_gone(const std::string& alloc_id, MonoTime now);
+
+  struct Orphan {
+    MonoTime first_seen;
+    std::optional<MonoTime> first_proof;  // when Nomad first proved the allocation gone
+  };
+  // (alloc ID, endpoint ID) -> what is known. Bounded by the endpoints on the node.
+  std::map<std::pair<std::string, long long>, Orphan> orphans_;
 };
 
 }  // namespace cn::labeler

@@ -40,8 +40,8 @@ command -v setarch >/dev/null && norandom=(setarch "$(uname -m)" -R)
 TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1} \
   "${norandom[@]}" build-tsan/tests/cn_labeler_tests --gtest_brief=1
 
-echo "== fuzz smoke (libFuzzer, ${FUZZ_SECONDS:-10} s per target)"
-scripts/fuzz.sh "${FUZZ_SECONDS:-10}"
+echo "== fuzz smoke (libFuzzer: corpus replay, then seed 1 for a fixed number of inputs per target)"
+scripts/fuzz.sh smoke
 
 echo "== building (release): shipped binaries and fakes"
 TARGETS="cilium-nomad-cni cilium-nomad-labeler fake-nomad fake-cilium-agent fake-cilium-cni" \

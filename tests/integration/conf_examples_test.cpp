@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <regex>
 #include <set>
@@ -413,6 +414,38 @@ TEST_F(ConfExamplesTest, SamplePoliciesPassTheDistributorsValidator) {
     auto object = policy::policy_object_from_item(read_file(example(name)), "nomad-sample",
                                                   policy::PolicySource{"default", "x", 1});
     EXPECT_TRUE(object) << name << ": " << (object ? "" : object.error().message);
+  }
+}
+
+// Examples are copied: a peer selector without a namespace would admit a job of that name from
+// every namespace, which is more than any example means to allow.
+TEST_F(ConfExamplesTest, EveryClusterwidePeerSelectorNamesItsNamespace) {
+  for (const char* name : {"policy-web.ccnp.yaml", "policy-web.json"}) {
+    const std::string text = read_file(example(name));
+    auto object = policy::policy_object_from_item(text, "nomad-sample",
+                                                  policy::PolicySource{"default", "x", 1});
+    ASSERT_TRUE(object) << name;
+    const std::string ns_key = "nomad:" + std::string(labels::kKeyNamespace);
+    std::size_t peers = 0;
+    std::function<void(const json&)> walk = [&](const json& v) {
+      if (v.is_object()) {
+        for (const auto& [k, child] : v.items()) {
+          if (k == "fromEndpoints" || k == "toEndpoints") {
+            for (const auto& selector : child) {
+              ++peers;
+              EXPECT_TRUE(selector.contains("matchLabels") &&
+                          selector["matchLabels"].contains(ns_key))
+                  << name << ": " << selector.dump();
+            }
+          }
+          walk(child);
+        }
+      } else if (v.is_array()) {
+        for (const auto& child : v) walk(child);
+      }
+    };
+    walk(*object);
+    EXPECT_GE(peers, 1u) << name;
   }
 }
 

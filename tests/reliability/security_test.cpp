@@ -163,6 +163,7 @@ TEST(Security, HostileCniArgsValuesCannotForgeReservedOrForeignLabels) {
   hint.namespace_ = "reserved:host";
   hint.job_id = "web;k8s:app=db";
   hint.group = "app nomad:nomad.job=evil";
+  hint.alloc_id = alloc;  // Nomad built these CNI_ARGS for this allocation: trusted, as given
   auto reply = labeler.notify_add(alloc, "10.200.92.1", 5000, hint);
   ASSERT_TRUE(reply && *reply) << labeler.logs();
   EXPECT_EQ((*reply)->status, notify::ReplyStatus::kLabeled) << (*reply)->message;

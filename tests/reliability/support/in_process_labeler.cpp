@@ -57,6 +57,8 @@ Result<std::optional<notify::Reply>> InProcessLabeler::notify_add(const std::str
   r.ifname = "eth0";
   r.netns = "/var/run/netns/x";
   r.ips = {ip};
+  // Nomad >= 1.9.4 sets NOMAD_ALLOC_ID whenever it sets the other fields.
+  if (hint.has_identity() && hint.alloc_id.empty()) hint.alloc_id = alloc;
   r.nomad = std::move(hint);
   r.wait_ms = wait_ms;
   // The plugin's own deadline is real time: it is a separate process with its own clock.

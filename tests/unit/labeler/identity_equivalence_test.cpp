@@ -9,7 +9,7 @@
 #include "common/cni/cni_args.h"
 #include "common/nomad/model/alloc_identity.h"
 #include "labeler/alloc_cache.h"
-#include "labeler/cni_args_identity.h"
+#include "labeler/identity_trust.h"
 
 namespace cn::labeler {
 namespace {
@@ -167,7 +167,8 @@ TEST(IdentityEquivalence, CniArgsAreUsedOnlyWhenTheyGiveNomadsLabels) {
     auto g = gen.next(n);
     const std::string args = gen.cni_args(g);
     const auto workload = cni::nomad_workload_from_args(cni::parse_cni_args(args));
-    auto from_args = identity_from_cni_args(workload, g.alloc.id, policy);
+    auto from_args = trusted_identity(CniArgsClaim{workload, CniArgsUse::before_nomad}, g.alloc.id,
+                                      TrustRules{});
     if (!from_args) {
       if (g.named_like_child) ++withheld_children;
       continue;

@@ -99,7 +99,7 @@ class SpoofWhileNomadFails : public ::testing::TestWithParam<int> {
     return labeler.label(w);
   }
 
-  void expect_unlabeled(const LabelOutcome& out, int ep) {
+  void expect_unlabeled(const LabelOutcome& out, long long ep) {
     EXPECT_NE(out.status, notify::ReplyStatus::kLabeled) << out.message;
     EXPECT_EQ(cilium_.calls(CiliumCall::patch_endpoint) + cilium_.calls(CiliumCall::patch_labels),
               0);
@@ -148,10 +148,10 @@ TEST_P(SpoofWhileNomadFails, CniArgsFirstOffNeverReadsCniArgs) {
 
 INSTANTIATE_TEST_SUITE_P(NomadAnswers, SpoofWhileNomadFails,
                          ::testing::Values(500, 403, InMemoryNomad::kFailTimeout),
-                         [](const auto& info) {
-                           return info.param == InMemoryNomad::kFailTimeout
+                         [](const ::testing::TestParamInfo<int>& param) {
+                           return param.param == InMemoryNomad::kFailTimeout
                                       ? std::string("Timeout")
-                                      : "Status" + std::to_string(info.param);
+                                      : "Status" + std::to_string(param.param);
                          });
 
 }  // namespace

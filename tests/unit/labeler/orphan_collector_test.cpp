@@ -47,8 +47,9 @@ TEST_F(OrphanCollectorTest, DeletesOnlyAfterTheGracePeriodAndOnlyWhenNomadConfir
   EXPECT_EQ(c.collect(report_with(gone, ep)), std::vector<long long>{ep});
   EXPECT_EQ(cilium_.calls(CiliumCall::del), 1);
   EXPECT_EQ(metrics_.endpoints_deleted().Value(), 1);
-  // Its confirming GET (a 404) and its DELETE count like every other outside call.
-  EXPECT_EQ(metrics_.api_calls(Peer::nomad, ErrorKind::not_found).Value(), 1);
+  // Its two proving GETs (404s, a grace period apart) and its DELETE count like every other
+  // outside call.
+  EXPECT_EQ(metrics_.api_calls(Peer::nomad, ErrorKind::not_found).Value(), 2);
   EXPECT_EQ(metrics_.api_calls(Peer::cilium, std::nullopt).Value(), 1);
 }
 
@@ -94,6 +95,36 @@ TEST_F(OrphanCollectorTest, AnEndpointThatStopsBeingOrphanedRestartsItsGrace) {
   c.collect(ReconcileReport{});  // seen healthy once
   clock_.advance(std::chrono::minutes{5});
   EXPECT_TRUE(c.collect(report_with(a, ep)).empty()) << "grace counts from the new sighting";
+}
+
+TEST_F(OrphanCollectorTest, A404ThatIsNotNomadsOwnIsNoProof) {
+  std::string a = random_alloc_id();
+  auto ep = cilium_.add_init_endpoint(a, "10.0.0.6");
+  nomad_.put(make_alloc(a));
+  auto c = collector(true);
+  for (int i = 0; i < 4; ++i) {
+    nomad_.fail_next_with(1, 404, "<html><body>404 Not Found</body></html>");  // a proxy
+    EXPECT_TRUE(c.collect(report_with(a, ep)).empty());
+    clock_.advance(std::chrono::minutes{10});
+  }
+  EXPECT_EQ(cilium_.calls(CiliumCall::del), 0);
+}
+
+TEST_F(OrphanCollectorTest, AProofThatNomadContradictsStartsAgain) {
+  std::string a = random_alloc_id();
+  auto ep = cilium_.add_init_endpoint(a, "10.0.0.7");
+  auto c = collector(true);
+  c.collect(report_with(a, ep));  // first proof: Nomad's 404
+  clock_.advance(std::chrono::minutes{10});
+  nomad_.put(make_alloc(a));  // Nomad knows it after all (restored from a snapshot, say)
+  EXPECT_TRUE(c.collect(report_with(a, ep)).empty());
+  nomad_.remove(a);
+  clock_.advance(std::chrono::minutes{1});
+  EXPECT_TRUE(c.collect(report_with(a, ep)).empty()) << "a new first proof, not a second";
+  clock_.advance(std::chrono::minutes{9});
+  EXPECT_TRUE(c.collect(report_with(a, ep)).empty());
+  clock_.advance(std::chrono::minutes{1});
+  EXPECT_EQ(c.collect(report_with(a, ep)), std::vector<long long>{ep});
 }
 
 }  // namespace
