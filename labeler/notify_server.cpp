@@ -40,11 +40,11 @@ Status prepare_socket_directory(const std::filesystem::path& dir) {
     std::error_code ec;
     auto st = fs::symlink_status(p, ec);
     if (fs::exists(st)) break;
-    created.push_back(p);
+    created.insert(created.begin(), p);  // outermost first
   }
-  for (auto it = created.rbegin(); it != created.rend(); ++it) {
-    if (::mkdir(it->c_str(), 0700) != 0 && errno != EEXIST) {
-      return fail("cannot create notification socket directory " + it->string() + " (" +
+  for (const auto& missing : created) {
+    if (::mkdir(missing.c_str(), 0700) != 0 && errno != EEXIST) {
+      return fail("cannot create notification socket directory " + missing.string() + " (" +
                   errno_text(errno) + ")");
     }
   }

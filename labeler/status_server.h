@@ -22,7 +22,7 @@ namespace cn::labeler {
 
 struct StatusServerLimits {
   // Request line and headers together: a scraper or a probe sends a few hundred bytes.
-  std::size_t max_head_bytes = 8 * 1024;
+  std::size_t max_head_bytes = std::size_t{8} * 1024;
   // Open client connections: each costs a descriptor; past it the oldest one still sending its
   // head is closed, so a fresh probe always gets in.
   std::size_t max_connections = 256;
