@@ -1,5 +1,5 @@
 #pragma once
-// Cilium policies from Nomad Variables into the agent's static policy directory (issue 12,
+// Cilium policies from Nomad Variables into the agent's static policy directory (README "Policies",
 // docs/policies.md). One variable under --policy-prefix is one policy, written to
 // nomad-<name>.yaml.
 //

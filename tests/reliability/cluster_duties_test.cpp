@@ -1,6 +1,7 @@
-// Cluster duties (issue 16) with the real labeler binary against a real etcd on loopback, seeded
-// with keys in the exact formats the Cilium agent writes (docs/cluster-duties.md), and the fake
-// Nomad's node states. Short intervals make passes quick; every wait is on a condition.
+// Cluster duties (docs/cluster-duties.md) with the real labeler binary against a real etcd on
+// loopback, seeded with keys in the exact formats the Cilium agent writes (docs/cluster-duties.md),
+// and the fake Nomad's node states. Short intervals make passes quick; every wait is on a
+// condition.
 //
 // Expected: unused identities go after two passes and in-use ones never; dry-run deletes
 // nothing; a SIGKILLed leader is replaced within its lease TTL plus a pass; a leader stalled

@@ -1,7 +1,7 @@
-// Security properties of issue 8 that need the real binaries: the Nomad token never leaves the
-// HTTP header, the notify socket refuses non-root peers (two locks: a root-only directory, then
-// SO_PEERCRED), meta and CNI_ARGS cannot forge labels, and no shell command is ever built.
-// Unit-level companions: NomadClientTest.TokenIsSentAsHeaderAndNeverLoggedOrInErrors,
+// Security properties (docs/threat-model.md) that need the real binaries: the Nomad token never
+// leaves the HTTP header, the notify socket refuses non-root peers (two locks: a root-only
+// directory, then SO_PEERCRED), meta and CNI_ARGS cannot forge labels, and no shell command is ever
+// built. Unit-level companions: NomadClientTest.TokenIsSentAsHeaderAndNeverLoggedOrInErrors,
 // DaemonTest.NonRootPeersAreRefused,
 // DeriveLabelsTest.NeverProducesForeignSourceOrReservedOrForgedKeys,
 // TlsTest.SkipVerifyIsOffByDefaultAndAcceptsAnythingWhenSet.

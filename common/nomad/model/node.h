@@ -1,6 +1,6 @@
 #pragma once
 // Nomad's client nodes as GET /v1/nodes lists them (NodeListStub in nomad/structs/structs.go):
-// node reaping (issue 16) needs each node's name and status.
+// node reaping (docs/cluster-duties.md) needs each node's name and status.
 #include <string>
 #include <string_view>
 #include <vector>

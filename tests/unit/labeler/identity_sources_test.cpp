@@ -1,5 +1,6 @@
-// Where a worker takes an allocation's identity from (issue 13): the watch's cache and CNI_ARGS
-// spare the notification path its Nomad call; Nomad's answer stays the authority.
+// Where a worker takes an allocation's identity from (README "Label scheme"; the trust rule:
+// labeler/identity_trust.h): the watch's cache and CNI_ARGS spare the notification path its Nomad
+// call; Nomad's answer stays the authority.
 #include <gtest/gtest.h>
 
 #include "labeler/alloc_labeler.h"
