@@ -1,8 +1,8 @@
-// What the cluster duties read from etcd and Nomad before they may delete anything (issue 16):
-// Cilium's key names and node values (labeler/cluster/kvstore_layout.h), the labelers' in-use
-// reports (in_use_report.h) and Nomad's node list (common/nomad/model/node.h). Whatever another
-// writer put there, parsing never crashes or throws, and what is accepted keeps the invariants
-// the duties rely on. The first byte picks the parser; the rest is the input.
+// What the cluster duties read from etcd and Nomad before they may delete anything
+// (docs/cluster-duties.md): Cilium's key names and node values (labeler/cluster/kvstore_layout.h),
+// the labelers' in-use reports (in_use_report.h) and Nomad's node list (common/nomad/model/node.h).
+// Whatever another writer put there, parsing never crashes or throws, and what is accepted keeps
+// the invariants the duties rely on. The first byte picks the parser; the rest is the input.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

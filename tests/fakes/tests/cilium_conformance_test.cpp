@@ -284,7 +284,7 @@ TEST_F(CiliumConformance, AllVersionsConform) {
   }
 }
 
-// --- differences from upstream the fake no longer has (issue 15) -------------------------------
+// --- differences from upstream the fake no longer has -------------------------------
 // Each test names the upstream file whose behaviour it pins.
 
 class CiliumUpstreamParity : public CiliumConformance {

@@ -82,7 +82,7 @@ TEST(Rfc3339, AgreesWithGmtimeOnLeapDaysCenturiesAndBeforeTheEpoch) {
 }
 
 // Every position: a dash where hex belongs, a non-hex byte where hex belongs, hex where a dash
-// belongs; each makes the ID invalid (the check is a table over the hex runs since issue 13).
+// belongs; each makes the ID invalid (the check is a table over the hex runs).
 TEST(AllocId, RefusesAWrongByteAtAnyPosition) {
   const std::string good = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
   ASSERT_TRUE(is_valid_alloc_id(good));

@@ -105,7 +105,7 @@ TEST_F(NodeWatch, WakesOnChangeAndEnqueuesExactlyTheChangedAlloc) {
   EXPECT_EQ(watcher->index(), 120u);
 }
 
-// A Job is decoded once per allocation and ModifyIndex (issue 13: the rest of each answer's Job
+// A Job is decoded once per allocation and ModifyIndex (the rest of each answer's Job
 // bytes are skipped undecoded): everything on the first answer, then the new and changed ones,
 // which include every allocation enqueued.
 TEST_F(NodeWatch, DecodesTheJobOnlyOfNewAndChangedAllocations) {
@@ -366,7 +366,7 @@ TEST(WatchBackoff, FullJitterWithinFloorAndExponentialCeiling) {
 namespace cn::labeler {
 namespace {
 
-// The watch's allocation cache (issue 13): filled before the plugin's ADD, refreshed by an
+// The watch's allocation cache: filled before the plugin's ADD, refreshed by an
 // in-place job update within one round trip, forgotten on a reset.
 TEST_F(NodeWatch, KeepsTheCacheOfEveryLiveAllocationItAnswersWith) {
   AllocCache cache({"team"});
