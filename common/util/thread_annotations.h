@@ -1,8 +1,8 @@
 #pragma once
 // Clang's thread-safety analysis (-Wthread-safety): which mutex guards which member, and which
-// functions must or must not be called with it held, checked at compile time. The clang check
-// (scripts/check-thread-safety.sh) fails on any access the annotations do not allow; g++ ignores
-// them. https://clang.llvm.org/docs/ThreadSafetyAnalysis.html describes the attributes.
+// functions must or must not be called with it held, checked at compile time. The clang-tidy
+// gate (scripts/check-tidy.sh, .clang-tidy) fails on any access the annotations do not allow;
+// g++ ignores them. https://clang.llvm.org/docs/ThreadSafetyAnalysis.html describes the attributes.
 //
 // libstdc++'s std::mutex carries no annotations, so guarded members use cn::Mutex and
 // cn::MutexLock (common/util/mutex.h).
