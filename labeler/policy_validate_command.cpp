@@ -17,7 +17,7 @@ namespace {
 Result<std::string> read_bounded(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return fail(ErrorKind::io, "cannot read: " + errno_text(errno));
-  std::string text(policy::kMaxPolicyBytes + 1, '\0');
+  std::string text(cn::policy::kMaxPolicyBytes + 1, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (in.bad()) return fail(ErrorKind::io, "cannot read: " + errno_text(errno));
   text.resize(static_cast<std::size_t>(in.gcount()));
@@ -36,15 +36,15 @@ int validate_policy_files(const std::vector<std::string>& files, std::ostream& o
       status = 1;
       continue;
     }
-    auto doc = policy::parse_policy_text(*text);
+    auto doc = cn::policy::parse_policy_text(*text);
     Status verdict = doc ? Status{} : Status{std::unexpected(doc.error())};
     bool rule_array = doc && doc->is_array();
     if (rule_array) {
       // netreap's format is what many variables hold: checked as the distributor wraps it.
-      auto wrapped = policy::policy_object_from_item(*text, "nomad-validate", {});
+      auto wrapped = cn::policy::policy_object_from_item(*text, "nomad-validate", {});
       if (!wrapped) verdict = std::unexpected(wrapped.error());
     } else if (doc) {
-      verdict = policy::validate_policy_object(*doc);
+      verdict = cn::policy::validate_policy_object(*doc);
     }
     if (verdict) {
       out << file << ": OK" << (rule_array ? " (rule array, written as a clusterwide policy)" : "")

@@ -17,14 +17,6 @@ using detail::CurlEasy;
 using detail::CurlMulti;
 using detail::CurlSlist;
 
-// One connection slot: the multi handle owns the connection cache, the easy handle the
-// request. A slot is used by one thread at a time.
-struct Slot {
-  CurlMulti multi;
-  CurlEasy easy;
-  CurlSlist connect_to;  // CURLOPT_CONNECT_TO keeps a pointer: owned per slot, built once
-};
-
 bool header_safe(std::string_view s) {
   return s.find_first_of("\r\n") == std::string_view::npos;
 }
@@ -78,6 +70,15 @@ long as_long_ms(std::chrono::milliseconds d) {
 }  // namespace
 
 class HttpClient::Impl {
+  // One connection slot: the multi handle owns the connection cache, the easy handle the
+  // request. A slot is used by one thread at a time. Nested rather than in the anonymous
+  // namespace, which would give Impl internal linkage (-Wsubobject-linkage in a unity build).
+  struct Slot {
+    CurlMulti multi;
+    CurlEasy easy;
+    CurlSlist connect_to;  // CURLOPT_CONNECT_TO keeps a pointer: owned per slot, built once
+  };
+
  public:
   explicit Impl(HttpClientConfig config)
       : cfg_(std::move(config)), log_(cfg_.log ? cfg_.log : spdlog::default_logger()) {

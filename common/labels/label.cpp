@@ -4,7 +4,8 @@ namespace cn::labels {
 
 namespace {
 
-constexpr std::string_view kReservedKeyPrefix = "reserved.";
+// Cilium's older spelling of a reserved label, "reserved.host" for "reserved:host".
+constexpr std::string_view kReservedDotPrefix = "reserved.";
 
 }  // namespace
 
@@ -25,9 +26,9 @@ Label parse_label(std::string_view text) {
   } else if (auto colon = text.find(':'); colon != std::string_view::npos) {
     label.source = text.substr(0, colon);
     rest = text.substr(colon + 1);
-  } else if (text.size() > kReservedKeyPrefix.size() && text.starts_with(kReservedKeyPrefix)) {
+  } else if (text.size() > kReservedDotPrefix.size() && text.starts_with(kReservedDotPrefix)) {
     label.source = kSourceReserved;
-    rest = text.substr(kReservedKeyPrefix.size());
+    rest = text.substr(kReservedDotPrefix.size());
   }
   if (label.source.empty()) label.source = kSourceUnspec;
 

@@ -8,12 +8,6 @@ using nlohmann::json;
 
 namespace {
 
-// Decoded values may be null where Go would leave a zero value.
-std::string text(const json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
 // LabelArray.Has/Get with a "source:key" selector key.
 const Label* find_label(const LabelMap& labels, const std::string& extended_key) {
   const std::size_t colon = extended_key.find(':');
@@ -38,6 +32,11 @@ bool requirement_holds(const SelectorRequirement& r, const LabelMap& labels) {
 
 }  // namespace
 
+std::string decoded_string(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 std::string extended_selector_key(std::string_view key) {
   if (key.starts_with('$')) return "reserved:" + std::string(key.substr(1));
   const std::size_t colon = key.find(':');
@@ -58,8 +57,8 @@ Result<EndpointSelector> EndpointSelector::from_json(const json& selector) {
     for (const auto& e : *me) {
       SelectorRequirement r;
       if (!e.is_object()) continue;
-      r.key = extended_selector_key(text(e, "key"));
-      r.op = text(e, "operator");
+      r.key = extended_selector_key(decoded_string(e, "key"));
+      r.op = decoded_string(e, "operator");
       if (auto vals = e.find("values"); vals != e.end() && vals->is_array()) {
         for (const auto& v : *vals) r.values.push_back(v.is_string() ? v.get<std::string>() : "");
       }

@@ -22,6 +22,10 @@ struct SelectorRequirement {
   std::vector<std::string> values;
 };
 
+// obj[key] when it is a string, else "": decoded values may be null where Go would leave a zero
+// value.
+std::string decoded_string(const nlohmann::json& obj, const char* key);
+
 // "app" -> "any:app", "k8s:app" -> "k8s:app", "$host" -> "reserved:host".
 std::string extended_selector_key(std::string_view key);
 

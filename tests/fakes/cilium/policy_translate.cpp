@@ -249,11 +249,6 @@ Checker policy_t() {
 
 // ---- parse + injection ----
 
-std::string text(const json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
 constexpr const char* kNamespaceKey = "io.kubernetes.pod.namespace";
 constexpr const char* kClusterKey = "io.cilium.k8s.policy.cluster";
 constexpr const char* kNamespaceLabelsPrefix = "io.cilium.k8s.namespace.labels";
@@ -291,8 +286,8 @@ Status check_ports(const json& rule_part) {
     if (!pr.is_object()) continue;
     for (const auto& pp : pr.value("ports", json::array())) {
       if (!pp.is_object()) continue;
-      const std::string port = text(pp, "port");
-      const std::string proto = text(pp, "protocol");
+      const std::string port = decoded_string(pp, "port");
+      const std::string proto = decoded_string(pp, "protocol");
       if (!kProtocols.contains(proto)) return fail("invalid protocol \"" + proto + "\"");
       if (port.empty()) continue;
       bool digits =
@@ -398,8 +393,8 @@ Result<TranslatedPolicy> parse_policy(const json& doc, const InjectionOptions& o
   TranslatedPolicy out;
   const json meta = doc.is_object() ? doc.value("metadata", json::object()) : json::object();
   if (meta.is_object()) {
-    out.name = text(meta, "name");
-    out.namespace_ = text(meta, "namespace");
+    out.name = decoded_string(meta, "name");
+    out.namespace_ = decoded_string(meta, "namespace");
   }
   const bool namespaced = !out.namespace_.empty();
   const std::string what = namespaced ? "CiliumNetworkPolicy" : "CiliumClusterwideNetworkPolicy";

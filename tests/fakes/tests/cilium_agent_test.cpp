@@ -9,6 +9,7 @@
 #include "tests/fakes/http/raw_http_client.h"
 #include "tests/fakes/tests/http_test_util.h"
 #include "tests/support/eventually.h"
+#include "tests/support/alloc_ids.h"
 
 namespace cn::fakes {
 namespace {
@@ -18,7 +19,7 @@ using nlohmann::json;
 using testing::eventually;
 using testing::TempDir;
 
-constexpr const char* kAlloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
+using cn::testing::kAllocId;
 constexpr const char* kAlloc2 = "0d9e2c41-7b5a-4f3e-8c1d-2a6b9e0f4c55";
 
 std::string attach(const std::string& alloc) {
@@ -108,13 +109,13 @@ TEST_F(CiliumAgentTest, HostAndHealthEndpointsArePrePopulated) {
 
 TEST_F(CiliumAgentTest, CniPutCreatesReadyInitEndpointWithIdentity5) {
   start();
-  const json created = put_alloc(kAlloc, "10.200.3.17");
+  const json created = put_alloc(kAllocId, "10.200.3.17");
   EXPECT_EQ(created["status"]["state"], "ready") << "sync-build-endpoint returns after the build";
   EXPECT_EQ(created["status"]["identity"]["id"], 5);
   EXPECT_EQ(created["status"]["identity"]["labels"], json::array({"reserved:init"}));
   const json& ids = created["status"]["external-identifiers"];
-  EXPECT_EQ(ids["cni-attachment-id"], std::string(kAlloc) + ":eth0");
-  EXPECT_EQ(ids["container-id"], kAlloc);
+  EXPECT_EQ(ids["cni-attachment-id"], std::string(kAllocId) + ":eth0");
+  EXPECT_EQ(ids["container-id"], kAllocId);
   EXPECT_EQ(ids["pod-name"], "/");
   EXPECT_FALSE(ids.contains("k8s-pod-name")) << "empty strings are omitted";
   EXPECT_EQ(created["spec"]["label-configuration"], json::object());
@@ -122,8 +123,8 @@ TEST_F(CiliumAgentTest, CniPutCreatesReadyInitEndpointWithIdentity5) {
   EXPECT_EQ(created["status"]["networking"]["interface-name"], "lxc4b1f6c2e");
   EXPECT_GE(created["id"].get<int>(), 1);
   EXPECT_LE(created["id"].get<int>(), 4095);
-  EXPECT_EQ(ep(kAlloc)["id"], created["id"]);
-  const auto labels = call("GET", "/v1/endpoint/" + attach(kAlloc) + "/labels");
+  EXPECT_EQ(ep(kAllocId)["id"], created["id"]);
+  const auto labels = call("GET", "/v1/endpoint/" + attach(kAllocId) + "/labels");
   EXPECT_EQ(
       json::parse(labels.body),
       json::parse(R"({"spec":{},"status":{"realized":{},"security-relevant":["reserved:init"]}})"));
@@ -134,19 +135,19 @@ TEST_F(CiliumAgentTest, PutBodyDependsOnVersion) {
   cfg.version = CiliumVersion::v1_15;
   start(cfg);
   const auto r =
-      call("PUT", "/v1/endpoint/cilium-local:0", cni_put_body(kAlloc, "10.200.3.17").dump());
+      call("PUT", "/v1/endpoint/cilium-local:0", cni_put_body(kAllocId, "10.200.3.17").dump());
   EXPECT_EQ(r.status, 201);
   EXPECT_TRUE(r.body.empty()) << "1.15 answers 201 without a body";
-  EXPECT_EQ(ep(kAlloc)["status"]["identity"]["id"], 5);
+  EXPECT_EQ(ep(kAllocId)["status"]["identity"]["id"], 5);
 }
 
 TEST_F(CiliumAgentTest, DuplicatePutsAre400WithJsonStrings) {
   start();
-  put_alloc(kAlloc, "10.200.3.17");
-  auto r = call("PUT", "/v1/endpoint/cilium-local:0", cni_put_body(kAlloc, "10.200.3.18").dump());
+  put_alloc(kAllocId, "10.200.3.17");
+  auto r = call("PUT", "/v1/endpoint/cilium-local:0", cni_put_body(kAllocId, "10.200.3.18").dump());
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(json::parse(r.body),
-            "endpoint for CNI attachment ID " + std::string(kAlloc) + ":eth0 already exists");
+            "endpoint for CNI attachment ID " + std::string(kAllocId) + ":eth0 already exists");
   r = call("PUT", "/v1/endpoint/cilium-local:0", cni_put_body(kAlloc2, "10.200.3.17").dump());
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(json::parse(r.body), "IP 10.200.3.17 is already in use");
@@ -154,7 +155,7 @@ TEST_F(CiliumAgentTest, DuplicatePutsAre400WithJsonStrings) {
 
 TEST_F(CiliumAgentTest, PutValidationFollowsGoOpenapi) {
   start();
-  json body = cni_put_body(kAlloc, "10.200.3.17");
+  json body = cni_put_body(kAllocId, "10.200.3.17");
   body.erase("state");
   auto r = call("PUT", "/v1/endpoint/cilium-local:0", body.dump());
   EXPECT_EQ(r.status, 422);
@@ -172,7 +173,7 @@ TEST_F(CiliumAgentTest, PutValidationFollowsGoOpenapi) {
   r = call("PUT", "/v1/endpoint/cilium-local:0", "");
   EXPECT_EQ(r.status, 422);
   EXPECT_EQ(json::parse(r.body)["message"], "endpoint in body is required");
-  body = cni_put_body(kAlloc, "10.200.3.17");
+  body = cni_put_body(kAllocId, "10.200.3.17");
   body["labels"] = {"reserved:host"};
   r = call("PUT", "/v1/endpoint/cilium-local:0", body.dump());
   EXPECT_EQ(r.status, 400);
@@ -184,13 +185,13 @@ TEST_F(CiliumAgentTest, PutValidationFollowsGoOpenapi) {
 
 TEST_F(CiliumAgentTest, EndpointIdForms) {
   start();
-  const int id = put_alloc(kAlloc, "10.200.3.17")["id"];
+  const int id = put_alloc(kAllocId, "10.200.3.17")["id"];
   char hex[16];
   std::snprintf(hex, sizeof hex, "0x%x", id);
   for (const std::string& form :
-       {std::to_string(id), "cilium-local:" + std::to_string(id), std::string(hex), attach(kAlloc),
-        "cni-attachment-id%3A" + std::string(kAlloc) + "%3Aeth0",
-        "container-id:" + std::string(kAlloc), std::string("ipv4:10.200.3.17")}) {
+       {std::to_string(id), "cilium-local:" + std::to_string(id), std::string(hex), attach(kAllocId),
+        "cni-attachment-id%3A" + std::string(kAllocId) + "%3Aeth0",
+        "container-id:" + std::string(kAllocId), std::string("ipv4:10.200.3.17")}) {
     const auto r = call("GET", "/v1/endpoint/" + form);
     EXPECT_EQ(r.status, 200) << form;
     if (r.status == 200) {
@@ -211,15 +212,15 @@ TEST_F(CiliumAgentTest, ContainerIdIsNotAddressableIn120) {
   FakeCiliumAgentConfig cfg;
   cfg.version = CiliumVersion::v1_20;
   start(cfg);
-  put_alloc(kAlloc, "10.200.3.17");
+  put_alloc(kAllocId, "10.200.3.17");
   // An unknown prefix there (pkg/endpoint/id/id.go), not a lookup that misses.
-  EXPECT_EQ(call("GET", "/v1/endpoint/container-id:" + std::string(kAlloc)).status, 400);
-  EXPECT_EQ(call("GET", "/v1/endpoint/" + attach(kAlloc)).status, 200);
+  EXPECT_EQ(call("GET", "/v1/endpoint/container-id:" + std::string(kAllocId)).status, 400);
+  EXPECT_EQ(call("GET", "/v1/endpoint/" + attach(kAllocId)).status, 200);
 }
 
 TEST_F(CiliumAgentTest, ListTakesLabelFilterInGetBody) {
   start();
-  put_alloc(kAlloc, "10.200.3.17");
+  put_alloc(kAllocId, "10.200.3.17");
   auto r = call("GET", "/v1/endpoint", R"(["reserved:host"])");
   ASSERT_EQ(r.status, 200);
   EXPECT_EQ(json::parse(r.body).size(), 1u);
@@ -238,26 +239,26 @@ TEST_F(CiliumAgentTest, LabelsPatchTwiceWalksInitMixedFinalWithGracePeriod) {
   cfg.regeneration_step = 10ms;
   cfg.identity_grace_period = 5s;
   start(cfg);
-  put_alloc(kAlloc, "10.200.3.17");
+  put_alloc(kAllocId, "10.200.3.17");
   const std::vector<std::string> want = {"nomad:group=app", "nomad:job=web",
                                          "nomad:namespace=default"};
 
-  auto r = patch_labels(attach(kAlloc), want);
+  auto r = patch_labels(attach(kAllocId), want);
   EXPECT_EQ(r.status, 200);
   EXPECT_TRUE(r.body.empty());
   // Asynchronous: the PATCH returned before any identity exists.
-  json e = ep(kAlloc);
+  json e = ep(kAllocId);
   EXPECT_EQ(e["status"]["state"], "waiting-for-identity");
   EXPECT_EQ(e["status"]["identity"]["id"], 5);
   clock_.advance(100ms);
   ASSERT_TRUE(settle());
-  EXPECT_EQ(ep(kAlloc)["status"]["state"], "waiting-to-regenerate");
+  EXPECT_EQ(ep(kAllocId)["status"]["state"], "waiting-to-regenerate");
   clock_.advance(10ms);
   ASSERT_TRUE(settle());
-  EXPECT_EQ(ep(kAlloc)["status"]["state"], "regenerating");
+  EXPECT_EQ(ep(kAllocId)["status"]["state"], "regenerating");
   clock_.advance(10ms);
   ASSERT_TRUE(settle());
-  e = ep(kAlloc);
+  e = ep(kAllocId);
   EXPECT_EQ(e["status"]["state"], "ready");
   const int mixed = e["status"]["identity"]["id"];
   EXPECT_GE(mixed, 256);
@@ -267,19 +268,19 @@ TEST_F(CiliumAgentTest, LabelsPatchTwiceWalksInitMixedFinalWithGracePeriod) {
   EXPECT_EQ(e["status"]["labels"]["realized"]["user"], json(want));
 
   // Same set again: an empty diff strips init; old identity is not init -> grace period.
-  EXPECT_EQ(patch_labels(attach(kAlloc), want).status, 200);
+  EXPECT_EQ(patch_labels(attach(kAllocId), want).status, 200);
   clock_.advance(100ms);
   ASSERT_TRUE(settle());
   clock_.advance(4800ms);
   ASSERT_TRUE(settle());
-  EXPECT_EQ(ep(kAlloc)["status"]["identity"]["id"], mixed) << "still inside the 5 s grace period";
+  EXPECT_EQ(ep(kAllocId)["status"]["identity"]["id"], mixed) << "still inside the 5 s grace period";
   clock_.advance(200ms);
   ASSERT_TRUE(settle());
   clock_.advance(20ms);
   ASSERT_TRUE(settle());
   clock_.advance(20ms);
   ASSERT_TRUE(settle());
-  e = ep(kAlloc);
+  e = ep(kAllocId);
   EXPECT_EQ(e["status"]["state"], "ready");
   EXPECT_EQ(e["status"]["identity"]["labels"], json(want));
   EXPECT_NE(e["status"]["identity"]["id"], mixed);
@@ -289,32 +290,32 @@ TEST_F(CiliumAgentTest, LabelsPatchTwiceWalksInitMixedFinalWithGracePeriod) {
 
 TEST_F(CiliumAgentTest, NoopPatchOnFreshInitEndpointLeavesNoLabels) {
   start();
-  put_alloc(kAlloc, "10.200.3.17");
-  EXPECT_EQ(patch_labels(attach(kAlloc), {}).status, 200);
+  put_alloc(kAllocId, "10.200.3.17");
+  EXPECT_EQ(patch_labels(attach(kAllocId), {}).status, 200);
   ASSERT_TRUE(settle());
-  const json e = ep(kAlloc);
+  const json e = ep(kAllocId);
   EXPECT_FALSE(e["status"]["identity"].contains("labels"));
   EXPECT_GE(e["status"]["identity"]["id"].get<int>(), 256);
 }
 
 TEST_F(CiliumAgentTest, ValueChangeOfAnExistingKeyIsNotADiff) {
   start();
-  put_alloc(kAlloc, "10.200.3.17");
-  patch_labels(attach(kAlloc), {"nomad:job=a"});
+  put_alloc(kAllocId, "10.200.3.17");
+  patch_labels(attach(kAllocId), {"nomad:job=a"});
   ASSERT_TRUE(settle());
-  patch_labels(attach(kAlloc), {"nomad:job=a"});  // strips init
+  patch_labels(attach(kAllocId), {"nomad:job=a"});  // strips init
   ASSERT_TRUE(settle());
-  ASSERT_EQ(ep(kAlloc)["status"]["identity"]["labels"], json::array({"nomad:job=a"}));
+  ASSERT_EQ(ep(kAllocId)["status"]["identity"]["labels"], json::array({"nomad:job=a"}));
   // Same key, new value: SplitUserLabelChanges compares keys, so nothing changes.
-  EXPECT_EQ(patch_labels(attach(kAlloc), {"nomad:job=b"}).status, 200);
+  EXPECT_EQ(patch_labels(attach(kAllocId), {"nomad:job=b"}).status, 200);
   ASSERT_TRUE(settle());
-  EXPECT_EQ(ep(kAlloc)["status"]["identity"]["labels"], json::array({"nomad:job=a"}));
+  EXPECT_EQ(ep(kAllocId)["status"]["identity"]["labels"], json::array({"nomad:job=a"}));
 }
 
 TEST_F(CiliumAgentTest, LabelPatchErrors) {
   start();
-  put_alloc(kAlloc, "10.200.3.17");
-  auto r = patch_labels(attach(kAlloc), {"reserved:host"});
+  put_alloc(kAllocId, "10.200.3.17");
+  auto r = patch_labels(attach(kAllocId), {"reserved:host"});
   EXPECT_EQ(r.status, 500);
   EXPECT_EQ(json::parse(r.body), "Not allowed to add reserved labels: reserved:host");
   const json host = json::parse(call("GET", "/v1/endpoint", R"(["reserved:host"])").body)[0];
@@ -324,10 +325,10 @@ TEST_F(CiliumAgentTest, LabelPatchErrors) {
   r = patch_labels(attach(kAlloc2), {"nomad:job=x"});
   EXPECT_EQ(r.status, 404);
   EXPECT_TRUE(r.body.empty());
-  r = call("PATCH", "/v1/endpoint/" + attach(kAlloc) + "/labels", "");
+  r = call("PATCH", "/v1/endpoint/" + attach(kAllocId) + "/labels", "");
   EXPECT_EQ(r.status, 422);
   EXPECT_EQ(json::parse(r.body)["message"], "configuration in body is required");
-  r = call("PATCH", "/v1/endpoint/" + attach(kAlloc) + "/labels", R"({"user":"nomad:job=x"})");
+  r = call("PATCH", "/v1/endpoint/" + attach(kAllocId) + "/labels", R"({"user":"nomad:job=x"})");
   EXPECT_EQ(r.status, 400);
 }
 
@@ -335,10 +336,10 @@ TEST_F(CiliumAgentTest, AllowListFilterDropsUnlistedLabelsSilently) {
   FakeCiliumAgentConfig cfg;
   cfg.label_patterns = {"nomad:job"};
   start(cfg);
-  put_alloc(kAlloc, "10.200.3.17");
-  EXPECT_EQ(patch_labels(attach(kAlloc), {"nomad:job=web", "nomad:group=app"}).status, 200);
+  put_alloc(kAllocId, "10.200.3.17");
+  EXPECT_EQ(patch_labels(attach(kAllocId), {"nomad:job=web", "nomad:group=app"}).status, 200);
   ASSERT_TRUE(settle());
-  const json e = ep(kAlloc);
+  const json e = ep(kAllocId);
   EXPECT_EQ(e["status"]["labels"]["realized"]["user"], json::array({"nomad:job=web"}));
   EXPECT_EQ(e["status"]["identity"]["labels"], json({"nomad:job=web", "reserved:init"}));
 }
@@ -347,29 +348,29 @@ TEST_F(CiliumAgentTest, DeprecatedPatchReplacesOrchestrationLabelsInOneStep) {
   FakeCiliumAgentConfig cfg;
   cfg.identity_grace_period = 5s;
   start(cfg);
-  put_alloc(kAlloc, "10.200.3.17");
+  put_alloc(kAllocId, "10.200.3.17");
   json body = {{"state", "waiting-for-identity"}, {"labels", {"nomad:job=web", "nomad:group=app"}}};
-  auto r = call("PATCH", "/v1/endpoint/" + attach(kAlloc), body.dump());
+  auto r = call("PATCH", "/v1/endpoint/" + attach(kAllocId), body.dump());
   EXPECT_EQ(r.status, 200);
   EXPECT_TRUE(r.body.empty());
   ASSERT_TRUE(settle());  // leaving init: no grace period, so no clock advance needed
-  json e = ep(kAlloc);
+  json e = ep(kAllocId);
   EXPECT_EQ(e["status"]["identity"]["labels"], json({"nomad:group=app", "nomad:job=web"}));
   EXPECT_EQ(e["status"]["labels"]["security-relevant"], json({"nomad:group=app", "nomad:job=web"}));
   EXPECT_EQ(e["spec"]["label-configuration"], json::object());
   EXPECT_EQ(e["status"]["state"], "ready");
 
   // `labels` absent: an empty set replaces the orchestration labels.
-  r = call("PATCH", "/v1/endpoint/" + attach(kAlloc), json{{"state", "ready"}}.dump());
+  r = call("PATCH", "/v1/endpoint/" + attach(kAllocId), json{{"state", "ready"}}.dump());
   EXPECT_EQ(r.status, 200);
   ASSERT_TRUE(settle());
   clock_.advance(5s);  // this time the old identity was not init: grace period applies
   ASSERT_TRUE(settle());
-  e = ep(kAlloc);
+  e = ep(kAllocId);
   EXPECT_FALSE(e["status"]["labels"].contains("security-relevant"));
   EXPECT_FALSE(e["status"]["identity"].contains("labels"));
 
-  r = call("PATCH", "/v1/endpoint/" + attach(kAlloc), json{{"labels", {"nomad:job=x"}}}.dump());
+  r = call("PATCH", "/v1/endpoint/" + attach(kAllocId), json{{"labels", {"nomad:job=x"}}}.dump());
   EXPECT_EQ(r.status, 422);
   EXPECT_EQ(json::parse(r.body),
             json::parse(R"({"code":602,"message":"state in body is required"})"));
@@ -377,7 +378,7 @@ TEST_F(CiliumAgentTest, DeprecatedPatchReplacesOrchestrationLabelsInOneStep) {
 
 TEST_F(CiliumAgentTest, DeleteForms) {
   start();
-  const int id = put_alloc(kAlloc, "10.200.3.17")["id"];
+  const int id = put_alloc(kAllocId, "10.200.3.17")["id"];
   put_alloc(kAlloc2, "10.200.3.18");
   EXPECT_EQ(call("DELETE", "/v1/endpoint/" + std::to_string(id)).status, 200);
   EXPECT_EQ(call("GET", "/v1/endpoint/" + std::to_string(id)).status, 404);
@@ -395,10 +396,10 @@ TEST_F(CiliumAgentTest, DeleteForms) {
 
 TEST_F(CiliumAgentTest, EndpointHealthzAndForcedFailure) {
   start();
-  put_alloc(kAlloc, "10.200.3.17");
-  EXPECT_EQ(get_json("/v1/endpoint/" + attach(kAlloc) + "/healthz")["overallHealth"], "OK");
-  ASSERT_TRUE(agent_->set_endpoint_health(attach(kAlloc), "Failure"));
-  EXPECT_EQ(get_json("/v1/endpoint/" + attach(kAlloc) + "/healthz")["overallHealth"], "Failure");
+  put_alloc(kAllocId, "10.200.3.17");
+  EXPECT_EQ(get_json("/v1/endpoint/" + attach(kAllocId) + "/healthz")["overallHealth"], "OK");
+  ASSERT_TRUE(agent_->set_endpoint_health(attach(kAllocId), "Failure"));
+  EXPECT_EQ(get_json("/v1/endpoint/" + attach(kAllocId) + "/healthz")["overallHealth"], "Failure");
   EXPECT_EQ(call("GET", "/v1/endpoint/" + attach(kAlloc2) + "/healthz").status, 404);
 }
 
@@ -407,20 +408,20 @@ TEST_F(CiliumAgentTest, RateLimitRefusesWithCiliumMessageAndWaitsOnClock) {
   cfg.rate_limits = true;
   cfg.rate_limit_overrides["endpoint-patch"] = {0.5, 1, 3s};
   start(cfg);
-  put_alloc(kAlloc, "10.200.3.17");
-  EXPECT_EQ(patch_labels(attach(kAlloc), {"nomad:job=a"}).status, 200);
+  put_alloc(kAllocId, "10.200.3.17");
+  EXPECT_EQ(patch_labels(attach(kAllocId), {"nomad:job=a"}).status, 200);
   // Next one must wait 2 s (within 3 s): it blocks until the agent clock moves.
   auto waiting =
-      std::async(std::launch::async, [&] { return patch_labels(attach(kAlloc), {"nomad:job=a"}); });
+      std::async(std::launch::async, [&] { return patch_labels(attach(kAllocId), {"nomad:job=a"}); });
   ASSERT_TRUE(clock_.wait_for_sleepers(1, 5s));
-  auto refused = patch_labels(attach(kAlloc), {"nomad:x=1"});
+  auto refused = patch_labels(attach(kAllocId), {"nomad:x=1"});
   EXPECT_EQ(refused.status, 429);
   EXPECT_EQ(json::parse(refused.body),
             "request would have to wait 4s to be served (maximum wait duration: 3s)");
   clock_.advance(2s);
   EXPECT_EQ(waiting.get().status, 200);
   ASSERT_TRUE(settle());
-  EXPECT_FALSE(ep(kAlloc)["status"]["labels"]["realized"].contains("nomad:x=1"));
+  EXPECT_FALSE(ep(kAllocId)["status"]["labels"]["realized"].contains("nomad:x=1"));
   // Cilium's defaults for the other groups are in force too. endpoint-get (4/s, burst 4, skip
   // 4, estimated 200 ms): GETs served in no time drive its factor to the maximum 100, i.e.
   // 400/s; once the skipped ones and the bucket's 4 tokens are used, a GET waits one token,
@@ -428,7 +429,7 @@ TEST_F(CiliumAgentTest, RateLimitRefusesWithCiliumMessageAndWaitsOnClock) {
   for (int served_at_once = 0;; ++served_at_once) {
     ASSERT_LE(served_at_once, 8) << "endpoint-get never made a request wait";
     auto next = std::async(std::launch::async,
-                           [&] { return call("GET", "/v1/endpoint/" + attach(kAlloc)); });
+                           [&] { return call("GET", "/v1/endpoint/" + attach(kAllocId)); });
     ASSERT_TRUE(cn::testing::eventually(
         [&] { return next.wait_for(0s) == std::future_status::ready || clock_.sleepers() > 0; }));
     if (next.wait_for(0s) == std::future_status::ready) {
@@ -462,26 +463,26 @@ TEST_F(CiliumAgentTest, DefaultRateLimitsMatchTheFactSheet) {
 
 TEST_F(CiliumAgentTest, FaultInjectionStatusDropStallNotReadyAndDisabled) {
   start();
-  put_alloc(kAlloc, "10.200.3.17");
+  put_alloc(kAllocId, "10.200.3.17");
   agent_->inject_fault(FaultRule::fail("PATCH", "/endpoint/{id}/labels", 500, 2));
-  EXPECT_EQ(patch_labels(attach(kAlloc), {"nomad:a=1"}).status, 500);
-  EXPECT_EQ(call("GET", "/v1/endpoint/" + attach(kAlloc)).status, 200) << "other routes unaffected";
-  EXPECT_EQ(patch_labels(attach(kAlloc), {"nomad:a=1"}).status, 500);
-  EXPECT_EQ(patch_labels(attach(kAlloc), {"nomad:a=1"}).status, 200);
+  EXPECT_EQ(patch_labels(attach(kAllocId), {"nomad:a=1"}).status, 500);
+  EXPECT_EQ(call("GET", "/v1/endpoint/" + attach(kAllocId)).status, 200) << "other routes unaffected";
+  EXPECT_EQ(patch_labels(attach(kAllocId), {"nomad:a=1"}).status, 500);
+  EXPECT_EQ(patch_labels(attach(kAllocId), {"nomad:a=1"}).status, 200);
 
   agent_->inject_fault(FaultRule::drop("", "/endpoint/{id}"));
   EXPECT_FALSE(http_request(HttpTarget::unix_socket(agent_->socket_path()), "GET",
-                            "/v1/endpoint/" + attach(kAlloc)));
+                            "/v1/endpoint/" + attach(kAllocId)));
 
   agent_->set_api_ready(false);
   auto r = call("PUT", "/v1/endpoint/cilium-local:0", cni_put_body(kAlloc2, "10.200.3.18").dump());
   EXPECT_EQ(r.status, 503);
   EXPECT_EQ(json::parse(r.body), "api not ready");
-  EXPECT_EQ(call("GET", "/v1/endpoint/" + attach(kAlloc)).status, 200);
+  EXPECT_EQ(call("GET", "/v1/endpoint/" + attach(kAllocId)).status, 200);
   agent_->set_api_ready(true);
 
   agent_->disable_api("DELETE", "/endpoint");
-  r = call("DELETE", "/v1/endpoint", json{{"container-id", kAlloc}}.dump());
+  r = call("DELETE", "/v1/endpoint", json{{"container-id", kAllocId}}.dump());
   EXPECT_EQ(r.status, 403);
   EXPECT_EQ(r.header("Content-Type"), "text/plain");
   EXPECT_EQ(r.body,
@@ -516,15 +517,15 @@ TEST_F(CiliumAgentTest, LatencyIsAddedOnTheAgentClock) {
 
 TEST_F(CiliumAgentTest, RequestLogCountsByMethodAndRoute) {
   start();
-  put_alloc(kAlloc, "10.200.3.17");
-  for (int i = 0; i < 3; ++i) patch_labels(attach(kAlloc), {"nomad:a=1"});
+  put_alloc(kAllocId, "10.200.3.17");
+  for (int i = 0; i < 3; ++i) patch_labels(attach(kAllocId), {"nomad:a=1"});
   call("GET", "/v1/nope");
   EXPECT_EQ(agent_->count("PATCH", "/endpoint/{id}/labels"), 3);
   EXPECT_EQ(agent_->count("PUT", "/endpoint/{id}"), 1);
   EXPECT_EQ(agent_->count("", "?"), 1);
   const auto log = agent_->requests();
   ASSERT_EQ(log.size(), 5u);
-  EXPECT_EQ(log[1].path, "/v1/endpoint/" + attach(kAlloc) + "/labels");
+  EXPECT_EQ(log[1].path, "/v1/endpoint/" + attach(kAllocId) + "/labels");
   EXPECT_EQ(log[1].body, R"({"user":["nomad:a=1"]})");
   EXPECT_LE(log[1].real_received, log[1].real_answered);
   EXPECT_LE(log[1].real_answered, log[2].real_received);
@@ -544,13 +545,13 @@ TEST_F(CiliumAgentTest, RouterErrorsAreGoOpenapiObjects) {
 
 TEST_F(CiliumAgentTest, RestartRenumbersButKeepsEndpointsAndIdentities) {
   start();
-  const int old_id = put_alloc(kAlloc, "10.200.3.17")["id"];
-  patch_labels(attach(kAlloc), {"nomad:job=a"});
+  const int old_id = put_alloc(kAllocId, "10.200.3.17")["id"];
+  patch_labels(attach(kAllocId), {"nomad:job=a"});
   ASSERT_TRUE(settle());
-  const json before = ep(kAlloc)["status"]["identity"];
+  const json before = ep(kAllocId)["status"]["identity"];
   agent_->restart(RestartOptions::renumbered());
   ASSERT_TRUE(settle());
-  const json after = ep(kAlloc);
+  const json after = ep(kAllocId);
   EXPECT_NE(after["id"], old_id);
   EXPECT_EQ(after["status"]["identity"], before);
   EXPECT_EQ(after["status"]["state"], "ready");
@@ -565,12 +566,12 @@ TEST_F(CiliumAgentTest, RestartCanComeBackNotReady) {
   RestartOptions opts = RestartOptions::same_ids();
   opts.api_not_ready_for = 2s;
   agent_->restart(opts);
-  auto r = call("PUT", "/v1/endpoint/cilium-local:0", cni_put_body(kAlloc, "10.200.3.17").dump());
+  auto r = call("PUT", "/v1/endpoint/cilium-local:0", cni_put_body(kAllocId, "10.200.3.17").dump());
   EXPECT_EQ(r.status, 503);
   clock_.advance(2s);
   ASSERT_TRUE(settle());
   EXPECT_EQ(
-      call("PUT", "/v1/endpoint/cilium-local:0", cni_put_body(kAlloc, "10.200.3.17").dump()).status,
+      call("PUT", "/v1/endpoint/cilium-local:0", cni_put_body(kAllocId, "10.200.3.17").dump()).status,
       201);
 }
 
@@ -578,13 +579,13 @@ TEST_F(CiliumAgentTest, ControlApiOverHttp) {
   FakeCiliumAgentConfig cfg;
   cfg.clock = &system_clock();
   start(cfg);
-  auto r = call("POST", "/_fake/endpoints", cni_put_body(kAlloc, "10.200.3.17").dump());
+  auto r = call("POST", "/_fake/endpoints", cni_put_body(kAllocId, "10.200.3.17").dump());
   ASSERT_EQ(r.status, 201) << r.body;
   const int old_id = json::parse(r.body)["id"];
   r = call("POST", "/_fake/faults",
            R"({"method":"GET","route":"/endpoint/{id}","count":1,"status":429,"body":"\"slow\""})");
   EXPECT_EQ(r.status, 200);
-  r = call("GET", "/v1/endpoint/" + attach(kAlloc));
+  r = call("GET", "/v1/endpoint/" + attach(kAllocId));
   EXPECT_EQ(r.status, 429);
   EXPECT_EQ(json::parse(r.body), "slow");
   EXPECT_EQ(
@@ -596,16 +597,16 @@ TEST_F(CiliumAgentTest, ControlApiOverHttp) {
       call("POST", "/_fake/settings", R"({"identity_delay_ms":0,"grace_period_ms":0})").status,
       200);
   EXPECT_EQ(call("POST", "/_fake/endpoint-health",
-                 json{{"id", attach(kAlloc)}, {"health", "Failure"}}.dump())
+                 json{{"id", attach(kAllocId)}, {"health", "Failure"}}.dump())
                 .status,
             200);
-  EXPECT_EQ(get_json("/v1/endpoint/" + attach(kAlloc) + "/healthz")["overallHealth"], "Failure");
+  EXPECT_EQ(get_json("/v1/endpoint/" + attach(kAllocId) + "/healthz")["overallHealth"], "Failure");
 
   r = call("POST", "/_fake/restart", R"({"renumber":true})");
   EXPECT_EQ(r.status, 202);
   ASSERT_TRUE(eventually([&] {
     auto g = http_request(HttpTarget::unix_socket(agent_->socket_path()), "GET",
-                          "/v1/endpoint/" + attach(kAlloc), "", {}, 1s);
+                          "/v1/endpoint/" + attach(kAllocId), "", {}, 1s);
     return g && g->status == 200 && json::parse(g->body)["id"] != old_id;
   }));
   const json state = get_json("/_fake/state");

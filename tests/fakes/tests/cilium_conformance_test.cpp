@@ -15,6 +15,7 @@
 #include "tests/fakes/http/raw_http_client.h"
 #include "tests/fakes/tests/http_test_util.h"
 #include "tests/support/child_process.h"
+#include "tests/support/alloc_ids.h"
 
 #ifndef CN_FAKES_OPENAPI_JSON
 #define CN_FAKES_OPENAPI_JSON ""
@@ -170,8 +171,8 @@ class CiliumConformance : public ::testing::Test {
   int checked_ = 0;
 };
 
-constexpr const char* kAlloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
-const std::string kAtt = std::string("cni-attachment-id:") + kAlloc + ":eth0";
+using cn::testing::kAllocId;
+const std::string kAtt = std::string("cni-attachment-id:") + kAllocId + ":eth0";
 
 json cni_put(const std::string& alloc, const std::string& ip) {
   return json{{"container-id", alloc},           {"container-interface-name", "eth0"},
@@ -188,11 +189,11 @@ TEST_F(CiliumConformance, RealisticSessionConformsToTheSpec) {
   call("GET", "/endpoint", "/v1/endpoint");
 
   const json created = call("PUT", "/endpoint/{id}", "/v1/endpoint/cilium-local:0",
-                            cni_put(kAlloc, "10.200.3.17").dump());
+                            cni_put(kAllocId, "10.200.3.17").dump());
   EXPECT_EQ(last_status_, 201);
   const std::string id = std::to_string(created.value("id", 0));
   call("PUT", "/endpoint/{id}", "/v1/endpoint/cilium-local:0",
-       cni_put(kAlloc, "10.200.3.18").dump());
+       cni_put(kAllocId, "10.200.3.18").dump());
   EXPECT_EQ(last_status_, 400);
   call("PUT", "/endpoint/{id}", "/v1/endpoint/cilium-local:0", R"({"container-id":"x"})");
   EXPECT_EQ(last_status_, 422);
@@ -256,9 +257,9 @@ TEST_F(CiliumConformance, RealisticSessionConformsToTheSpec) {
   agent_->set_api_ready(true);
 
   // Teardown as cilium-cni does it, then the repeated DEL.
-  call("DELETE", "/endpoint", "/v1/endpoint", json{{"container-id", kAlloc}}.dump());
+  call("DELETE", "/endpoint", "/v1/endpoint", json{{"container-id", kAllocId}}.dump());
   EXPECT_EQ(last_status_, 200);
-  call("DELETE", "/endpoint", "/v1/endpoint", json{{"container-id", kAlloc}}.dump());
+  call("DELETE", "/endpoint", "/v1/endpoint", json{{"container-id", kAllocId}}.dump());
   EXPECT_EQ(last_status_, 404);
   call("DELETE", "/endpoint", "/v1/endpoint", R"({"container-id":""})");
   EXPECT_EQ(last_status_, 400);
@@ -276,10 +277,10 @@ TEST_F(CiliumConformance, AllVersionsConform) {
     agent_ = std::make_unique<FakeCiliumAgent>(cfg);
     agent_->start();
     call("PUT", "/endpoint/{id}", "/v1/endpoint/cilium-local:0",
-         cni_put(kAlloc, "10.200.3.17").dump());
+         cni_put(kAllocId, "10.200.3.17").dump());
     EXPECT_EQ(last_status_, 201) << to_string(v);
     call("GET", "/endpoint/{id}", "/v1/endpoint/" + kAtt);
-    call("GET", "/endpoint/{id}", "/v1/endpoint/container-id:" + std::string(kAlloc));
+    call("GET", "/endpoint/{id}", "/v1/endpoint/container-id:" + std::string(kAllocId));
     EXPECT_EQ(last_status_, v == CiliumVersion::v1_20 ? 400 : 200) << to_string(v);
   }
 }
@@ -316,7 +317,7 @@ class CiliumUpstreamParity : public CiliumConformance {
   // A ready endpoint whose identity is known (sync build): a deprecated PATCH that repeats its
   // labels changes nothing but the state, which makes the agent regenerate it.
   void create_ready_endpoint() {
-    json put = cni_put(kAlloc, "10.200.3.17");
+    json put = cni_put(kAllocId, "10.200.3.17");
     put["labels"] = json::array({"nomad:job=db"});
     ASSERT_TRUE(agent_->create_endpoint(put));
   }
@@ -336,9 +337,9 @@ TEST_F(CiliumUpstreamParity, ContainerIdIsAnUnknownPrefixOnTheNewestAgent) {
   FakeCiliumAgentConfig cfg;
   cfg.version = CiliumVersion::v1_20;
   restart_with(cfg);
-  ASSERT_TRUE(agent_->create_endpoint(cni_put(kAlloc, "10.200.3.17")));
+  ASSERT_TRUE(agent_->create_endpoint(cni_put(kAllocId, "10.200.3.17")));
   const json err =
-      call("GET", "/endpoint/{id}", "/v1/endpoint/container-id:" + std::string(kAlloc));
+      call("GET", "/endpoint/{id}", "/v1/endpoint/container-id:" + std::string(kAllocId));
   EXPECT_EQ(last_status_, 400);
   EXPECT_EQ(err, "unknown endpoint ID prefix \"container-id\"");
   for (const char* prefix : {"container-name", "pod-name", "docker-endpoint"}) {
@@ -349,8 +350,8 @@ TEST_F(CiliumUpstreamParity, ContainerIdIsAnUnknownPrefixOnTheNewestAgent) {
   EXPECT_EQ(last_status_, 200);
 
   restart_with(FakeCiliumAgentConfig{});  // 1.17
-  ASSERT_TRUE(agent_->create_endpoint(cni_put(kAlloc, "10.200.3.17")));
-  call("GET", "/endpoint/{id}", "/v1/endpoint/container-id:" + std::string(kAlloc));
+  ASSERT_TRUE(agent_->create_endpoint(cni_put(kAllocId, "10.200.3.17")));
+  call("GET", "/endpoint/{id}", "/v1/endpoint/container-id:" + std::string(kAllocId));
   EXPECT_EQ(last_status_, 200);
 }
 
@@ -361,7 +362,7 @@ TEST_F(CiliumUpstreamParity, ReadinessIsCheckedBeforeTheRateLimiter) {
   cfg.rate_limits = true;
   cfg.rate_limit_overrides["endpoint-patch"] = {0.5, 1, 15s, 0};
   restart_with(cfg);
-  ASSERT_TRUE(agent_->create_endpoint(cni_put(kAlloc, "10.200.3.17")));
+  ASSERT_TRUE(agent_->create_endpoint(cni_put(kAllocId, "10.200.3.17")));
   const std::string path = "/v1/endpoint/" + kAtt + "/labels";
   call("PATCH", "/endpoint/{id}/labels", path, R"({"user":["nomad:job=a"]})");
   ASSERT_EQ(last_status_, 200);  // the burst of 1 is used up: the next PATCH would queue 2 s
@@ -473,7 +474,7 @@ TEST_F(CiliumUpstreamParity, PatchWhoseClientGaveUpInTheLimiterIsNotApplied) {
   cfg.rate_limits = true;
   cfg.rate_limit_overrides["endpoint-patch"] = {0.5, 1, 15s, 0};
   restart_with(cfg);
-  ASSERT_TRUE(agent_->create_endpoint(cni_put(kAlloc, "10.200.3.17")));
+  ASSERT_TRUE(agent_->create_endpoint(cni_put(kAllocId, "10.200.3.17")));
   const std::string path = "/v1/endpoint/" + kAtt + "/labels";
   call("PATCH", "/endpoint/{id}/labels", path, R"({"user":["nomad:job=a"]})");
   ASSERT_EQ(last_status_, 200);
@@ -504,7 +505,7 @@ class ValidatorNegative : public CiliumConformance {
  protected:
   json endpoint_model() {
     if (auto existing = agent_->endpoint(kAtt)) return *existing;
-    auto created = agent_->create_endpoint(cni_put(kAlloc, "10.200.3.17"));
+    auto created = agent_->create_endpoint(cni_put(kAllocId, "10.200.3.17"));
     EXPECT_TRUE(created) << created.error().message;
     return created ? *created : json();
   }

@@ -13,6 +13,7 @@
 #include "tests/fakes/cilium/fake_cilium_agent.h"
 #include "tests/fakes/http/http_server.h"
 #include "tests/unit/clients/client_test_util.h"
+#include "tests/support/alloc_ids.h"
 
 namespace cn::cilium {
 namespace {
@@ -25,7 +26,7 @@ using client_testing::TempDir;
 using fakes::FaultRule;
 using nlohmann::json;
 
-constexpr const char* kAlloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
+using cn::testing::kAllocId;
 constexpr const char* kOtherAlloc = "0d9e2c41-7b5a-4f3e-8c1d-2a6b9e0f4c55";
 
 json cni_put_body(const std::string& alloc, const std::string& ip) {
@@ -199,15 +200,15 @@ TEST_F(CiliumClientTest, HostHeaderIsLocalhost) {
 }
 
 TEST_F(CiliumClientTest, EndpointByAttachmentIdAndList) {
-  create(kAlloc, "10.200.3.17");
+  create(kAllocId, "10.200.3.17");
   CurlCiliumClient client(config());
-  auto ep = client.endpoint(attach(kAlloc), soon());
+  auto ep = client.endpoint(attach(kAllocId), soon());
   ASSERT_TRUE(ep) << ep.error().message;
-  EXPECT_EQ(ep->cni_attachment_id, std::string(kAlloc) + ":eth0");
+  EXPECT_EQ(ep->cni_attachment_id, std::string(kAllocId) + ":eth0");
   EXPECT_TRUE(is_init(*ep));
   auto gets = requests("GET", "/endpoint/{id}");
   ASSERT_EQ(gets.size(), 1U);
-  EXPECT_EQ(gets[0].path, "/v1/endpoint/cni-attachment-id:" + std::string(kAlloc) + ":eth0");
+  EXPECT_EQ(gets[0].path, "/v1/endpoint/cni-attachment-id:" + std::string(kAllocId) + ":eth0");
 
   auto list = client.endpoints(soon());
   ASSERT_TRUE(list) << list.error().message;
@@ -229,29 +230,29 @@ TEST_F(CiliumClientTest, NotFoundWithEmptyBody) {
 }
 
 TEST_F(CiliumClientTest, JsonStringErrorsAreUnquoted) {
-  create(kAlloc, "10.200.3.17");
+  create(kAllocId, "10.200.3.17");
   auto cfg = config();
   cfg.retry.max_attempts = 1;  // the agent's 500 here is permanent
   CurlCiliumClient client(cfg);
-  auto r = client.set_user_labels(attach(kAlloc), {"reserved:host"}, soon());
+  auto r = client.set_user_labels(attach(kAllocId), {"reserved:host"}, soon());
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().status, 500);
   EXPECT_EQ(r.error().message, "Not allowed to add reserved labels: reserved:host");
 }
 
 TEST_F(CiliumClientTest, ReplaceIdentityLabelsSendsStateAndAlwaysLabels) {
-  create(kAlloc, "10.200.3.17");
+  create(kAllocId, "10.200.3.17");
   CurlCiliumClient client(config());
   ASSERT_TRUE(
-      client.replace_identity_labels(attach(kAlloc), {"nomad:job=web", "nomad:group=app"}, soon()));
+      client.replace_identity_labels(attach(kAllocId), {"nomad:job=web", "nomad:group=app"}, soon()));
   ASSERT_TRUE(agent_->wait_settled());
-  auto ep = client.endpoint(attach(kAlloc), soon());
+  auto ep = client.endpoint(attach(kAllocId), soon());
   ASSERT_TRUE(ep) << ep.error().message;
   EXPECT_FALSE(is_init(*ep));
   EXPECT_EQ(ep->security_relevant_labels,
             (std::vector<std::string>{"nomad:group=app", "nomad:job=web"}));
 
-  ASSERT_TRUE(client.replace_identity_labels(attach(kAlloc), {}, soon()));
+  ASSERT_TRUE(client.replace_identity_labels(attach(kAllocId), {}, soon()));
   auto patches = requests("PATCH", "/endpoint/{id}");
   ASSERT_EQ(patches.size(), 2U);
   EXPECT_EQ(
@@ -263,10 +264,10 @@ TEST_F(CiliumClientTest, ReplaceIdentityLabelsSendsStateAndAlwaysLabels) {
 }
 
 TEST_F(CiliumClientTest, SetUserLabelsSendsTheCompleteSet) {
-  create(kAlloc, "10.200.3.17");
+  create(kAllocId, "10.200.3.17");
   CurlCiliumClient client(config());
-  ASSERT_TRUE(client.set_user_labels(attach(kAlloc), {"nomad:job=web"}, soon()));
-  ASSERT_TRUE(client.set_user_labels(attach(kAlloc), {}, soon()));
+  ASSERT_TRUE(client.set_user_labels(attach(kAllocId), {"nomad:job=web"}, soon()));
+  ASSERT_TRUE(client.set_user_labels(attach(kAllocId), {}, soon()));
   auto patches = requests("PATCH", "/endpoint/{id}/labels");
   ASSERT_EQ(patches.size(), 2U);
   EXPECT_EQ(json::parse(patches[0].body), json::parse(R"({"user":["nomad:job=web"]})"));
@@ -275,14 +276,14 @@ TEST_F(CiliumClientTest, SetUserLabelsSendsTheCompleteSet) {
 }
 
 TEST_F(CiliumClientTest, DeleteEndpoint) {
-  create(kAlloc, "10.200.3.17");
+  create(kAllocId, "10.200.3.17");
   CurlCiliumClient client(config());
-  ASSERT_TRUE(client.delete_endpoint(attach(kAlloc), soon()));
-  EXPECT_FALSE(agent_->endpoint(attach(kAlloc).to_string()).has_value());
+  ASSERT_TRUE(client.delete_endpoint(attach(kAllocId), soon()));
+  EXPECT_FALSE(agent_->endpoint(attach(kAllocId).to_string()).has_value());
 }
 
 TEST_F(CiliumClientTest, RateLimitedPatchBacksOffByTheAgentsHintThenSucceeds) {
-  create(kAlloc, "10.200.3.17");
+  create(kAllocId, "10.200.3.17");
   ManualClock clock;
   auto cfg = config();
   cfg.retry.base_delay = 1ms;  // so the wait is the agent's hint, not our own backoff
@@ -291,7 +292,7 @@ TEST_F(CiliumClientTest, RateLimitedPatchBacksOffByTheAgentsHintThenSucceeds) {
       "PATCH", "/endpoint/{id}/labels", 429, 2,
       R"j("request would have to wait 2s to be served (maximum wait duration: 15s)")j"));
   auto run = std::async(std::launch::async, [&] {
-    return client.set_user_labels(attach(kAlloc), {"nomad:job=web"}, clock.now() + 1min);
+    return client.set_user_labels(attach(kAllocId), {"nomad:job=web"}, clock.now() + 1min);
   });
   for (int i = 1; i <= 2; ++i) {
     ASSERT_TRUE(eventually([&] {
@@ -308,7 +309,7 @@ TEST_F(CiliumClientTest, RateLimitedPatchBacksOffByTheAgentsHintThenSucceeds) {
 }
 
 TEST_F(CiliumClientTest, RateLimitIsRetriedPastMaxAttemptsButNotPastTheDeadline) {
-  create(kAlloc, "10.200.3.17");
+  create(kAllocId, "10.200.3.17");
   ManualClock clock;
   ClockPump pump(clock, 1s);
   auto cfg = config();
@@ -317,7 +318,7 @@ TEST_F(CiliumClientTest, RateLimitIsRetriedPastMaxAttemptsButNotPastTheDeadline)
   agent_->inject_fault(FaultRule::fail(
       "PATCH", "/endpoint/{id}", 429, -1,
       R"j("request would have to wait 3s to be served (maximum wait duration: 15s)")j"));
-  auto r = client.replace_identity_labels(attach(kAlloc), {"nomad:job=web"}, clock.now() + 30s);
+  auto r = client.replace_identity_labels(attach(kAllocId), {"nomad:job=web"}, clock.now() + 30s);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().status, 429);
   EXPECT_EQ(r.error().message,
@@ -328,20 +329,20 @@ TEST_F(CiliumClientTest, RateLimitIsRetriedPastMaxAttemptsButNotPastTheDeadline)
 }
 
 TEST_F(CiliumClientTest, ServerErrorsAreRetriedUpToMaxAttempts) {
-  create(kAlloc, "10.200.3.17");
+  create(kAllocId, "10.200.3.17");
   ManualClock clock;
   ClockPump pump(clock, 10s);
   auto cfg = config();
   cfg.retry.max_attempts = 3;
   CurlCiliumClient client(cfg, clock);
   agent_->inject_fault(FaultRule::fail("GET", "/endpoint/{id}", 503, 2, R"("api not ready")"));
-  auto ep = client.endpoint(attach(kAlloc), clock.now() + 1min);
+  auto ep = client.endpoint(attach(kAllocId), clock.now() + 1min);
   ASSERT_TRUE(ep) << ep.error().message;
   EXPECT_EQ(agent_->count("GET", "/endpoint/{id}"), 3);
 
   agent_->clear_requests();
   agent_->inject_fault(FaultRule::fail("GET", "/endpoint/{id}", 503, -1, R"("api not ready")"));
-  auto failed = client.endpoint(attach(kAlloc), clock.now() + 1min);
+  auto failed = client.endpoint(attach(kAllocId), clock.now() + 1min);
   ASSERT_FALSE(failed);
   EXPECT_EQ(failed.error().status, 503);
   EXPECT_EQ(failed.error().message, "api not ready");
@@ -349,21 +350,21 @@ TEST_F(CiliumClientTest, ServerErrorsAreRetriedUpToMaxAttempts) {
 }
 
 TEST_F(CiliumClientTest, DroppedConnectionIsRetried) {
-  create(kAlloc, "10.200.3.17");
+  create(kAllocId, "10.200.3.17");
   ManualClock clock;
   ClockPump pump(clock, 10s);
   CurlCiliumClient client(config(), clock);
   agent_->inject_fault(FaultRule::drop("DELETE", "/endpoint/{id}"));
-  ASSERT_TRUE(client.delete_endpoint(attach(kAlloc), clock.now() + 1min));
+  ASSERT_TRUE(client.delete_endpoint(attach(kAllocId), clock.now() + 1min));
   EXPECT_EQ(agent_->count("DELETE", "/endpoint/{id}"), 2);
 }
 
 TEST_F(CiliumClientTest, HungAgentIsBoundedByTheDeadline) {
-  create(kAlloc, "10.200.3.17");
+  create(kAllocId, "10.200.3.17");
   CurlCiliumClient client(config());
   agent_->set_stall(true);
   const auto start = std::chrono::steady_clock::now();
-  auto r = client.endpoint(attach(kAlloc), system_clock().now() + 300ms);
+  auto r = client.endpoint(attach(kAllocId), system_clock().now() + 300ms);
   const auto took = std::chrono::steady_clock::now() - start;
   agent_->set_stall(false);
   ASSERT_FALSE(r);

@@ -8,12 +8,13 @@
 #include "common/cilium/model/endpoint_ref.h"
 #include "common/cni/ifname.h"
 #include "tests/unit/core/nomad_model_test_support.h"
+#include "tests/support/alloc_ids.h"
 
 namespace cn::cilium {
 namespace {
 
 using Strings = std::vector<std::string>;
-constexpr const char* kAllocId = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
+using cn::testing::kAllocId;
 
 Endpoint load(const std::string& name) {
   auto ep = parse_endpoint_text(testdata::read_data("cilium/" + name));

@@ -14,7 +14,7 @@
 namespace cn::json {
 namespace {
 
-const Fields kKeep = {{"id", {}}, {"meta", {}}, {"groups", {{"name", {}}}}};
+const Fields kKeepIdMetaGroupNames = {{"id", {}}, {"meta", {}}, {"groups", {{"name", {}}}}};
 
 bool nlohmann_accepts(const std::string& text) {
   return nlohmann::json::accept(text);
@@ -25,7 +25,7 @@ TEST(JsonSkipTest, QuotesEscapesAndBracketsInsideSkippedStringsAreText) {
       R"({"skip":"a\"]}[{\\","more":["\"{", "\\\"", "\u005d\ud83d\ude00\/\b\f\n\r\t"],)"
       R"("id":"x", "tail": {"k": "}]\"["}})";
   ASSERT_TRUE(nlohmann_accepts(text));
-  auto doc = parse_json_text(text, "doc", kKeep);
+  auto doc = parse_json_text(text, "doc", kKeepIdMetaGroupNames);
   ASSERT_TRUE(doc) << doc.error().message;
   EXPECT_EQ(*doc, nlohmann::json::parse(R"({"id":"x"})"));
 }
@@ -35,7 +35,7 @@ TEST(JsonSkipTest, KeptValuesEqualWhatNlohmannBuilds) {
       R"( { "id" : "caf\u00e9 \"q\"" , "meta" : {"n": -12, "f": 1.5e3, "big": 18446744073709551615,)"
       R"( "huge": 123456789012345678901234, "z": 0, "t": true, "nil": null, "s": "é", "a": []},)"
       R"( "groups": [{"name": "g", "x": [1, {"y": 2}]}, {"name": null}, 3, "s"] } )";
-  auto doc = parse_json_text(text, "doc", kKeep);
+  auto doc = parse_json_text(text, "doc", kKeepIdMetaGroupNames);
   ASSERT_TRUE(doc) << doc.error().message;
   auto whole = nlohmann::json::parse(text);
   EXPECT_EQ((*doc)["id"], whole["id"]);
@@ -44,7 +44,7 @@ TEST(JsonSkipTest, KeptValuesEqualWhatNlohmannBuilds) {
 }
 
 TEST(JsonSkipTest, EscapedKeysAreMatchedDecoded) {
-  auto doc = parse_json_text(R"({"\u0069d":"a","i\u0064x":1})", "doc", kKeep);
+  auto doc = parse_json_text(R"({"\u0069d":"a","i\u0064x":1})", "doc", kKeepIdMetaGroupNames);
   ASSERT_TRUE(doc) << doc.error().message;
   EXPECT_EQ(*doc, nlohmann::json::parse(R"({"id":"a"})"));
 }
@@ -93,7 +93,7 @@ TEST(JsonSkipTest, MalformedInputIsRefusedWithTheReason) {
   };
   for (const auto& c : cases) {
     EXPECT_FALSE(nlohmann_accepts(c.text)) << "not a malformed case: " << c.text;
-    auto doc = parse_json_text(c.text, "doc", kKeep);
+    auto doc = parse_json_text(c.text, "doc", kKeepIdMetaGroupNames);
     ASSERT_FALSE(doc) << c.text;
     EXPECT_NE(doc.error().message.find("doc: invalid JSON: " + c.reason), std::string::npos)
         << c.text << " -> " << doc.error().message;
@@ -103,10 +103,10 @@ TEST(JsonSkipTest, MalformedInputIsRefusedWithTheReason) {
 TEST(JsonSkipTest, KeptValuesAreCheckedFullyIncludingUtf8) {
   // The scanner does not decode a skipped string, so invalid UTF-8 passes there (documented in
   // json_field_filter.h); a kept one goes through nlohmann, which refuses it.
-  auto kept = parse_json_text("{\"id\":\"\xff\"}", "doc", kKeep);
+  auto kept = parse_json_text("{\"id\":\"\xff\"}", "doc", kKeepIdMetaGroupNames);
   ASSERT_FALSE(kept);
   EXPECT_NE(kept.error().message.find("doc: invalid JSON"), std::string::npos);
-  auto skipped = parse_json_text("{\"skip\":\"\xff\",\"id\":\"a\"}", "doc", kKeep);
+  auto skipped = parse_json_text("{\"skip\":\"\xff\",\"id\":\"a\"}", "doc", kKeepIdMetaGroupNames);
   ASSERT_TRUE(skipped) << skipped.error().message;
   EXPECT_EQ(*skipped, nlohmann::json::parse(R"({"id":"a"})"));
 }
@@ -116,19 +116,19 @@ TEST(JsonSkipTest, DepthLimitCountsSkippedContainers) {
     return R"({"id":"a","skip":)" + std::string(levels, '[') + std::string(levels, ']') + "}";
   };
   // The root object plus 127 arrays: 128 containers, the limit.
-  auto at_limit = parse_json_text(nested(127), "doc", kKeep);
+  auto at_limit = parse_json_text(nested(127), "doc", kKeepIdMetaGroupNames);
   EXPECT_TRUE(at_limit) << at_limit.error().message;
-  auto beyond = parse_json_text(nested(128), "doc", kKeep);
+  auto beyond = parse_json_text(nested(128), "doc", kKeepIdMetaGroupNames);
   ASSERT_FALSE(beyond);
   EXPECT_NE(beyond.error().message.find("doc: JSON nested deeper than 128"), std::string::npos)
       << beyond.error().message;
   // A deep value never runs the scanner out of stack: it keeps its own, bounded by the limit.
-  auto huge = parse_json_text(R"({"skip":)" + std::string(100'000, '['), "doc", kKeep);
+  auto huge = parse_json_text(R"({"skip":)" + std::string(100'000, '['), "doc", kKeepIdMetaGroupNames);
   ASSERT_FALSE(huge);
   EXPECT_NE(huge.error().message.find("deeper"), std::string::npos);
   auto objects = parse_json_text(
       R"({"skip":)" + std::string(200, '[') + "{\"a\":" + std::string(200, ']') + "}", "doc",
-      kKeep);
+      kKeepIdMetaGroupNames);
   ASSERT_FALSE(objects);
   EXPECT_NE(objects.error().message.find("deeper"), std::string::npos);
 }
@@ -152,7 +152,7 @@ TEST(JsonSkipTest, ListBodyElementByElementWithADeferredMember) {
   std::vector<nlohmann::json> elements;
   std::vector<std::string> deferred;
   auto status = parse_json_list(
-      R"([{"id":"a","Job":{"x":[1,"]"]},"n":1},{"Job":null,"id":"b"},{"id":"c"},7])", "list", kKeep,
+      R"([{"id":"a","Job":{"x":[1,"]"]},"n":1},{"Job":null,"id":"b"},{"id":"c"},7])", "list", kKeepIdMetaGroupNames,
       "Job", [&](nlohmann::json&& element, std::string_view text) {
         elements.push_back(std::move(element));
         deferred.emplace_back(text);
@@ -162,12 +162,12 @@ TEST(JsonSkipTest, ListBodyElementByElementWithADeferredMember) {
   EXPECT_EQ(elements[0], nlohmann::json::parse(R"({"id":"a"})"));
   EXPECT_EQ(deferred, (std::vector<std::string>{R"({"x":[1,"]"]})", "", "", ""}));
   EXPECT_EQ(elements[3], 7);
-  EXPECT_TRUE(parse_json_list("null", "list", kKeep, "Job", [](auto&&, auto) { FAIL(); }));
-  auto object = parse_json_list("{}", "list", kKeep, "Job", [](auto&&, auto) {});
+  EXPECT_TRUE(parse_json_list("null", "list", kKeepIdMetaGroupNames, "Job", [](auto&&, auto) { FAIL(); }));
+  auto object = parse_json_list("{}", "list", kKeepIdMetaGroupNames, "Job", [](auto&&, auto) {});
   ASSERT_FALSE(object);
   EXPECT_NE(object.error().message.find("list: invalid JSON: expected an array"),
             std::string::npos);
-  EXPECT_FALSE(parse_json_list(R"([{"Job":{"x":[}}])", "list", kKeep, "Job", [](auto&&, auto) {}));
+  EXPECT_FALSE(parse_json_list(R"([{"Job":{"x":[}}])", "list", kKeepIdMetaGroupNames, "Job", [](auto&&, auto) {}));
 }
 
 }  // namespace

@@ -9,11 +9,12 @@
 #include "common/nomad/model/allocation.h"
 #include "common/nomad/model/job.h"
 #include "tests/unit/core/nomad_model_test_support.h"
+#include "tests/support/alloc_ids.h"
 
 namespace cn::nomad {
 namespace {
 
-constexpr const char* kAllocId = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
+using cn::testing::kAllocId;
 
 TEST(NomadAllocationTest, ParsesReferenceAllocationWithJob) {
   auto alloc = parse_allocation_text(testdata::read_data("nomad/alloc_get.json"));

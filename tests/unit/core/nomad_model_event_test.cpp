@@ -6,11 +6,12 @@
 #include "common/nomad/model/event_frame.h"
 #include "common/nomad/model/ndjson_framer.h"
 #include "tests/unit/core/nomad_model_test_support.h"
+#include "tests/support/alloc_ids.h"
 
 namespace cn::nomad {
 namespace {
 
-constexpr const char* kAllocId = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
+using cn::testing::kAllocId;
 
 EventFrame frame_of(std::string_view line) {
   auto msg = parse_event_frame(line);

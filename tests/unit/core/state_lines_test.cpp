@@ -13,9 +13,7 @@
 namespace cn::state {
 namespace {
 
-std::string alloc_id(int i) {
-  return cn::testing::numbered_alloc_id(i);
-}
+using cn::testing::numbered_alloc_id;
 
 StateEntry entry(int i) {
   StateEntry e;
@@ -45,7 +43,7 @@ void write_file(const std::string& path, const std::string& text) {
 TEST(StateLines, SplitsWhatToTextWritesAndJoinsItBackByteForByte) {
   for (int n : {0, 1, 2, 7}) {
     StateDoc doc;
-    for (int i = 0; i < n; ++i) doc.allocations[alloc_id(i)] = entry(i);
+    for (int i = 0; i < n; ++i) doc.allocations[numbered_alloc_id(i)] = entry(i);
     std::string text = to_text(doc);
     auto lines = split_state_lines(text);
     ASSERT_TRUE(lines) << text;
@@ -62,7 +60,7 @@ TEST(StateLines, AnEditInPlaceGivesWhatAJoinOfTheEditedLinesGives) {
   for (int n : {0, 1, 2, 5}) {
     std::vector<std::string> ids;
     // Every other numbered ID, so that a new one can land before, between and after them.
-    for (int i = 0; i < n; ++i) ids.push_back(alloc_id(2 * i + 1));
+    for (int i = 0; i < n; ++i) ids.push_back(numbered_alloc_id(2 * i + 1));
     std::vector<std::string> bodies;
     for (int i = 0; i < n; ++i) bodies.push_back("{\"n\":" + std::to_string(i) + "}");
     std::vector<StateLine> lines;
@@ -71,7 +69,7 @@ TEST(StateLines, AnEditInPlaceGivesWhatAJoinOfTheEditedLinesGives) {
     auto split = split_state_lines(text);
     ASSERT_TRUE(split) << text;
     for (int target = 0; target <= 2 * n; ++target) {
-      const std::string id = alloc_id(target);
+      const std::string id = numbered_alloc_id(target);
       for (const std::string& new_body : {body, std::string()}) {
         std::vector<StateLine> want = lines;
         auto pos = std::find_if(want.begin(), want.end(),
@@ -96,8 +94,8 @@ TEST(StateLines, AnEditInPlaceGivesWhatAJoinOfTheEditedLinesGives) {
 
 TEST(StateLines, AnyOtherLayoutIsLeftToTheFullParser) {
   StateDoc doc;
-  doc.allocations[alloc_id(1)] = entry(1);
-  doc.allocations[alloc_id(2)] = entry(2);
+  doc.allocations[numbered_alloc_id(1)] = entry(1);
+  doc.allocations[numbered_alloc_id(2)] = entry(2);
   const std::string text = to_text(doc);
   const std::string indented = to_json(doc).dump(2);
   std::string unsorted = text;
@@ -131,7 +129,7 @@ TEST_F(UpdateEntryTest, WritesTheSameBytesAsTheWholeDocumentPath) {
   auto s = store();
   for (int step = 0; step < 300; ++step) {
     int i = static_cast<int>(rng() % 40);
-    const std::string id = alloc_id(i);
+    const std::string id = numbered_alloc_id(i);
     const bool remove = rng() % 3 == 0;
     ASSERT_TRUE(s.update_entry(
         id,
@@ -158,25 +156,25 @@ TEST_F(UpdateEntryTest, WritesTheSameBytesAsTheWholeDocumentPath) {
 
 TEST_F(UpdateEntryTest, AHandWrittenValidFileIsUpdatedThroughTheFullParser) {
   StateDoc doc;
-  doc.allocations[alloc_id(1)] = entry(1);
+  doc.allocations[numbered_alloc_id(1)] = entry(1);
   std::filesystem::create_directories(dir_.file("run"));
   write_file(path_, to_json(doc).dump(2));
   ASSERT_TRUE(store().update_entry(
-      alloc_id(2),
+      numbered_alloc_id(2),
       [&](std::optional<StateEntry>& current) {
         EXPECT_FALSE(current);
         current = entry(2);
         return true;
       },
       StateStore::Creation::allowed));
-  doc.allocations[alloc_id(2)] = entry(2);
+  doc.allocations[numbered_alloc_id(2)] = entry(2);
   EXPECT_EQ(read_file(path_), to_text(doc)) << "rewritten in the usual framing, nothing lost";
 }
 
 TEST_F(UpdateEntryTest, ABadLineInTheUsualFramingIsQuarantinedLikeAnyCorruptFile) {
   StateDoc doc;
-  doc.allocations[alloc_id(1)] = entry(1);
-  doc.allocations[alloc_id(2)] = entry(2);
+  doc.allocations[numbered_alloc_id(1)] = entry(1);
+  doc.allocations[numbered_alloc_id(2)] = entry(2);
   std::string text = to_text(doc);
   auto pos = text.find("\"ips\":[");
   text.replace(pos, 7, "\"ips\":5,\"x\":[");  // framing intact, content wrong
@@ -184,7 +182,7 @@ TEST_F(UpdateEntryTest, ABadLineInTheUsualFramingIsQuarantinedLikeAnyCorruptFile
   write_file(path_, text);
   int calls = 0;
   ASSERT_TRUE(store().update_entry(
-      alloc_id(1),
+      numbered_alloc_id(1),
       [&](std::optional<StateEntry>& current) {
         ++calls;
         EXPECT_FALSE(current) << "the corrupt file's entries are not trusted";
@@ -194,7 +192,7 @@ TEST_F(UpdateEntryTest, ABadLineInTheUsualFramingIsQuarantinedLikeAnyCorruptFile
       StateStore::Creation::allowed));
   EXPECT_EQ(calls, 1);
   StateDoc expected;
-  expected.allocations[alloc_id(1)] = entry(1);
+  expected.allocations[numbered_alloc_id(1)] = entry(1);
   EXPECT_EQ(read_file(path_), to_text(expected));
   int asides = 0;
   for (const auto& f : std::filesystem::directory_iterator(dir_.file("run"))) {
@@ -210,7 +208,7 @@ TEST_F(UpdateEntryTest, UnchangedOrAbsentRemovalWritesNothing) {
   auto s = store();
   const auto allowed = StateStore::Creation::allowed;
   ASSERT_TRUE(s.update_entry(
-      alloc_id(1),
+      numbered_alloc_id(1),
       [](std::optional<StateEntry>& current) {
         current.reset();
         return true;
@@ -218,7 +216,7 @@ TEST_F(UpdateEntryTest, UnchangedOrAbsentRemovalWritesNothing) {
       allowed));
   EXPECT_FALSE(std::filesystem::exists(path_)) << "removing an absent entry creates no file";
   ASSERT_TRUE(s.update_entry(
-      alloc_id(1),
+      numbered_alloc_id(1),
       [](std::optional<StateEntry>& current) {
         current = entry(1);
         return true;
@@ -227,14 +225,14 @@ TEST_F(UpdateEntryTest, UnchangedOrAbsentRemovalWritesNothing) {
   auto before = std::filesystem::last_write_time(path_);
   std::string text = read_file(path_);
   ASSERT_TRUE(s.update_entry(
-      alloc_id(1), [](std::optional<StateEntry>&) { return false; }, allowed));
+      numbered_alloc_id(1), [](std::optional<StateEntry>&) { return false; }, allowed));
   EXPECT_EQ(read_file(path_), text);
   EXPECT_EQ(std::filesystem::last_write_time(path_), before);
 }
 
 TEST_F(UpdateEntryTest, RemovalLeavesATombstoneThatOnlyCreationReplaces) {
   auto s = store();
-  const auto id = alloc_id(1);
+  const auto id = numbered_alloc_id(1);
   ASSERT_TRUE(s.update_entry(
       id,
       [](std::optional<StateEntry>& current) {
@@ -279,8 +277,8 @@ TEST_F(UpdateEntryTest, RemovalLeavesATombstoneThatOnlyCreationReplaces) {
 
 TEST_F(UpdateEntryTest, TombstonesSurviveTheWholeDocumentPath) {
   StateDoc doc;
-  doc.allocations[alloc_id(1)] = entry(1);
-  doc.deleted[alloc_id(2)] = 1'800'000'000'000;
+  doc.allocations[numbered_alloc_id(1)] = entry(1);
+  doc.deleted[numbered_alloc_id(2)] = 1'800'000'000'000;
   auto parsed = state_from_json(to_text(doc));
   ASSERT_TRUE(parsed) << parsed.error();
   EXPECT_EQ(*parsed, doc);

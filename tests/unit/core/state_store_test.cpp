@@ -16,9 +16,7 @@
 namespace cn::state {
 namespace {
 
-std::string alloc_id(int i) {
-  return cn::testing::numbered_alloc_id(i);
-}
+using cn::testing::numbered_alloc_id;
 
 class StateStoreTest : public ::testing::Test {
  protected:
@@ -51,12 +49,12 @@ TEST_F(StateStoreTest, RoundTripKeepsEveryFieldAndUnknownKeys) {
                                "2026-11-29T20:00:01.000Z"};
   e.unknown = {{"future_field", {1, 2}}};
   ASSERT_TRUE(s.update([&](StateDoc& d) {
-    d.allocations[alloc_id(1)] = e;
+    d.allocations[numbered_alloc_id(1)] = e;
     return true;
   }));
   auto doc = s.load();
   ASSERT_TRUE(doc);
-  EXPECT_EQ(doc->allocations.at(alloc_id(1)), e);
+  EXPECT_EQ(doc->allocations.at(numbered_alloc_id(1)), e);
   auto perms = std::filesystem::status(dir_.file("run/state.json")).permissions();
   EXPECT_EQ(perms & std::filesystem::perms::all,
             std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
@@ -65,7 +63,7 @@ TEST_F(StateStoreTest, RoundTripKeepsEveryFieldAndUnknownKeys) {
 TEST_F(StateStoreTest, NoWriteWhenNothingChanged) {
   auto s = store();
   ASSERT_TRUE(s.update([](StateDoc& d) {
-    d.allocations[alloc_id(1)].ifname = "eth0";
+    d.allocations[numbered_alloc_id(1)].ifname = "eth0";
     return true;
   }));
   auto before = std::filesystem::last_write_time(dir_.file("run/state.json"));
@@ -78,7 +76,7 @@ TEST_F(StateStoreTest, NoWriteWhenNothingChanged) {
 TEST_F(StateStoreTest, OrphanTempFilesOfDeadWritersAreRemovedAndNothingElse) {
   auto s = store();
   ASSERT_TRUE(s.update([&](StateDoc& d) {
-    d.allocations[alloc_id(1)] = StateEntry{};
+    d.allocations[numbered_alloc_id(1)] = StateEntry{};
     return true;
   }));
   for (const char* name :
@@ -104,7 +102,7 @@ TEST_F(StateStoreTest, CorruptFileIsKeptAsideAndAFreshOneStarted) {
   std::filesystem::create_directories(dir_.file("run"));
   for (const std::string& garbage : std::vector<std::string>{
            "{not json", "[]", "{\"schema\":99}", "{\"schema\":1,\"allocations\":{\"../x\":{}}}",
-           "{\"schema\":1,\"allocations\":{\"" + alloc_id(1) + "\":{\"ips\":5}}}", ""}) {
+           "{\"schema\":1,\"allocations\":{\"" + numbered_alloc_id(1) + "\":{\"ips\":5}}}", ""}) {
     SCOPED_TRACE(garbage);
     cn::testing::write_file(dir_.file("run/state.json"), garbage);
     auto s = store();
@@ -152,7 +150,7 @@ TEST_F(StateStoreTest, EveryWriteReportsTheEntriesTheNewFileHolds) {
   s.set_on_written([&](std::size_t entries) { seen.push_back(entries); });
   auto add = [&](int i) {
     return s.update_entry(
-        alloc_id(i),
+        numbered_alloc_id(i),
         [](std::optional<StateEntry>& e) {
           e.emplace().ifname = "eth0";
           return true;
@@ -162,9 +160,9 @@ TEST_F(StateStoreTest, EveryWriteReportsTheEntriesTheNewFileHolds) {
   ASSERT_TRUE(add(1));
   ASSERT_TRUE(add(2));
   bool removed = false;
-  ASSERT_TRUE(s.remove_entry(alloc_id(1), removed));  // leaves a tombstone, not an entry
+  ASSERT_TRUE(s.remove_entry(numbered_alloc_id(1), removed));  // leaves a tombstone, not an entry
   ASSERT_TRUE(s.update([](StateDoc& d) {
-    d.allocations[alloc_id(3)].ifname = "eth0";
+    d.allocations[numbered_alloc_id(3)].ifname = "eth0";
     return true;
   }));
   ASSERT_TRUE(s.update([](StateDoc&) { return false; }));  // no write, no report
@@ -173,7 +171,7 @@ TEST_F(StateStoreTest, EveryWriteReportsTheEntriesTheNewFileHolds) {
   ASSERT_TRUE(counted) << counted.error().message;
   EXPECT_EQ(*counted, 2u) << "the tombstone is no entry";
   cn::testing::write_file(dir_.file("run/other.json"),
-                          "{\"schema\":1, \"allocations\": {\"" + alloc_id(4) + "\": {}}}");
+                          "{\"schema\":1, \"allocations\": {\"" + numbered_alloc_id(4) + "\": {}}}");
   EXPECT_EQ(count_state_entries(dir_.file("run/other.json")).value_or(99), 1u)
       << "a file out of the line framing is counted by the full parser";
   EXPECT_EQ(count_state_entries(dir_.file("run/none.json")).value_or(99), 0u);
@@ -188,7 +186,7 @@ TEST_F(StateStoreTest, ReadOnlyReadCreatesNothingAndReportsMissingAndCorruptFile
 
   std::filesystem::create_directories(dir_.file("run"));
   const std::string garbage =
-      "{\"schema\":1,\"allocations\":{\"" + alloc_id(1) + "\":{\"ips\":5}}}";
+      "{\"schema\":1,\"allocations\":{\"" + numbered_alloc_id(1) + "\":{\"ips\":5}}}";
   cn::testing::write_file(dir_.file("run/state.json"), garbage);
   auto corrupt = read_state_file(dir_.file("run/state.json"));
   ASSERT_FALSE(corrupt);
@@ -199,7 +197,7 @@ TEST_F(StateStoreTest, ReadOnlyReadCreatesNothingAndReportsMissingAndCorruptFile
 
   std::filesystem::remove(dir_.file("run/state.json"));
   ASSERT_TRUE(store().update([](StateDoc& d) {
-    d.allocations[alloc_id(2)].ifname = "eth0";
+    d.allocations[numbered_alloc_id(2)].ifname = "eth0";
     return true;
   }));
   std::filesystem::remove(dir_.file("run/state.json.lock"));
@@ -232,7 +230,7 @@ TEST_F(StateStoreTest, ConcurrentWritersLoseNoUpdate) {
     threads.emplace_back([&, i] {
       auto s = store(std::chrono::seconds{30});
       if (!s.update([&](StateDoc& d) {
-            d.allocations[alloc_id(i)].ifname = "eth0";
+            d.allocations[numbered_alloc_id(i)].ifname = "eth0";
             return true;
           })) {
         ++failures;

@@ -15,6 +15,7 @@
 #include "labeler/work_queue.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"
+#include "tests/support/alloc_ids.h"
 
 namespace cn::labeler {
 namespace {
@@ -24,7 +25,7 @@ using cn::testing::InMemoryCilium;
 using cn::testing::InMemoryNomad;
 using cn::testing::make_alloc;
 
-constexpr const char* kAlloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
+using cn::testing::kAllocId;
 
 std::string cluster_label(const cilium::Endpoint& ep) {
   for (const auto& l : ep.identity_labels) {
@@ -75,8 +76,8 @@ class SharedClusterNameTest : public ::testing::Test {
 };
 
 TEST_F(SharedClusterNameTest, AnEndpointLabeledBeforeTheNameChangedIsRewrittenByTheNextReconcile) {
-  nomad_.put(make_alloc(kAlloc));
-  const auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  const auto ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   auto first = reconcile();
   ASSERT_TRUE(first) << first.error().message;
   EXPECT_EQ(cluster_label(cilium_.get(ep)), "default");
@@ -102,8 +103,8 @@ class AgentClusterNameTest : public ::testing::Test {
   void SetUp() override {
     log_ = std::make_shared<spdlog::logger>(
         "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log_text_));
-    nomad_.put(make_alloc(kAlloc));
-    ep_ = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+    nomad_.put(make_alloc(kAllocId));
+    ep_ = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   }
   void TearDown() override {
     if (daemon_) daemon_->stop();

@@ -5,6 +5,7 @@
 #include "labeler/alloc_labeler.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"
+#include "tests/support/alloc_ids.h"
 
 namespace cn::labeler {
 namespace {
@@ -16,7 +17,7 @@ using cn::testing::kWebLabels;
 using cn::testing::make_alloc;
 using cn::testing::NomadCall;
 
-constexpr const char* kAlloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
+using cn::testing::kAllocId;
 
 class AllocLabelerTest : public ::testing::Test {
  protected:
@@ -26,11 +27,11 @@ class AllocLabelerTest : public ::testing::Test {
                  nullptr) {}
 
   // What the plugin's ADD writes: workers only update entries, never create them.
-  void plugin_added(const std::string& id = kAlloc) {
+  void plugin_added(const std::string& id = kAllocId) {
     ASSERT_TRUE(cn::testing::record_plugin_add(state_, id));
   }
 
-  WorkItem notified(const std::string& id = kAlloc) {
+  WorkItem notified(const std::string& id = kAllocId) {
     WorkItem w;
     w.alloc_id = id;
     w.ips = {"10.200.3.17"};
@@ -47,8 +48,8 @@ class AllocLabelerTest : public ::testing::Test {
 };
 
 TEST_F(AllocLabelerTest, InitEndpointGetsItsLabelsInOneWriteAndResolves) {
-  nomad_.put(make_alloc(kAlloc));
-  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  auto ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   cilium_.gets_until_resolved = 2;  // identity resolution is asynchronous
   plugin_added();
   auto out = labeler_.label(notified());
@@ -63,13 +64,13 @@ TEST_F(AllocLabelerTest, InitEndpointGetsItsLabelsInOneWriteAndResolves) {
   EXPECT_EQ(nomad_.calls(NomadCall::job), 0) << "the allocation embeds its Job";
   auto doc = state_.load();
   ASSERT_TRUE(doc);
-  ASSERT_TRUE(doc->allocations.at(kAlloc).labeled);
-  EXPECT_EQ(doc->allocations.at(kAlloc).labeled->identity, out.identity);
+  ASSERT_TRUE(doc->allocations.at(kAllocId).labeled);
+  EXPECT_EQ(doc->allocations.at(kAllocId).labeled->identity, out.identity);
 }
 
 TEST_F(AllocLabelerTest, CorrectEndpointGetsNoWrite) {
-  nomad_.put(make_alloc(kAlloc));
-  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  auto ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   cilium_.set_identity_labels(ep, kWebLabels);
   auto out = labeler_.label(notified());
   ASSERT_EQ(out.status, notify::ReplyStatus::kLabeled);
@@ -82,8 +83,8 @@ TEST_F(AllocLabelerTest, MetaAllowListAddsLabels) {
   settings.policy.meta_keys = {"team", "tier"};
   AllocLabeler with_meta(nomad_, cilium_, state_, system_clock(), metrics_, calls_, settings,
                          nullptr);
-  nomad_.put(make_alloc(kAlloc));
-  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  auto ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   auto out = with_meta.label(notified());
   ASSERT_EQ(out.status, notify::ReplyStatus::kLabeled);
   EXPECT_EQ(
@@ -100,10 +101,10 @@ TEST_F(AllocLabelerTest, NomadDownLabelsFromTrustedCniArgsAndAsksForARecheck) {
   settings.policy.meta_keys = {"team"};
   AllocLabeler with_meta(nomad_, cilium_, state_, system_clock(), metrics_, calls_, settings,
                          nullptr);
-  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  auto ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   nomad_.fail_next(100, 0);
   auto w = notified();
-  w.hint = {"global", "default", "web", "app", kAlloc};
+  w.hint = {"global", "default", "web", "app", kAllocId};
   auto out = with_meta.label(w);
   ASSERT_EQ(out.status, notify::ReplyStatus::kLabeled) << out.message;
   EXPECT_TRUE(out.degraded);
@@ -112,7 +113,7 @@ TEST_F(AllocLabelerTest, NomadDownLabelsFromTrustedCniArgsAndAsksForARecheck) {
 }
 
 TEST_F(AllocLabelerTest, NomadDownWithoutHintIsPendingAndRetried) {
-  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   nomad_.fail_next(1, 500);
   auto out = labeler_.label(notified());
   EXPECT_EQ(out.status, notify::ReplyStatus::kPending);
@@ -121,8 +122,8 @@ TEST_F(AllocLabelerTest, NomadDownWithoutHintIsPendingAndRetried) {
 }
 
 TEST_F(AllocLabelerTest, RecheckAfterDegradedWritesOnlyWhenTheSetDiffers) {
-  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
-  nomad_.put(make_alloc(kAlloc));
+  auto ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
   cilium_.set_identity_labels(ep, kWebLabels);  // what the degraded write produced
   auto out = labeler_.label(notified());
   ASSERT_EQ(out.status, notify::ReplyStatus::kLabeled);
@@ -130,7 +131,7 @@ TEST_F(AllocLabelerTest, RecheckAfterDegradedWritesOnlyWhenTheSetDiffers) {
 }
 
 TEST_F(AllocLabelerTest, UnknownAllocationFailsWithoutWriting) {
-  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   auto out = labeler_.label(notified());
   EXPECT_EQ(out.status, notify::ReplyStatus::kFailed);
   EXPECT_EQ(out.retry, RetryRule::never);
@@ -138,8 +139,8 @@ TEST_F(AllocLabelerTest, UnknownAllocationFailsWithoutWriting) {
 }
 
 TEST_F(AllocLabelerTest, TerminalAllocationIsNotLabeled) {
-  nomad_.put(make_alloc(kAlloc, "web", "app", "complete"));
-  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId, "web", "app", "complete"));
+  cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   auto out = labeler_.label(notified());
   EXPECT_EQ(out.status, notify::ReplyStatus::kFailed);
   EXPECT_EQ(cilium_.calls(CiliumCall::patch_endpoint), 0);
@@ -147,8 +148,8 @@ TEST_F(AllocLabelerTest, TerminalAllocationIsNotLabeled) {
 
 TEST_F(AllocLabelerTest, OldAgentWithoutAttachmentPrefixIsFoundByContainerIdAndRemembered) {
   cilium_.knows_attachment_prefix = false;
-  nomad_.put(make_alloc(kAlloc));
-  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   ASSERT_EQ(labeler_.label(notified()).status, notify::ReplyStatus::kLabeled);
   int gets_first = cilium_.calls(CiliumCall::get);
 
@@ -162,8 +163,8 @@ TEST_F(AllocLabelerTest, OldAgentWithoutAttachmentPrefixIsFoundByContainerIdAndR
 
 TEST_F(AllocLabelerTest, FallsBackToTheLabelsApiWhenEndpointPatchIsGone) {
   cilium_.endpoint_patch_supported = false;
-  nomad_.put(make_alloc(kAlloc));
-  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  auto ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   auto out = labeler_.label(notified());
   ASSERT_EQ(out.status, notify::ReplyStatus::kLabeled) << out.message;
   EXPECT_EQ(cilium_.calls(CiliumCall::patch_labels), 2)
@@ -172,8 +173,8 @@ TEST_F(AllocLabelerTest, FallsBackToTheLabelsApiWhenEndpointPatchIsGone) {
 }
 
 TEST_F(AllocLabelerTest, RateLimitedWriteIsRetriedLater) {
-  nomad_.put(make_alloc(kAlloc));
-  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   cilium_.fail_next(CiliumCall::patch_endpoint, 1, 429);
   auto out = labeler_.label(notified());
   EXPECT_EQ(out.status, notify::ReplyStatus::kPending);
@@ -185,8 +186,8 @@ TEST_F(AllocLabelerTest, RateLimitedWriteIsRetriedLater) {
 TEST_F(AllocLabelerTest, LabelWriteHasItsOwnBudgetAboveTheAgentsQueue) {
   // The agent holds a PATCH in its limiter up to 15 s before serving it: a write bounded by one
   // call's 5 s, or by what is left of the item's 15 s, would be abandoned and sent again later.
-  nomad_.put(make_alloc(kAlloc));
-  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   auto before = system_clock().now();
   ASSERT_EQ(labeler_.label(notified()).status, notify::ReplyStatus::kLabeled);
   EXPECT_GE(cilium_.last_write_deadline() - before, std::chrono::seconds{29});
@@ -194,7 +195,7 @@ TEST_F(AllocLabelerTest, LabelWriteHasItsOwnBudgetAboveTheAgentsQueue) {
 }
 
 TEST_F(AllocLabelerTest, IpOfAnotherAllocationIsNotMistakenForOurs) {
-  nomad_.put(make_alloc(kAlloc));
+  nomad_.put(make_alloc(kAllocId));
   cilium_.add_init_endpoint("0a1b2c3d-4e5f-6789-abcd-ef0123456789", "10.200.3.17");
   auto out = labeler_.label(notified());
   EXPECT_EQ(out.status, notify::ReplyStatus::kPending);
@@ -203,22 +204,22 @@ TEST_F(AllocLabelerTest, IpOfAnotherAllocationIsNotMistakenForOurs) {
 
 TEST_F(AllocLabelerTest, DeletedEntryIsNeverRecreatedByAWorker) {
   // The plugin's DEL ran while this worker labeled: recording must not bring the entry back.
-  nomad_.put(make_alloc(kAlloc));
-  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   plugin_added();
   bool removed = false;
-  ASSERT_TRUE(state_.remove_entry(kAlloc, removed));
+  ASSERT_TRUE(state_.remove_entry(kAllocId, removed));
   ASSERT_TRUE(removed);
   ASSERT_EQ(labeler_.label(notified()).status, notify::ReplyStatus::kLabeled);
   auto doc = state_.load();
   ASSERT_TRUE(doc);
-  EXPECT_FALSE(doc->allocations.contains(kAlloc));
-  EXPECT_TRUE(doc->deleted.contains(kAlloc));
+  EXPECT_FALSE(doc->allocations.contains(kAllocId));
+  EXPECT_TRUE(doc->deleted.contains(kAllocId));
 }
 
 TEST_F(AllocLabelerTest, NeverRecordedAllocationIsNotCreatedByAWorker) {
-  nomad_.put(make_alloc(kAlloc));
-  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   ASSERT_EQ(labeler_.label(notified()).status, notify::ReplyStatus::kLabeled);
   auto doc = state_.load();
   ASSERT_TRUE(doc);
@@ -226,22 +227,22 @@ TEST_F(AllocLabelerTest, NeverRecordedAllocationIsNotCreatedByAWorker) {
 }
 
 TEST_F(AllocLabelerTest, StopDesiredAllocationIsTerminalAndNeitherLabeledNorRecorded) {
-  auto alloc = make_alloc(kAlloc);
+  auto alloc = make_alloc(kAllocId);
   alloc.desired_status = "stop";  // still running out its kill timeout: terminal all the same
   nomad_.put(alloc);
-  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   plugin_added();
   auto out = labeler_.label(notified());
   EXPECT_EQ(out.status, notify::ReplyStatus::kFailed);
   EXPECT_EQ(out.retry, RetryRule::never);
   EXPECT_EQ(cilium_.calls(CiliumCall::patch_endpoint), 0);
-  EXPECT_FALSE(state_.load()->allocations.at(kAlloc).labeled);
+  EXPECT_FALSE(state_.load()->allocations.at(kAllocId).labeled);
 }
 
 TEST_F(AllocLabelerTest, OutOfRangeEndpointIdIsRefusedAndCountedNeverNarrowed) {
   // 65537 narrowed to 16 bits is endpoint 1: the write would land on someone else.
-  nomad_.put(make_alloc(kAlloc));
-  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  auto ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   cilium_.renumber(ep, 65537);
   auto out = labeler_.label(notified());
   EXPECT_EQ(out.status, notify::ReplyStatus::kPending);
@@ -250,17 +251,17 @@ TEST_F(AllocLabelerTest, OutOfRangeEndpointIdIsRefusedAndCountedNeverNarrowed) {
 }
 
 TEST_F(AllocLabelerTest, JobMissingFromNomadsAnswerIsRetriedOnABackoffNotLeftToTheResync) {
-  auto alloc = make_alloc(kAlloc);
+  auto alloc = make_alloc(kAllocId);
   alloc.job.reset();  // "Job": null
   nomad_.put(alloc);
-  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   auto out = labeler_.label(notified());
   EXPECT_EQ(out.retry, RetryRule::later);
 }
 
 TEST_F(AllocLabelerTest, ClientErrorFromTheAgentIsRetriedLater) {
-  nomad_.put(make_alloc(kAlloc));
-  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   cilium_.fail_next(CiliumCall::patch_endpoint, 1, 422);
   auto out = labeler_.label(notified());
   EXPECT_EQ(out.retry, RetryRule::later);
@@ -268,7 +269,7 @@ TEST_F(AllocLabelerTest, ClientErrorFromTheAgentIsRetriedLater) {
 
 TEST_F(AllocLabelerTest, ForbiddenByNomadWaitsForTheResyncAndNamesTheAclPolicy) {
   nomad_.fail_next(1, 403);
-  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   auto out = labeler_.label(notified());
   EXPECT_EQ(out.retry, RetryRule::at_resync);
   EXPECT_NE(out.remedy.find("conf-examples/acl-policy.hcl"), std::string::npos) << out.remedy;
@@ -276,8 +277,8 @@ TEST_F(AllocLabelerTest, ForbiddenByNomadWaitsForTheResyncAndNamesTheAclPolicy) 
 }
 
 TEST_F(AllocLabelerTest, ForbiddenByTheAgentNamesItsApiAccessFlag) {
-  nomad_.put(make_alloc(kAlloc));
-  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   cilium_.fail_next(CiliumCall::patch_endpoint, 1, 403);
   auto out = labeler_.label(notified());
   EXPECT_EQ(out.retry, RetryRule::at_resync);
@@ -286,17 +287,17 @@ TEST_F(AllocLabelerTest, ForbiddenByTheAgentNamesItsApiAccessFlag) {
 
 TEST_F(AllocLabelerTest, UnknownAllocationAnswerNamesTheAclPolicy) {
   nomad_.fail_next(1, 500);  // the in-memory Nomad's 500 text is "No cluster leader"
-  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   EXPECT_TRUE(labeler_.label(notified()).remedy.empty());
-  nomad_.fail_next_with(1, 500, "rpc error: Unknown allocation \"" + std::string(kAlloc) + "\"");
+  nomad_.fail_next_with(1, 500, "rpc error: Unknown allocation \"" + std::string(kAllocId) + "\"");
   auto out = labeler_.label(notified());
   EXPECT_EQ(out.retry, RetryRule::now);
   EXPECT_NE(out.remedy.find("conf-examples/acl-policy.hcl"), std::string::npos) << out.remedy;
 }
 
 TEST_F(AllocLabelerTest, ErrorMessagesCarryOnePrefix) {
-  nomad_.put(make_alloc(kAlloc));
-  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   cilium_.fail_next(CiliumCall::get, 1, 500);
   auto out = labeler_.label(notified());
   EXPECT_EQ(out.message.find("Cilium: "), 0U) << out.message;
@@ -309,9 +310,9 @@ TEST_F(AllocLabelerTest, WritesBeyondTheSlotsHandTheItemBackInsteadOfHoldingTheW
   AllocLabeler one_slot(nomad_, cilium_, state_, system_clock(), metrics_, calls_, settings,
                         nullptr);
   const std::string second = "0a1b2c3d-4e5f-6789-abcd-ef0123456789";
-  nomad_.put(make_alloc(kAlloc));
+  nomad_.put(make_alloc(kAllocId));
   nomad_.put(make_alloc(second));
-  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   cilium_.add_init_endpoint(second, "10.200.3.18");
   cilium_.hold_writes(true);  // the agent's limiter holds the first PATCH
   auto first = std::async(std::launch::async, [&] { return one_slot.label(notified()); });
@@ -327,8 +328,8 @@ TEST_F(AllocLabelerTest, WritesBeyondTheSlotsHandTheItemBackInsteadOfHoldingTheW
 }
 
 TEST_F(AllocLabelerTest, StopAbandonsAWriteHeldInTheAgentsLimiter) {
-  nomad_.put(make_alloc(kAlloc));
-  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   cilium_.hold_writes(true);
   std::stop_source stop;
   auto pending =

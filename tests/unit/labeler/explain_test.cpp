@@ -9,6 +9,7 @@
 #include "labeler/explain/policy_subjects.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"
+#include "tests/support/alloc_ids.h"
 
 namespace cn::labeler::explain {
 namespace {
@@ -19,7 +20,7 @@ using cn::testing::kWebLabels;
 using cn::testing::make_alloc;
 using nlohmann::json;
 
-constexpr const char* kAlloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
+using cn::testing::kAllocId;
 constexpr const char* kOther = "4b1f0000-1111-2222-3333-444455556666";
 
 class ExplainTest : public ::testing::Test {
@@ -63,16 +64,16 @@ class ExplainTest : public ::testing::Test {
 };
 
 TEST_F(ExplainTest, LabeledAllocationIsOk) {
-  nomad_.put(make_alloc(kAlloc));
-  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  auto ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   cilium_.set_identity_labels(ep, kWebLabels);
-  plugin_added(kAlloc);
-  EXPECT_EQ(run(kAlloc), 0) << text_;
+  plugin_added(kAllocId);
+  EXPECT_EQ(run(kAllocId), 0) << text_;
   EXPECT_EQ(verdict_kind(), "labeled");
   EXPECT_NE(text_.find("not looked at (give --policy-dir)"), std::string::npos) << text_;
   EXPECT_TRUE(json_["policies"].is_null());
   EXPECT_NE(text_.find("verdict     OK labeled"), std::string::npos) << text_;
-  EXPECT_NE(text_.find("found by cni-attachment-id:" + std::string(kAlloc) + ":eth0"),
+  EXPECT_NE(text_.find("found by cni-attachment-id:" + std::string(kAllocId) + ":eth0"),
             std::string::npos)
       << text_;
   EXPECT_EQ(json_["endpoint"]["id"], ep);
@@ -83,12 +84,12 @@ TEST_F(ExplainTest, LabeledAllocationIsOk) {
 }
 
 TEST_F(ExplainTest, UnlabeledAllocationShowsTheRecordedReasonAndTheFix) {
-  nomad_.put(make_alloc(kAlloc));
-  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
-  plugin_added(kAlloc, json{{"reason", "nomad_unreachable"},
+  nomad_.put(make_alloc(kAllocId));
+  cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
+  plugin_added(kAllocId, json{{"reason", "nomad_unreachable"},
                             {"detail", "Nomad: connection refused"},
                             {"at", "2026-12-01T20:00:00Z"}});
-  EXPECT_EQ(run(kAlloc), 1);
+  EXPECT_EQ(run(kAllocId), 1);
   EXPECT_EQ(verdict_kind(), "unlabeled");
   EXPECT_NE(text_.find("nomad_unreachable"), std::string::npos) << text_;
   EXPECT_NE(text_.find("missing "), std::string::npos) << text_;
@@ -99,22 +100,22 @@ TEST_F(ExplainTest, UnlabeledAllocationShowsTheRecordedReasonAndTheFix) {
 }
 
 TEST_F(ExplainTest, TheFixTheLabelerRecordedIsTheVerdictsFix) {
-  nomad_.put(make_alloc(kAlloc));
-  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
-  plugin_added(kAlloc,
+  nomad_.put(make_alloc(kAllocId));
+  cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
+  plugin_added(kAllocId,
                json{{"reason", "label_write_refused"},
                     {"detail", "label write failed: 403; fix: enable the agent's API access"},
                     {"at", "2026-12-01T20:00:00Z"}});
-  EXPECT_EQ(run(kAlloc), 1);
+  EXPECT_EQ(run(kAllocId), 1);
   EXPECT_EQ(json_["verdict"]["fix"], "enable the agent's API access");
 }
 
 TEST_F(ExplainTest, LabelsFilterTrapIsNamedWithItsFix) {
-  nomad_.put(make_alloc(kAlloc));
-  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  auto ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   cilium_.set_filtered_labels(ep, kWebLabels);
-  plugin_added(kAlloc);
-  EXPECT_EQ(run(kAlloc), 1);
+  plugin_added(kAllocId);
+  EXPECT_EQ(run(kAllocId), 1);
   EXPECT_EQ(verdict_kind(), "labels_filtered");
   EXPECT_NE(text_.find("--labels"), std::string::npos) << text_;
   EXPECT_NE(json_["verdict"]["fix"].get<std::string>().find("cilium-agent-flags.md"),
@@ -122,55 +123,55 @@ TEST_F(ExplainTest, LabelsFilterTrapIsNamedWithItsFix) {
 }
 
 TEST_F(ExplainTest, StoppedAllocationWithoutEndpointIsOk) {
-  auto alloc = make_alloc(kAlloc, "web", "app", "complete");
+  auto alloc = make_alloc(kAllocId, "web", "app", "complete");
   alloc.desired_status = "stop";
   nomad_.put(alloc);
-  EXPECT_EQ(run(kAlloc), 0) << text_;
+  EXPECT_EQ(run(kAllocId), 0) << text_;
   EXPECT_EQ(verdict_kind(), "stopped");
   EXPECT_NE(text_.find("client status complete"), std::string::npos) << text_;
 }
 
 TEST_F(ExplainTest, StoppedAllocationWithALeftoverEndpointNeedsAFix) {
-  nomad_.put(make_alloc(kAlloc, "web", "app", "failed"));
-  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
-  EXPECT_EQ(run(kAlloc), 1);
+  nomad_.put(make_alloc(kAllocId, "web", "app", "failed"));
+  cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
+  EXPECT_EQ(run(kAllocId), 1);
   EXPECT_EQ(verdict_kind(), "stopped");
   EXPECT_NE(text_.find("--gc-endpoints"), std::string::npos) << text_;
 }
 
 TEST_F(ExplainTest, AllocationUnknownToNomadWithAnEndpointIsAnOrphan) {
-  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
-  plugin_added(kAlloc);
-  EXPECT_EQ(run(kAlloc), 1);
+  cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
+  plugin_added(kAllocId);
+  EXPECT_EQ(run(kAllocId), 1);
   EXPECT_EQ(verdict_kind(), "unknown_to_nomad");
   EXPECT_TRUE(json_["nomad"]["not_found"].get<bool>());
   EXPECT_NE(text_.find("unknown (404)"), std::string::npos) << text_;
 }
 
 TEST_F(ExplainTest, NomadUnreachableCannotTell) {
-  nomad_.put(make_alloc(kAlloc));
-  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   nomad_.fail_next(100, 0);
-  EXPECT_EQ(run(kAlloc), 1);
+  EXPECT_EQ(run(kAllocId), 1);
   EXPECT_EQ(verdict_kind(), "cannot_tell");
   EXPECT_NE(text_.find("nomad       unreachable"), std::string::npos) << text_;
 }
 
 TEST_F(ExplainTest, RunningAllocationWithoutEndpointPointsAtTheCniChain) {
-  nomad_.put(make_alloc(kAlloc));
+  nomad_.put(make_alloc(kAllocId));
   plugin_added(kOther);
-  EXPECT_EQ(run(kAlloc), 1);
+  EXPECT_EQ(run(kAllocId), 1);
   EXPECT_EQ(verdict_kind(), "no_endpoint");
   EXPECT_NE(text_.find("cilium.conflist"), std::string::npos) << text_;
   EXPECT_NE(text_.find("no entry"), std::string::npos) << text_;
 }
 
 TEST_F(ExplainTest, PrefixResolvesWhenUniqueAndIsRefusedWhenAmbiguous) {
-  nomad_.put(make_alloc(kAlloc));
-  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  auto ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   cilium_.set_identity_labels(ep, kWebLabels);
   EXPECT_EQ(run("4b1f6c2e"), 0) << err_;
-  EXPECT_EQ(json_["allocation"], kAlloc);
+  EXPECT_EQ(json_["allocation"], kAllocId);
 
   plugin_added(kOther);
   EXPECT_EQ(run("4b1f"), 1);
@@ -181,10 +182,10 @@ TEST_F(ExplainTest, PrefixResolvesWhenUniqueAndIsRefusedWhenAmbiguous) {
 
 TEST_F(ExplainTest, NeverWritesAndSaysWhenTheStateFileIsMissing) {
   settings_.state_file = dir_.file("missing/state.json");
-  nomad_.put(make_alloc(kAlloc));
-  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  auto ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   cilium_.set_identity_labels(ep, kWebLabels);
-  EXPECT_EQ(run(kAlloc), 0);
+  EXPECT_EQ(run(kAllocId), 0);
   EXPECT_NE(text_.find("no such file: " + settings_.state_file), std::string::npos) << text_;
   EXPECT_FALSE(std::filesystem::exists(dir_.file("missing")));
   EXPECT_EQ(cilium_.calls(cn::testing::CiliumCall::patch_endpoint), 0);
@@ -206,10 +207,10 @@ TEST_F(ExplainTest, ListsTheDistributedPoliciesSelectingTheEndpoint) {
   other["spec"]["endpointSelector"]["matchLabels"] = {{"nomad:nomad.job", "db"}};
   cn::testing::write_file(settings_.policy_dir + "/nomad-web.yaml", selecting.dump());
   cn::testing::write_file(settings_.policy_dir + "/nomad-db.yaml", other.dump());
-  nomad_.put(make_alloc(kAlloc));
-  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  auto ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   cilium_.set_identity_labels(ep, kWebLabels);
-  EXPECT_EQ(run(kAlloc), 0);
+  EXPECT_EQ(run(kAllocId), 0);
   ASSERT_EQ(json_["policies"].size(), 1U) << json_.dump(2);
   EXPECT_EQ(json_["policies"][0]["name"], "nomad-web");
   EXPECT_NE(text_.find("nomad-web (CiliumClusterwideNetworkPolicy)"), std::string::npos) << text_;

@@ -6,6 +6,7 @@
 #include "labeler/alloc_labeler.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"
+#include "tests/support/alloc_ids.h"
 
 namespace cn::labeler {
 namespace {
@@ -17,13 +18,13 @@ using cn::testing::kWebLabels;
 using cn::testing::make_alloc;
 using cn::testing::NomadCall;
 
-constexpr const char* kAlloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
-constexpr const char* kIp = "10.200.3.17";
+using cn::testing::kAllocId;
+using cn::testing::kAllocIp;
 
 class IdentitySources : public ::testing::Test {
  protected:
   IdentitySources() : state_({dir_.file("state.json")}, system_clock(), nullptr) {
-    EXPECT_TRUE(cn::testing::record_plugin_add(state_, kAlloc));
+    EXPECT_TRUE(cn::testing::record_plugin_add(state_, kAllocId));
   }
 
   AllocLabeler& labeler(LabelSettings settings = {}) {
@@ -35,10 +36,10 @@ class IdentitySources : public ::testing::Test {
 
   // A notification as the plugin sends it on Nomad >= 1.9.4.
   static WorkItem notified(std::string job = "web", std::string group = "app",
-                           std::string args_alloc = kAlloc) {
+                           std::string args_alloc = kAllocId) {
     WorkItem w;
-    w.alloc_id = kAlloc;
-    w.ips = {kIp};
+    w.alloc_id = kAllocId;
+    w.ips = {kAllocIp};
     w.hint = {"global", "default", std::move(job), std::move(group), std::move(args_alloc)};
     return w;
   }
@@ -56,8 +57,8 @@ class IdentitySources : public ::testing::Test {
 };
 
 TEST_F(IdentitySources, AnAllocationTheWatchHasSeenIsLabeledWithoutAskingNomad) {
-  cache_->observe(make_alloc(kAlloc));
-  auto ep = cilium_.add_init_endpoint(kAlloc, kIp);
+  cache_->observe(make_alloc(kAllocId));
+  auto ep = cilium_.add_init_endpoint(kAllocId, kAllocIp);
   WorkItem w = notified();
   w.hint = {};  // a Nomad older than 1.9.4: the cache alone suffices
   auto out = labeler().label(w);
@@ -70,7 +71,7 @@ TEST_F(IdentitySources, AnAllocationTheWatchHasSeenIsLabeledWithoutAskingNomad) 
 }
 
 TEST_F(IdentitySources, AMissWithoutMetaLabelsIsLabeledFromCniArgsAndCheckedLater) {
-  auto ep = cilium_.add_init_endpoint(kAlloc, kIp);
+  auto ep = cilium_.add_init_endpoint(kAllocId, kAllocIp);
   auto out = labeler().label(notified());
   ASSERT_EQ(out.status, notify::ReplyStatus::kLabeled) << out.message;
   EXPECT_EQ(cilium_.get(ep).identity_labels, kWebLabels);
@@ -82,8 +83,8 @@ TEST_F(IdentitySources, AMissWithoutMetaLabelsIsLabeledFromCniArgsAndCheckedLate
 }
 
 TEST_F(IdentitySources, TheCheckThatAgreesWritesNothing) {
-  nomad_.put(make_alloc(kAlloc));
-  auto ep = cilium_.add_init_endpoint(kAlloc, kIp);
+  nomad_.put(make_alloc(kAllocId));
+  auto ep = cilium_.add_init_endpoint(kAllocId, kAllocIp);
   cilium_.set_identity_labels(ep, kWebLabels);  // what the CNI_ARGS write produced
   WorkItem check = notified();
   check.verify_cni_args = true;
@@ -93,12 +94,12 @@ TEST_F(IdentitySources, TheCheckThatAgreesWritesNothing) {
   EXPECT_FALSE(out.will_retry());
   EXPECT_EQ(nomad_.calls(NomadCall::allocation), 1) << "checked against Nomad, not CNI_ARGS";
   EXPECT_EQ(metrics_.cni_args_relabels().Value(), 0);
-  EXPECT_TRUE(cache_->identity(kAlloc)) << "a GET fills the cache";
+  EXPECT_TRUE(cache_->identity(kAllocId)) << "a GET fills the cache";
 }
 
 TEST_F(IdentitySources, TheCheckThatDisagreesRelabelsAndCountsIt) {
-  nomad_.put(make_alloc(kAlloc, "web", "db"));
-  auto ep = cilium_.add_init_endpoint(kAlloc, kIp);
+  nomad_.put(make_alloc(kAllocId, "web", "db"));
+  auto ep = cilium_.add_init_endpoint(kAllocId, kAllocIp);
   cilium_.set_identity_labels(ep, kWebLabels);  // group "app", as CNI_ARGS claimed
   WorkItem check = notified();
   check.verify_cni_args = true;
@@ -111,7 +112,7 @@ TEST_F(IdentitySources, TheCheckThatDisagreesRelabelsAndCountsIt) {
 }
 
 TEST_F(IdentitySources, TheCheckWaitsForNomadRatherThanTrustingCniArgsAgain) {
-  cilium_.add_init_endpoint(kAlloc, kIp);
+  cilium_.add_init_endpoint(kAllocId, kAllocIp);
   nomad_.fail_next(1, 500);
   WorkItem check = notified();
   check.verify_cni_args = true;
@@ -122,8 +123,8 @@ TEST_F(IdentitySources, TheCheckWaitsForNomadRatherThanTrustingCniArgsAgain) {
 }
 
 TEST_F(IdentitySources, WithMetaLabelsAMissWaitsForNomadSoTheIdentityChangesOnce) {
-  nomad_.put(make_alloc(kAlloc));
-  cilium_.add_init_endpoint(kAlloc, kIp);
+  nomad_.put(make_alloc(kAllocId));
+  cilium_.add_init_endpoint(kAllocId, kAllocIp);
   LabelSettings settings;
   settings.policy.meta_keys = {"team"};
   auto out = labeler(settings).label(notified());
@@ -135,9 +136,9 @@ TEST_F(IdentitySources, WithMetaLabelsAMissWaitsForNomadSoTheIdentityChangesOnce
 
 TEST_F(IdentitySources, AJobNamedLikeAChildWaitsForNomadsParentId) {
   // Not a child at all: a service someone named like web's periodic launches.
-  auto alloc = make_alloc(kAlloc, "web/periodic-1700000000");
+  auto alloc = make_alloc(kAllocId, "web/periodic-1700000000");
   nomad_.put(alloc);
-  auto ep = cilium_.add_init_endpoint(kAlloc, kIp);
+  auto ep = cilium_.add_init_endpoint(kAllocId, kAllocIp);
   auto out = labeler().label(notified("web/periodic-1700000000"));
   ASSERT_EQ(out.status, notify::ReplyStatus::kLabeled) << out.message;
   EXPECT_EQ(nomad_.calls(NomadCall::allocation), 1);
@@ -148,8 +149,8 @@ TEST_F(IdentitySources, AJobNamedLikeAChildWaitsForNomadsParentId) {
 }
 
 TEST_F(IdentitySources, CniArgsOfAnotherAllocationAreNotTrusted) {
-  nomad_.put(make_alloc(kAlloc));
-  cilium_.add_init_endpoint(kAlloc, kIp);
+  nomad_.put(make_alloc(kAllocId));
+  cilium_.add_init_endpoint(kAllocId, kAllocIp);
   auto out = labeler().label(notified("web", "app", "9e8d7c6b-5a49-3827-1605-f4e3d2c1b0a9"));
   ASSERT_EQ(out.status, notify::ReplyStatus::kLabeled) << out.message;
   EXPECT_EQ(nomad_.calls(NomadCall::allocation), 1);
@@ -157,8 +158,8 @@ TEST_F(IdentitySources, CniArgsOfAnotherAllocationAreNotTrusted) {
 }
 
 TEST_F(IdentitySources, CniArgsFirstOffAsksNomad) {
-  nomad_.put(make_alloc(kAlloc));
-  cilium_.add_init_endpoint(kAlloc, kIp);
+  nomad_.put(make_alloc(kAllocId));
+  cilium_.add_init_endpoint(kAllocId, kAllocIp);
   LabelSettings settings;
   settings.cni_args_first = false;
   auto out = labeler(settings).label(notified());

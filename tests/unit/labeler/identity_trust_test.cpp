@@ -7,6 +7,7 @@
 #include "labeler/alloc_labeler.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"
+#include "tests/support/alloc_ids.h"
 
 namespace cn::labeler {
 namespace {
@@ -17,17 +18,17 @@ using cn::testing::InMemoryNomad;
 using cn::testing::make_alloc;
 using cn::testing::NomadCall;
 
-constexpr const char* kAlloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
+using cn::testing::kAllocId;
 constexpr const char* kOther = "9e8d7c6b-5a49-3827-1605-f4e3d2c1b0a9";
-constexpr const char* kIp = "10.200.3.17";
+using cn::testing::kAllocIp;
 
-cni::NomadWorkload args(std::string job, std::string alloc_id = kAlloc) {
+cni::NomadWorkload args(std::string job, std::string alloc_id = kAllocId) {
   return {"global", "default", std::move(job), "app", std::move(alloc_id)};
 }
 
 TEST(TrustedIdentity, CniArgsBuiltForThisAllocationAreTrustedAsGiven) {
   auto a = args("web");
-  auto id = trusted_identity(CniArgsClaim{a, CniArgsUse::before_nomad}, kAlloc, TrustRules{});
+  auto id = trusted_identity(CniArgsClaim{a, CniArgsUse::before_nomad}, kAllocId, TrustRules{});
   ASSERT_TRUE(id) << id.error().message;
   EXPECT_EQ(id->job_id, "web");
   EXPECT_EQ(id->task_group, "app");
@@ -39,7 +40,7 @@ TEST(TrustedIdentity, ChildFormIsNeverStrippedToItsParent) {
   for (auto use : {CniArgsUse::before_nomad, CniArgsUse::nomad_unavailable}) {
     for (const char* job : {"admin/periodic-1700000000", "admin/dispatch-1700000000-0a1b2c3d"}) {
       auto a = args(job);
-      auto id = trusted_identity(CniArgsClaim{a, use}, kAlloc, TrustRules{});
+      auto id = trusted_identity(CniArgsClaim{a, use}, kAllocId, TrustRules{});
       ASSERT_FALSE(id) << job;
       EXPECT_NE(id.error().message.find("ParentID"), std::string::npos) << id.error().message;
     }
@@ -50,7 +51,7 @@ TEST(TrustedIdentity, CniArgsOfAnotherAllocationOrWithoutAllocIdAreRefused) {
   for (const std::string& other : {std::string(kOther), std::string()}) {
     auto a = args("web", other);
     auto id =
-        trusted_identity(CniArgsClaim{a, CniArgsUse::nomad_unavailable}, kAlloc, TrustRules{});
+        trusted_identity(CniArgsClaim{a, CniArgsUse::nomad_unavailable}, kAllocId, TrustRules{});
     ASSERT_FALSE(id);
     EXPECT_NE(id.error().message.find("NOMAD_ALLOC_ID"), std::string::npos);
   }
@@ -59,7 +60,7 @@ TEST(TrustedIdentity, CniArgsOfAnotherAllocationOrWithoutAllocIdAreRefused) {
 TEST(TrustedIdentity, OperatorSwitchRefusesCniArgsForEveryUse) {
   auto a = args("web");
   for (auto use : {CniArgsUse::before_nomad, CniArgsUse::nomad_unavailable}) {
-    auto id = trusted_identity(CniArgsClaim{a, use}, kAlloc, TrustRules{false, false});
+    auto id = trusted_identity(CniArgsClaim{a, use}, kAllocId, TrustRules{false, false});
     ASSERT_FALSE(id);
     EXPECT_NE(id.error().message.find("--cni-args-first=false"), std::string::npos);
   }
@@ -68,13 +69,13 @@ TEST(TrustedIdentity, OperatorSwitchRefusesCniArgsForEveryUse) {
 TEST(TrustedIdentity, MetaLabelsKeepCniArgsForWhenNomadIsAwayOnly) {
   auto a = args("web");
   const TrustRules meta{true, true};
-  EXPECT_FALSE(trusted_identity(CniArgsClaim{a, CniArgsUse::before_nomad}, kAlloc, meta));
-  EXPECT_TRUE(trusted_identity(CniArgsClaim{a, CniArgsUse::nomad_unavailable}, kAlloc, meta));
+  EXPECT_FALSE(trusted_identity(CniArgsClaim{a, CniArgsUse::before_nomad}, kAllocId, meta));
+  EXPECT_TRUE(trusted_identity(CniArgsClaim{a, CniArgsUse::nomad_unavailable}, kAllocId, meta));
 }
 
 TEST(TrustedIdentity, NomadsAnswerAboutAnotherAllocationIsRefused) {
   auto alloc = make_alloc(kOther);
-  auto id = trusted_identity(NomadClaim{alloc}, kAlloc, TrustRules{});
+  auto id = trusted_identity(NomadClaim{alloc}, kAllocId, TrustRules{});
   ASSERT_FALSE(id);
   EXPECT_EQ(id.error().kind, ErrorKind::bad_answer);
   EXPECT_TRUE(trusted_identity(NomadClaim{alloc}, kOther, TrustRules{}));
@@ -85,15 +86,15 @@ TEST(TrustedIdentity, NomadsAnswerAboutAnotherAllocationIsRefused) {
 class SpoofWhileNomadFails : public ::testing::TestWithParam<int> {
  protected:
   SpoofWhileNomadFails() : state_({dir_.file("state.json")}, system_clock(), nullptr) {
-    EXPECT_TRUE(cn::testing::record_plugin_add(state_, kAlloc));
+    EXPECT_TRUE(cn::testing::record_plugin_add(state_, kAllocId));
   }
 
   LabelOutcome label(const cni::NomadWorkload& hint, LabelSettings settings = {}) {
     AllocLabeler labeler(nomad_, cilium_, state_, system_clock(), metrics_, calls_,
                          std::move(settings), nullptr);
     WorkItem w;
-    w.alloc_id = kAlloc;
-    w.ips = {kIp};
+    w.alloc_id = kAllocId;
+    w.ips = {kAllocIp};
     w.hint = hint;
     nomad_.fail_next(100, GetParam());
     return labeler.label(w);
@@ -117,8 +118,8 @@ class SpoofWhileNomadFails : public ::testing::TestWithParam<int> {
 };
 
 TEST_P(SpoofWhileNomadFails, ChildNamedJobNeverWearsTheParentsLabels) {
-  nomad_.put(make_alloc(kAlloc, "admin/periodic-1700000000"));
-  auto ep = cilium_.add_init_endpoint(kAlloc, kIp);
+  nomad_.put(make_alloc(kAllocId, "admin/periodic-1700000000"));
+  auto ep = cilium_.add_init_endpoint(kAllocId, kAllocIp);
   auto out = label(args("admin/periodic-1700000000"));
   expect_unlabeled(out, ep);
   EXPECT_TRUE(out.will_retry() || out.retry == RetryRule::at_resync) << "retried, not dropped";
@@ -126,19 +127,19 @@ TEST_P(SpoofWhileNomadFails, ChildNamedJobNeverWearsTheParentsLabels) {
   // What `explain` shows: the entry's last attempt names the reason.
   auto doc = state_.load();
   ASSERT_TRUE(doc);
-  const auto& entry = doc->allocations.at(kAlloc);
+  const auto& entry = doc->allocations.at(kAllocId);
   ASSERT_TRUE(entry.last_attempt);
   EXPECT_NE(entry.last_attempt->detail.find("CNI_ARGS not trusted"), std::string::npos)
       << entry.last_attempt->detail;
 }
 
 TEST_P(SpoofWhileNomadFails, MismatchedNomadAllocIdIsNeverTrusted) {
-  auto ep = cilium_.add_init_endpoint(kAlloc, kIp);
+  auto ep = cilium_.add_init_endpoint(kAllocId, kAllocIp);
   expect_unlabeled(label(args("web", kOther)), ep);
 }
 
 TEST_P(SpoofWhileNomadFails, CniArgsFirstOffNeverReadsCniArgs) {
-  auto ep = cilium_.add_init_endpoint(kAlloc, kIp);
+  auto ep = cilium_.add_init_endpoint(kAllocId, kAllocIp);
   LabelSettings settings;
   settings.cni_args_first = false;
   auto out = label(args("web"), settings);

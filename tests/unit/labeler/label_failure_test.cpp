@@ -9,6 +9,7 @@
 #include "labeler/alloc_labeler.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"
+#include "tests/support/alloc_ids.h"
 
 namespace cn::labeler {
 namespace {
@@ -19,7 +20,7 @@ using cn::testing::InMemoryNomad;
 using cn::testing::kWebLabels;
 using cn::testing::make_alloc;
 
-constexpr const char* kAlloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
+using cn::testing::kAllocId;
 
 class LabelFailureTest : public ::testing::Test {
  protected:
@@ -31,11 +32,11 @@ class LabelFailureTest : public ::testing::Test {
   }
 
   // What the plugin's ADD writes: workers only update entries, never create them.
-  void plugin_added() { ASSERT_TRUE(cn::testing::record_plugin_add(state_, kAlloc)); }
+  void plugin_added() { ASSERT_TRUE(cn::testing::record_plugin_add(state_, kAllocId)); }
 
   static WorkItem notified() {
     WorkItem w;
-    w.alloc_id = kAlloc;
+    w.alloc_id = kAllocId;
     w.ips = {"10.200.3.17"};
     return w;
   }
@@ -43,7 +44,7 @@ class LabelFailureTest : public ::testing::Test {
   state::StateEntry entry() {
     auto doc = state_.load();
     EXPECT_TRUE(doc) << doc.error().message;
-    return doc ? doc->allocations.at(kAlloc) : state::StateEntry{};
+    return doc ? doc->allocations.at(kAllocId) : state::StateEntry{};
   }
 
   double failures(LabelFailure reason) { return metrics_.label_failures(reason).Value(); }
@@ -65,8 +66,8 @@ class LabelFailureTest : public ::testing::Test {
 };
 
 TEST_F(LabelFailureTest, LabelsFilterTrapIsRecordedCountedKeptAndClearedByTheFix) {
-  nomad_.put(make_alloc(kAlloc));
-  const long long ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  const long long ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   cilium_.set_filtered_labels(ep, kWebLabels);  // the agent's --labels filter drops ours
   plugin_added();
   auto worker = labeler();
@@ -100,8 +101,8 @@ TEST_F(LabelFailureTest, LabelsFilterTrapIsRecordedCountedKeptAndClearedByTheFix
 }
 
 TEST_F(LabelFailureTest, AlreadyLabeledEndpointStillClearsAnOldReason) {
-  nomad_.put(make_alloc(kAlloc));
-  const long long ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  const long long ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   plugin_added();
   auto worker = labeler();
   ASSERT_EQ(worker.label(notified()).status, notify::ReplyStatus::kLabeled);
@@ -145,12 +146,12 @@ INSTANTIATE_TEST_SUITE_P(
     LabelFailure, EachFailure,
     ::testing::Values(FailureCase{"unknown_to_nomad", LabelFailure::nomad_alloc_unknown,
                                   [](InMemoryNomad&, InMemoryCilium& c) {
-                                    c.add_init_endpoint(kAlloc, "10.200.3.17");
+                                    c.add_init_endpoint(kAllocId, "10.200.3.17");
                                   }},
                       FailureCase{"stopped", LabelFailure::alloc_terminal,
                                   [](InMemoryNomad& n, InMemoryCilium& c) {
-                                    n.put(make_alloc(kAlloc, "web", "app", "complete"));
-                                    c.add_init_endpoint(kAlloc, "10.200.3.17");
+                                    n.put(make_alloc(kAllocId, "web", "app", "complete"));
+                                    c.add_init_endpoint(kAllocId, "10.200.3.17");
                                   }},
                       FailureCase{"nomad_down", LabelFailure::nomad_unreachable,
                                   [](InMemoryNomad& n, InMemoryCilium&) { n.fail_next(1, 0); }},
@@ -162,23 +163,23 @@ INSTANTIATE_TEST_SUITE_P(
                                   }},
                       FailureCase{
                           "no_endpoint", LabelFailure::endpoint_not_found,
-                          [](InMemoryNomad& n, InMemoryCilium&) { n.put(make_alloc(kAlloc)); }},
+                          [](InMemoryNomad& n, InMemoryCilium&) { n.put(make_alloc(kAllocId)); }},
                       FailureCase{"agent_down", LabelFailure::agent_unreachable,
                                   [](InMemoryNomad& n, InMemoryCilium& c) {
-                                    n.put(make_alloc(kAlloc));
-                                    c.add_init_endpoint(kAlloc, "10.200.3.17");
+                                    n.put(make_alloc(kAllocId));
+                                    c.add_init_endpoint(kAllocId, "10.200.3.17");
                                     c.fail_next(CiliumCall::get, 1, 503);
                                   }},
                       FailureCase{"write_refused", LabelFailure::label_write_refused,
                                   [](InMemoryNomad& n, InMemoryCilium& c) {
-                                    n.put(make_alloc(kAlloc));
-                                    c.add_init_endpoint(kAlloc, "10.200.3.17");
+                                    n.put(make_alloc(kAllocId));
+                                    c.add_init_endpoint(kAllocId, "10.200.3.17");
                                     c.fail_next(CiliumCall::patch_endpoint, 1, 403);
                                   }},
                       FailureCase{"identity_pending", LabelFailure::identity_pending,
                                   [](InMemoryNomad& n, InMemoryCilium& c) {
-                                    n.put(make_alloc(kAlloc));
-                                    c.add_init_endpoint(kAlloc, "10.200.3.17");
+                                    n.put(make_alloc(kAllocId));
+                                    c.add_init_endpoint(kAllocId, "10.200.3.17");
                                     c.gets_until_resolved = 1000;
                                   }}),
     [](const auto& test) { return std::string(test.param.name); });

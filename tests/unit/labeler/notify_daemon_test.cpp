@@ -16,6 +16,7 @@
 #include "tests/support/eventually.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"
+#include "tests/support/alloc_ids.h"
 
 namespace cn::labeler {
 namespace {
@@ -25,7 +26,7 @@ using cn::testing::InMemoryCilium;
 using cn::testing::InMemoryNomad;
 using cn::testing::make_alloc;
 
-constexpr const char* kAlloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
+using cn::testing::kAllocId;
 // Set only in the copy of this binary that NonRootPeersAreRefused starts as another user.
 constexpr const char* kPeerSocketVar = "CN_TEST_NOTIFY_PEER_SOCKET";
 
@@ -34,7 +35,7 @@ Result<std::optional<notify::Reply>> notify_add_to(const std::string& socket, in
   notify::Request r;
   r.nomad = std::move(args);
   r.op = notify::Op::kAdd;
-  r.alloc_id = kAlloc;
+  r.alloc_id = kAllocId;
   r.ifname = "eth0";
   r.ips = {"10.200.3.17"};
   r.wait_ms = wait_ms;
@@ -69,8 +70,8 @@ class DaemonTest : public ::testing::Test {
 };
 
 TEST_F(DaemonTest, WaitingPluginHearsLabeledOnlyOnceTheIdentityResolved) {
-  nomad_.put(make_alloc(kAlloc));
-  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  auto ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   cilium_.gets_until_resolved = 3;
   start();
   auto reply = notify_add(5000);
@@ -85,13 +86,13 @@ TEST_F(DaemonTest, WaitingPluginHearsLabeledOnlyOnceTheIdentityResolved) {
 // Issue 13: the plugin hears "labeled" from CNI_ARGS alone; Nomad is asked afterwards, once, and
 // agrees, so nothing is written again.
 TEST_F(DaemonTest, CniArgsLabelAtOnceAndNomadIsAskedOnceAfterTheReply) {
-  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  auto ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   DaemonConfig config;
   config.watch = WatchMode::kNone;
   start(config);
   const int gets_before = nomad_.calls(cn::testing::NomadCall::allocation);
-  nomad_.put(make_alloc(kAlloc));  // placed after the startup reconcile: not in the cache
-  auto reply = notify_add(5000, {"global", "default", "web", "app", kAlloc});
+  nomad_.put(make_alloc(kAllocId));  // placed after the startup reconcile: not in the cache
+  auto reply = notify_add(5000, {"global", "default", "web", "app", kAllocId});
   ASSERT_TRUE(reply) << reply.error().message;
   ASSERT_TRUE(reply->has_value());
   EXPECT_EQ((*reply)->status, notify::ReplyStatus::kLabeled) << (*reply)->message;
@@ -108,7 +109,7 @@ TEST_F(DaemonTest, CniArgsLabelAtOnceAndNomadIsAskedOnceAfterTheReply) {
 }
 
 TEST_F(DaemonTest, PluginIsToldPendingBeforeItsDeadlineWhenLabelingCannotFinish) {
-  nomad_.put(make_alloc(kAlloc));
+  nomad_.put(make_alloc(kAllocId));
   start();  // no endpoint at all: the labeler keeps looking until the plugin's deadline nears
   auto reply = notify_add(300);
   ASSERT_TRUE(reply) << reply.error().message;
@@ -122,13 +123,13 @@ TEST_F(DaemonTest, PluginIsToldPendingBeforeItsDeadlineWhenLabelingCannotFinish)
 // A failure that will be retried does not end the plugin's wait: the retry may still label the
 // endpoint before the workload starts.
 TEST_F(DaemonTest, ARetryableFailureKeepsThePluginWaitingForTheRetry) {
-  nomad_.put(make_alloc(kAlloc));
+  nomad_.put(make_alloc(kAllocId));
   start();
   auto waiting = std::async(std::launch::async, [&] { return notify_add(10'000); });
   ASSERT_TRUE(cn::testing::eventually([&] {
     return daemon_->metrics().label_failures(LabelFailure::endpoint_not_found).Value() >= 1;
   }));
-  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");  // cilium-cni was slow
+  auto ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");  // cilium-cni was slow
   auto reply = waiting.get();
   ASSERT_TRUE(reply) << reply.error().message;
   ASSERT_TRUE(reply->has_value());
@@ -137,8 +138,8 @@ TEST_F(DaemonTest, ARetryableFailureKeepsThePluginWaitingForTheRetry) {
 }
 
 TEST_F(DaemonTest, StartupReconcileLabelsWhatExistedBefore) {
-  nomad_.put(make_alloc(kAlloc));
-  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  auto ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   start();
   ASSERT_TRUE(daemon_->queue().wait_idle(std::chrono::seconds{10}));
   EXPECT_FALSE(cilium::is_init(cilium_.get(ep)));
@@ -146,8 +147,8 @@ TEST_F(DaemonTest, StartupReconcileLabelsWhatExistedBefore) {
 
 TEST_F(DaemonTest, NonRootPeersAreRefused) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to act as another user";
-  nomad_.put(make_alloc(kAlloc));
-  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  auto ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   DaemonConfig config;
   config.allowed_uids = {0};
   config.socket_path = dir_.file("run/labeler.sock");

@@ -11,6 +11,7 @@
 #include "tests/support/eventually.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"
+#include "tests/support/alloc_ids.h"
 
 namespace cn::labeler {
 namespace {
@@ -21,7 +22,7 @@ using cn::testing::InMemoryNomad;
 using cn::testing::kWebLabels;
 using cn::testing::make_alloc;
 
-constexpr const char* kAlloc = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
+using cn::testing::kAllocId;
 
 class UnlabeledDaemonTest : public ::testing::Test {
  protected:
@@ -42,7 +43,7 @@ class UnlabeledDaemonTest : public ::testing::Test {
   std::optional<state::StateEntry> entry() {
     auto doc = state::read_state_file(dir_.file("run/state.json"));
     if (!doc) return std::nullopt;
-    auto it = doc->allocations.find(kAlloc);
+    auto it = doc->allocations.find(kAllocId);
     return it == doc->allocations.end() ? std::nullopt : std::optional(it->second);
   }
 
@@ -53,7 +54,7 @@ class UnlabeledDaemonTest : public ::testing::Test {
     entry.added_at = rfc3339(added);
     entry.added_unix_ms = unix_millis(added);
     state::StateStore plugin_store = store();
-    ASSERT_TRUE(cn::testing::record_plugin_add(plugin_store, kAlloc, std::move(entry)));
+    ASSERT_TRUE(cn::testing::record_plugin_add(plugin_store, kAllocId, std::move(entry)));
   }
 
   cn::testing::TempDir dir_;
@@ -64,8 +65,8 @@ class UnlabeledDaemonTest : public ::testing::Test {
 // Expected: a reconcile labels an endpoint without waiting for its identity, and the state file
 // shows that identity shortly after, with no second reconcile; nothing is left waiting.
 TEST_F(UnlabeledDaemonTest, ReconcileWriteIsRecordedWithItsIdentityWithoutAnotherResync) {
-  nomad_.put(make_alloc(kAlloc));
-  const long long ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  const long long ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   cilium_.gets_until_resolved = 2;  // not resolved when the reconcile's worker writes
   LabelerDaemon daemon(config(), nomad_, cilium_, system_clock(), nullptr);
   std::stop_source never;
@@ -89,8 +90,8 @@ TEST_F(UnlabeledDaemonTest, ReconcileWriteIsRecordedWithItsIdentityWithoutAnothe
 // the plugin's ADD, with its age growing at every scrape, its reason in the entry and in the
 // failure counter; once the agent is fixed, the next reconcile labels it and the gauges go to 0.
 TEST_F(UnlabeledDaemonTest, FilteredAllocationWaitsSinceItsAddUntilTheFix) {
-  nomad_.put(make_alloc(kAlloc));
-  const long long ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  const long long ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   cilium_.set_filtered_labels(ep, kWebLabels);
   plugin_added(std::chrono::minutes{10});
   LabelerDaemon daemon(config(), nomad_, cilium_, system_clock(), nullptr);
@@ -129,13 +130,13 @@ TEST_F(UnlabeledDaemonTest, StateEntriesFollowAddAndDelBetweenResyncs) {
   auto& metrics = daemon.metrics();
   EXPECT_EQ(metrics.state_entries().Value(), 0);
 
-  nomad_.put(make_alloc(kAlloc));
-  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   plugin_added(std::chrono::milliseconds{0});
   auto send = [&](notify::Op op) {
     notify::Request r;
     r.op = op;
-    r.alloc_id = kAlloc;
+    r.alloc_id = kAllocId;
     r.ifname = "eth0";
     r.ips = {"10.200.3.17"};
     r.wait_ms = 5000;
@@ -153,7 +154,7 @@ TEST_F(UnlabeledDaemonTest, StateEntriesFollowAddAndDelBetweenResyncs) {
   EXPECT_TRUE(eventually([&] { return metrics.unlabeled_allocations().Value() == 0; }));
 
   bool removed = false;
-  ASSERT_TRUE(store().remove_entry(kAlloc, removed));  // the plugin's DEL, then its notification
+  ASSERT_TRUE(store().remove_entry(kAllocId, removed));  // the plugin's DEL, then its notification
   ASSERT_TRUE(removed);
   send(notify::Op::kDel);
   ASSERT_TRUE(eventually([&] { return metrics.state_entries().Value() == 0; }));

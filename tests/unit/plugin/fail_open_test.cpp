@@ -25,7 +25,7 @@ std::ostream& operator<<(std::ostream& os, const FaultCase& c) {
   return os << c.command << " at " << step_name(c.step) << " throws " << injected_name(c.injected);
 }
 
-std::string case_name(const ::testing::TestParamInfo<FaultCase>& param_info) {
+std::string fault_case_name(const ::testing::TestParamInfo<FaultCase>& param_info) {
   std::string name = param_info.param.command + "_" +
                      std::string(step_name(param_info.param.step)) + "_" +
                      injected_name(param_info.param.injected);
@@ -106,7 +106,7 @@ TEST_P(FailOpenTest, ExceptionAtEveryStepFailsOpen) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryVerbStepAndException, FailOpenTest, ::testing::ValuesIn(all_cases()),
-                         case_name);
+                         fault_case_name);
 
 TEST_F(PluginTest, FailOpenLogLineGoesToTheConfiguredLogFile) {
   auto c = conf();

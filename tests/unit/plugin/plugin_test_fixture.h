@@ -5,11 +5,12 @@
 
 #include "cni-plugin/invocation.h"
 #include "common/state/state_store.h"
+#include "tests/support/alloc_ids.h"
 #include "tests/support/temp_dir.h"
 
 namespace cn::plugin {
 
-inline constexpr const char* kAllocId = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
+using cn::testing::kAllocId;
 
 // What cilium-cni prints (cni.md section 5), the shape our plugin receives as prevResult.
 inline nlohmann::json cilium_result(const std::string& version = "1.0.0") {

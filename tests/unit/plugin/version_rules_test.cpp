@@ -20,7 +20,7 @@ std::ostream& operator<<(std::ostream& os, const VersionCase& c) {
   return os << c.command << "@" << c.version << (c.allowed ? " allowed" : " refused");
 }
 
-std::string case_name(const ::testing::TestParamInfo<VersionCase>& param_info) {
+std::string version_case_name(const ::testing::TestParamInfo<VersionCase>& param_info) {
   std::string name = param_info.param.command + "_" + param_info.param.version;
   std::erase(name, '.');
   return name;
@@ -56,7 +56,7 @@ INSTANTIATE_TEST_SUITE_P(
                       VersionCase{"ADD", "1.1.0", true}, VersionCase{"DEL", "0.3.0", true},
                       VersionCase{"DEL", "1.1.0", true}, VersionCase{"VERSION", "0.3.0", true},
                       VersionCase{"VERSION", "0.1.0", true}, VersionCase{"VERSION", "9.9.9", true}),
-    case_name);
+    version_case_name);
 
 }  // namespace
 }  // namespace cn::plugin
