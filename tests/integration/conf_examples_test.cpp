@@ -21,6 +21,7 @@
 #include "common/cni/plugin_conf.h"
 #include "common/labels/derive_labels.h"
 #include "common/policy/policy_document.h"
+#include "labeler/metrics.h"
 #include "tests/support/cni_chain.h"
 #include "tests/support/netns.h"
 #include "tests/support/process.h"
@@ -643,6 +644,136 @@ TEST_F(ConfExamplesTest, TheThreeWaysToRunAgree) {
   for (const char* option : {"--socket", "--state-file", "--policy-dir", "--metrics-addr"}) {
     EXPECT_TRUE(passed[2].contains(option)) << "the unit must pass " << option;
   }
+}
+
+// Every series name the labeler can expose: the `# TYPE` families its registry renders, with the
+// cluster-duty series created (a labeler creates them only with the duties configured) and a
+// leader holder set; a histogram's series are its _bucket, _sum and _count.
+std::set<std::string> exported_metric_names() {
+  labeler::Metrics metrics;
+  metrics.init_cluster_duty_series();
+  metrics.set_cluster_leader_holder("node-a");
+  std::istringstream in(metrics.render());
+  std::set<std::string> names;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string hash, keyword, name, kind;
+    if (!(words >> hash >> keyword >> name >> kind) || hash != "#" || keyword != "TYPE") continue;
+    names.insert(name);
+    if (kind == "histogram") {
+      for (const char* suffix : {"_bucket", "_sum", "_count"}) names.insert(name + suffix);
+    }
+  }
+  return names;
+}
+
+// (panel title, query) for every target of every panel, rows' nested panels included.
+std::vector<std::pair<std::string, std::string>> dashboard_queries(const json& dashboard) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::function<void(const json&)> walk = [&](const json& panels) {
+    for (const auto& panel : panels) {
+      if (panel.contains("panels")) walk(panel["panels"]);
+      for (const auto& target : panel.value("targets", json::array())) {
+        out.emplace_back(panel.value("title", ""), target.value("expr", ""));
+      }
+    }
+  };
+  walk(dashboard.value("panels", json::array()));
+  return out;
+}
+
+TEST_F(ConfExamplesTest, GrafanaDashboardQueriesOnlyMetricsTheLabelerExports) {
+  json dashboard = load_json(example("grafana-dashboard.json"));
+  ASSERT_TRUE(dashboard.is_object()) << "not JSON";
+  const auto exported = exported_metric_names();
+  ASSERT_GE(exported.size(), 30u);
+
+  // Importable anywhere: the data source is a variable of type prometheus, and every panel and
+  // target uses it.
+  const json variables = dashboard["templating"].value("list", json::array());
+  bool datasource_variable = false;
+  for (const auto& v : variables) {
+    if (v.value("type", "") == "datasource" && v.value("query", "") == "prometheus" &&
+        v.value("name", "") == "datasource") {
+      datasource_variable = true;
+    }
+  }
+  EXPECT_TRUE(datasource_variable) << "no Prometheus data source variable named datasource";
+  std::set<int> ids;
+  std::function<void(const json&)> check_panels = [&](const json& panels) {
+    for (const auto& panel : panels) {
+      SCOPED_TRACE(panel.value("title", ""));
+      EXPECT_TRUE(ids.insert(panel.value("id", -1)).second) << "panel id used twice";
+      EXPECT_TRUE(panel.contains("gridPos"));
+      if (panel.contains("panels")) check_panels(panel["panels"]);
+      if (panel.value("type", "") == "row") continue;
+      EXPECT_EQ(panel["datasource"].value("uid", ""), "${datasource}");
+      ASSERT_FALSE(panel.value("targets", json::array()).empty()) << "a panel without a query";
+      for (const auto& target : panel["targets"]) {
+        EXPECT_EQ(target["datasource"].value("uid", ""), "${datasource}");
+      }
+    }
+  };
+  check_panels(dashboard["panels"]);
+
+  auto queries = dashboard_queries(dashboard);
+  for (const auto& v : variables) {
+    if (v.value("type", "") == "query") {
+      queries.emplace_back("variable " + v.value("name", ""), v.value("definition", ""));
+    }
+  }
+  ASSERT_GE(queries.size(), 20u);
+  static const std::regex metric("cilium_nomad_[a-z_]+");
+  std::set<std::string> used;
+  for (const auto& [title, query] : queries) {
+    SCOPED_TRACE(title);
+    int named = 0;
+    for (auto it = std::sregex_iterator(query.begin(), query.end(), metric);
+         it != std::sregex_iterator(); ++it) {
+      ++named;
+      used.insert(it->str());
+      EXPECT_TRUE(exported.contains(it->str()))
+          << it->str() << " in `" << query << "` is not a metric the labeler exports";
+    }
+    EXPECT_GE(named, 1) << "`" << query << "` names no metric of the labeler";
+  }
+  // What conf-examples/README.md says the dashboard shows.
+  for (const char* shown :
+       {"cilium_nomad_add_to_labeled_seconds_bucket", "cilium_nomad_endpoints_labeled_total",
+        "cilium_nomad_label_failures_total", "cilium_nomad_unlabeled_allocations",
+        "cilium_nomad_policies_applied", "cilium_nomad_policies_invalid",
+        "cilium_nomad_policy_errors_total", "cilium_nomad_cluster_duty_passes_total",
+        "cilium_nomad_cluster_duty_deletions_total", "cilium_nomad_api_calls_total",
+        "cilium_nomad_errors_total"}) {
+    EXPECT_TRUE(used.contains(shown)) << "no panel shows " << shown;
+  }
+}
+
+// Each panel query is PromQL that Prometheus parses: written as recording rules, with Grafana's
+// variables replaced by what Grafana would send, for `promtool check rules`.
+TEST_F(ConfExamplesTest, GrafanaDashboardQueriesParseAsPromQL) {
+  const std::string promtool = "/usr/bin/promtool";
+  if (!fs::exists(promtool)) {
+    GTEST_SKIP() << promtool
+                 << " is absent: install Debian's `prometheus` package (scripts/install-deps.sh)";
+  }
+  json dashboard = load_json(example("grafana-dashboard.json"));
+  ASSERT_TRUE(dashboard.is_object());
+  auto queries = dashboard_queries(dashboard);
+  ASSERT_FALSE(queries.empty());
+  std::string rules = "groups:\n  - name: grafana-dashboard\n    rules:\n";
+  for (std::size_t i = 0; i < queries.size(); ++i) {
+    std::string query =
+        std::regex_replace(queries[i].second, std::regex("\\$__rate_interval"), "5m");
+    query = std::regex_replace(query, std::regex("\\$instance"), ".*");
+    rules += "      - record: dashboard:query_" + std::to_string(i) +
+             "\n        expr: " + json(query).dump() + "\n";
+  }
+  TempDir dir;
+  const std::string file = dir.file("dashboard.rules.yml");
+  write_file(file, rules);
+  auto check = run_process({promtool, "check", "rules", file}, {}, "");
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err << rules;
 }
 
 }  // namespace
