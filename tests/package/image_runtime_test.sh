@@ -36,12 +36,13 @@ echo "== the build stage's configure, without cpp-httplib"
 # those with pkg-config finding nothing must work (cpp-httplib is the test fakes' alone).
 build_stage=$(awk '/^FROM /{n++} n == 1' "$dockerfile")
 mkdir -p "$work/src" "$work/no-pkgconfig"
-for from in $(grep -E '^COPY [^-]' <<<"$build_stage" | awk '{print $2}'); do
+while read -r from; do
   cp -r "$src/$from" "$work/src/"
-done
-if ! PKG_CONFIG_LIBDIR=$work/no-pkgconfig PKG_CONFIG_PATH= \
+done < <(grep -E '^COPY [^-]' <<<"$build_stage" | awk '{print $2}')
+mapfile -t stage_options < <(grep -o -- '-DCN_[A-Z_]*=[A-Z]*' <<<"$build_stage")
+if ! PKG_CONFIG_LIBDIR=$work/no-pkgconfig PKG_CONFIG_PATH='' \
     cmake -S "$work/src" -B "$work/src-build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    $(grep -o -- '-DCN_[A-Z_]*=[A-Z]*' <<<"$build_stage") > "$work/configure.log" 2>&1; then
+    "${stage_options[@]}" > "$work/configure.log" 2>&1; then
   cat "$work/configure.log"
   fail "the build stage's cmake configure fails without cpp-httplib"
 fi
@@ -54,7 +55,7 @@ grep -q '^FROM debian:12-slim' <<<"$runtime_stage" ||
   { echo "FAIL: the last stage is not FROM debian:12-slim: $(head -1 <<<"$runtime_stage")"; exit 1; }
 # Every word after `apt-get install` up to the next `&&`, options left out.
 named=$(grep -o 'apt-get install[^&]*' <<<"$runtime_stage" | sed 's/^apt-get install//' |
-  tr ' \t' '\n\n' | grep -v '^-' | grep -v '^$' | sort -u || true)
+  tr -s ' \t' '\n' | grep -v '^-' | grep -v '^$' | sort -u || true)
 [ -n "$named" ] || { echo "FAIL: no apt-get install in the runtime stage"; exit 1; }
 echo "named: $(tr '\n' ' ' <<<"$named")"
 # COPY --from=<stage> <build path of a binary> <destination in the image>

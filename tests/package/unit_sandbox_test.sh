@@ -61,7 +61,9 @@ if [ "${3:-}" = --sandbox ]; then
     mount -t tmpfs -o mode=1777 tmpfs /var/tmp
   fi
   if [ "$(unit_value ProtectHome)" = yes ]; then
-    for d in /home /root; do [ -d "$d" ] && mount -t tmpfs -o ro,mode=0755 tmpfs "$d"; done
+    for d in /home /root; do
+      if [ -d "$d" ]; then mount -t tmpfs -o ro,mode=0755 tmpfs "$d"; fi
+    done
   fi
   exec "$@"
 fi
@@ -75,6 +77,7 @@ if [ "${3:-}" = --host ]; then
     failures=$((failures + 1))
   }
   pids=()
+  # shellcheck disable=SC2317  # run by the EXIT trap
   cleanup() {
     local rc=$? pid i
     for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
