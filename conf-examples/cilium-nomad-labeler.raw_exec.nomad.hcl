@@ -1,7 +1,10 @@
 # Variant of cilium-nomad-labeler.nomad.hcl without Docker: raw_exec runs the binary
 # installed on the host (/usr/bin/cilium-nomad-labeler from the package; change `command`
 # after a `cmake --install` under /usr/local), as the Nomad agent's user (root), with the
-# host's file system, so no volumes are needed.
+# host's file system, so no volumes are needed. The host needs what the docker job's host
+# volumes name: /run/cilium-nomad and the policy directory /var/lib/cilium-nomad/policies (the
+# tmpfiles.d lines in README.md, step 4, or the package), and the Cilium agent's etcd
+# configuration in /etc/cilium/etcd.
 #
 # raw_exec is off by default; enable it on the clients:
 #   plugin "raw_exec" { config { enabled = true } }
@@ -26,7 +29,22 @@ job "cilium-nomad-labeler" {
     operator  = "is_set"
   }
 
+  update {
+    max_parallel     = 1
+    min_healthy_time = "10s"
+    healthy_deadline = "3m"
+  }
+
   group "labeler" {
+    # As in the docker job: the port is reserved so that no other job takes it, and the labeler
+    # listens on loopback only.
+    network {
+      mode = "host"
+      port "metrics" {
+        static = 9810
+      }
+    }
+
     restart {
       attempts = 10
       interval = "30m"
@@ -39,11 +57,26 @@ job "cilium-nomad-labeler" {
 
       config {
         command = "/usr/bin/cilium-nomad-labeler"
+        # The same arguments as the docker job (conf-examples/README.md, "The three ways to
+        # run"); the paths are the host's own here. --kvstore-config: the Cilium agent's etcd
+        # configuration (README "Cluster duties").
         args = [
           "run",
           "--node-id", "${node.unique.id}",
+          "--cilium-socket", "/var/run/cilium/cilium.sock",
+          "--socket", "/run/cilium-nomad/labeler.sock",
+          "--state-file", "/run/cilium-nomad/state.json",
+          "--watch", "node",
           "--metrics-addr", "127.0.0.1:9810",
           "--log-format", "json",
+          "--policy-dir", "/var/lib/cilium-nomad/policies",
+          "--kvstore-config", "/etc/cilium/etcd/etcd.config",
+          "--node-name", "${node.unique.name}",
+          # "--cluster-duties",
+          # "--dry-run",
+          # "--cluster-name", "default",
+          # "--meta-labels", "team,tier",
+          # "--cni-args-first=false",
         ]
       }
 
@@ -54,6 +87,22 @@ job "cilium-nomad-labeler" {
         # An absolute host path here (<data_dir>/alloc/<id>/labeler/secrets/api.sock).
         # Unix socket paths are limited to 107 bytes: keep data_dir short.
         NOMAD_ADDR = "unix://${NOMAD_SECRETS_DIR}/api.sock"
+      }
+
+      # As in the docker job: a Nomad-native check of /healthz on loopback, and no restart on a
+      # failing check (not ready means Cilium or Nomad is unreachable).
+      service {
+        provider = "nomad"
+        name     = "cilium-nomad-labeler"
+        port     = "metrics"
+        address  = "127.0.0.1"
+
+        check {
+          type     = "http"
+          path     = "/healthz"
+          interval = "10s"
+          timeout  = "2s"
+        }
       }
 
       resources {

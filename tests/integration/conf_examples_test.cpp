@@ -5,9 +5,11 @@
 // broken deployment, not a cosmetic problem.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -19,6 +21,7 @@
 #include "common/cni/plugin_conf.h"
 #include "common/labels/derive_labels.h"
 #include "common/policy/policy_document.h"
+#include "labeler/metrics.h"
 #include "tests/support/cni_chain.h"
 #include "tests/support/netns.h"
 #include "tests/support/process.h"
@@ -455,6 +458,322 @@ TEST_F(ConfExamplesTest, AclPolicyLetsTheLabelerListAndReadThePolicyVariablesOnl
       live, std::regex("path\\s*\"cilium/policies/\\*\"\\s*\\{\\s*capabilities\\s*=\\s*"
                        "\\[\"list\",\\s*\"read\"\\]")))
       << live;
+}
+
+// The words after `run` as the labeler receives them: the live (uncommented) entries of a job's
+// args list, or the unit's ExecStart split on whitespace (systemd's `${VAR}` stays one word).
+std::vector<std::string> run_words(const std::string& file_name) {
+  const std::string text = read_file(example(file_name));
+  std::vector<std::string> words;
+  if (file_name.ends_with(".hcl")) {
+    std::string args = labeler_invocation(file_name, strip_comment_lines(text));
+    static const std::regex quoted("\"([^\"]*)\"");
+    for (auto it = std::sregex_iterator(args.begin(), args.end(), quoted);
+         it != std::sregex_iterator(); ++it) {
+      words.push_back((*it)[1]);
+    }
+  } else {
+    std::string exec =
+        std::regex_replace(labeler_invocation(file_name, text), std::regex("\\\\\n"), " ");
+    std::istringstream in(exec.substr(exec.find('=') + 1));
+    for (std::string w; in >> w;) words.push_back(w);
+  }
+  auto run = std::find(words.begin(), words.end(), "run");
+  return run == words.end() ? std::vector<std::string>{}
+                            : std::vector<std::string>(run + 1, words.end());
+}
+
+// Option -> value from run_words(): `--x=v`, `--x v`, or a switch (`on`). An unbraced `$VAR`
+// (systemd splits it into words of its own) is not the value of the option before it.
+std::map<std::string, std::string> run_options(const std::vector<std::string>& words) {
+  static const std::regex split_var("^\\$[A-Za-z_]+$");
+  std::map<std::string, std::string> out;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (!w.starts_with("--")) continue;
+    if (auto eq = w.find('='); eq != std::string::npos) {
+      out[w.substr(0, eq)] = w.substr(eq + 1);
+    } else if (i + 1 < words.size() && !words[i + 1].starts_with("--") &&
+               !std::regex_match(words[i + 1], split_var)) {
+      out[w] = words[++i];
+    } else {
+      out[w] = "on";
+    }
+  }
+  return out;
+}
+
+// conf-examples/README.md, "The three ways to run": option -> {default, docker, raw_exec, unit}.
+std::map<std::string, std::vector<std::string>> run_table(std::vector<std::string>& order) {
+  std::istringstream in(read_file(example("README.md")));
+  std::map<std::string, std::vector<std::string>> rows;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("| `--")) continue;
+    std::vector<std::string> cells;
+    std::istringstream row(line.substr(1));
+    for (std::string cell; std::getline(row, cell, '|');) {
+      auto b = cell.find_first_not_of(' ');
+      auto e = cell.find_last_not_of(' ');
+      cells.push_back(b == std::string::npos ? "" : cell.substr(b, e - b + 1));
+    }
+    if (cells.size() != 5) continue;
+    std::string option = cells[0].substr(1, cells[0].size() - 2);
+    EXPECT_FALSE(rows.contains(option)) << option << " has two rows";
+    order.push_back(option);
+    rows[option] = {cells[1], cells[2], cells[3], cells[4]};
+  }
+  return rows;
+}
+
+// `X` for a cell that is exactly one code span, else nothing (prose such as "off", "— (...)").
+std::optional<std::string> code_span(const std::string& cell) {
+  if (cell.size() >= 2 && cell.front() == '`' && cell.back() == '`' &&
+      cell.find('`', 1) == cell.size() - 1) {
+    return cell.substr(1, cell.size() - 2);
+  }
+  return std::nullopt;
+}
+
+// Every option `run --help` lists, and its help entry (the option's line and its description).
+std::map<std::string, std::string> help_entries(const std::string& help) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(help);
+  std::string current;
+  static const std::regex option_line("^\\s+(--[a-z0-9-]+)\\b.*");
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, option_line)) {
+      current = m[1];
+      out[current] = line;
+    } else if (!current.empty() && !line.empty() && line.starts_with("  ")) {
+      out[current] += " " + line;
+    } else {
+      current.clear();
+    }
+  }
+  return out;
+}
+
+// CLI11 prints a default as `=VALUE` after the option's type words (`--workers INT:INT in
+// [1 - 64]=4`), before the description.
+std::optional<std::string> help_printed_default(const std::string& entry,
+                                                const std::string& option) {
+  std::smatch m;
+  std::regex re("^\\s+" + option + "((?: [^ =]+)*?)=(\\S+)");
+  if (std::regex_search(entry, m, re)) return m[2].str();
+  return std::nullopt;
+}
+
+const std::vector<std::string> kWaysToRun = {"cilium-nomad-labeler.nomad.hcl",
+                                             "cilium-nomad-labeler.raw_exec.nomad.hcl",
+                                             "cilium-nomad-labeler.service"};
+
+TEST_F(ConfExamplesTest, RunTableListsEveryRunOptionWithItsDefault) {
+  if (!executable(labeler_bin())) GTEST_SKIP() << labeler_bin() << " is not built";
+  std::string help;
+  ASSERT_NO_FATAL_FAILURE(read_labeler_help(help));
+  auto entries = help_entries(help);
+  ASSERT_GE(entries.size(), 30u) << help;
+  std::vector<std::string> order;
+  auto table = run_table(order);
+  for (const auto& [option, entry] : entries) {
+    if (option == "--help") continue;
+    EXPECT_TRUE(table.contains(option)) << option << " is missing from the README's table";
+  }
+  for (const auto& [option, cells] : table) {
+    SCOPED_TRACE(option);
+    ASSERT_TRUE(entries.contains(option)) << "the README's table lists an option `run` lacks";
+    auto documented = code_span(cells[0]);
+    if (!documented) continue;  // prose: "off", "the hostname", ...
+    if (auto printed = help_printed_default(entries[option], option)) {
+      auto norm = [](std::string v) { return v == "1" ? std::string("true") : v; };
+      EXPECT_EQ(norm(*documented), norm(*printed)) << entries[option];
+    } else {
+      EXPECT_NE(entries[option].find("default " + *documented), std::string::npos)
+          << "the help does not say the default is " << *documented << ": " << entries[option];
+    }
+  }
+}
+
+TEST_F(ConfExamplesTest, RunTableShowsWhatEachWayToRunPasses) {
+  std::vector<std::string> order;
+  auto table = run_table(order);
+  ASSERT_GE(table.size(), 30u) << "no table in conf-examples/README.md, \"The three ways to run\"";
+  for (std::size_t way = 0; way < kWaysToRun.size(); ++way) {
+    SCOPED_TRACE(kWaysToRun[way]);
+    auto passed = run_options(run_words(kWaysToRun[way]));
+    ASSERT_GE(passed.size(), 3u);
+    for (const auto& [option, value] : passed) {
+      EXPECT_TRUE(table.contains(option)) << option << " is passed but not in the table";
+    }
+    for (const auto& [option, cells] : table) {
+      const std::string& cell = cells[way + 1];
+      if (passed.contains(option)) {
+        EXPECT_EQ(cell, "`" + passed[option] + "`") << option;
+      } else {
+        EXPECT_TRUE(cell.starts_with("—")) << option << " is not passed, the table says " << cell;
+      }
+    }
+  }
+}
+
+// The Docker job, the raw_exec job and the unit run the same labeler on the same host paths:
+// every option has one effective value (passed, or the default) in all three. The exceptions
+// are those conf-examples/README.md explains under the table.
+TEST_F(ConfExamplesTest, TheThreeWaysToRunAgree) {
+  std::vector<std::string> order;
+  auto table = run_table(order);
+  ASSERT_GE(table.size(), 30u);
+  std::vector<std::map<std::string, std::string>> passed;
+  for (const auto& way : kWaysToRun) passed.push_back(run_options(run_words(way)));
+  // Each supervisor's own variable for this node; the unit leaves the etcd options to its
+  // environment file, the two jobs must still agree on them.
+  const std::set<std::string> jobs_only = {"--node-id", "--kvstore-config", "--node-name"};
+  for (const auto& option : order) {
+    const std::string fallback = code_span(table[option][0]).value_or("");
+    std::vector<std::string> effective;
+    for (const auto& p : passed) effective.push_back(p.contains(option) ? p.at(option) : fallback);
+    const std::size_t compared = jobs_only.contains(option) ? 2 : 3;
+    for (std::size_t i = 1; i < compared; ++i) {
+      EXPECT_EQ(effective[i], effective[0])
+          << option << ": " << kWaysToRun[0] << " runs with \"" << effective[0] << "\", "
+          << kWaysToRun[i] << " with \"" << effective[i] << "\"";
+    }
+  }
+  // The paths the plugin, the agent and the unit's sandbox depend on are set at all, not off.
+  for (const char* option : {"--socket", "--state-file", "--policy-dir", "--metrics-addr"}) {
+    EXPECT_TRUE(passed[2].contains(option)) << "the unit must pass " << option;
+  }
+}
+
+// Every series name the labeler can expose: the `# TYPE` families its registry renders, with the
+// cluster-duty series created (a labeler creates them only with the duties configured) and a
+// leader holder set; a histogram's series are its _bucket, _sum and _count.
+std::set<std::string> exported_metric_names() {
+  labeler::Metrics metrics;
+  metrics.init_cluster_duty_series();
+  metrics.set_cluster_leader_holder("node-a");
+  std::istringstream in(metrics.render());
+  std::set<std::string> names;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string hash, keyword, name, kind;
+    if (!(words >> hash >> keyword >> name >> kind) || hash != "#" || keyword != "TYPE") continue;
+    names.insert(name);
+    if (kind == "histogram") {
+      for (const char* suffix : {"_bucket", "_sum", "_count"}) names.insert(name + suffix);
+    }
+  }
+  return names;
+}
+
+// (panel title, query) for every target of every panel, rows' nested panels included.
+std::vector<std::pair<std::string, std::string>> dashboard_queries(const json& dashboard) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::function<void(const json&)> walk = [&](const json& panels) {
+    for (const auto& panel : panels) {
+      if (panel.contains("panels")) walk(panel["panels"]);
+      for (const auto& target : panel.value("targets", json::array())) {
+        out.emplace_back(panel.value("title", ""), target.value("expr", ""));
+      }
+    }
+  };
+  walk(dashboard.value("panels", json::array()));
+  return out;
+}
+
+TEST_F(ConfExamplesTest, GrafanaDashboardQueriesOnlyMetricsTheLabelerExports) {
+  json dashboard = load_json(example("grafana-dashboard.json"));
+  ASSERT_TRUE(dashboard.is_object()) << "not JSON";
+  const auto exported = exported_metric_names();
+  ASSERT_GE(exported.size(), 30u);
+
+  // Importable anywhere: the data source is a variable of type prometheus, and every panel and
+  // target uses it.
+  const json variables = dashboard["templating"].value("list", json::array());
+  bool datasource_variable = false;
+  for (const auto& v : variables) {
+    if (v.value("type", "") == "datasource" && v.value("query", "") == "prometheus" &&
+        v.value("name", "") == "datasource") {
+      datasource_variable = true;
+    }
+  }
+  EXPECT_TRUE(datasource_variable) << "no Prometheus data source variable named datasource";
+  std::set<int> ids;
+  std::function<void(const json&)> check_panels = [&](const json& panels) {
+    for (const auto& panel : panels) {
+      SCOPED_TRACE(panel.value("title", ""));
+      EXPECT_TRUE(ids.insert(panel.value("id", -1)).second) << "panel id used twice";
+      EXPECT_TRUE(panel.contains("gridPos"));
+      if (panel.contains("panels")) check_panels(panel["panels"]);
+      if (panel.value("type", "") == "row") continue;
+      EXPECT_EQ(panel["datasource"].value("uid", ""), "${datasource}");
+      ASSERT_FALSE(panel.value("targets", json::array()).empty()) << "a panel without a query";
+      for (const auto& target : panel["targets"]) {
+        EXPECT_EQ(target["datasource"].value("uid", ""), "${datasource}");
+      }
+    }
+  };
+  check_panels(dashboard["panels"]);
+
+  auto queries = dashboard_queries(dashboard);
+  for (const auto& v : variables) {
+    if (v.value("type", "") == "query") {
+      queries.emplace_back("variable " + v.value("name", ""), v.value("definition", ""));
+    }
+  }
+  ASSERT_GE(queries.size(), 20u);
+  static const std::regex metric("cilium_nomad_[a-z_]+");
+  std::set<std::string> used;
+  for (const auto& [title, query] : queries) {
+    SCOPED_TRACE(title);
+    int named = 0;
+    for (auto it = std::sregex_iterator(query.begin(), query.end(), metric);
+         it != std::sregex_iterator(); ++it) {
+      ++named;
+      used.insert(it->str());
+      EXPECT_TRUE(exported.contains(it->str()))
+          << it->str() << " in `" << query << "` is not a metric the labeler exports";
+    }
+    EXPECT_GE(named, 1) << "`" << query << "` names no metric of the labeler";
+  }
+  // What conf-examples/README.md says the dashboard shows.
+  for (const char* shown :
+       {"cilium_nomad_add_to_labeled_seconds_bucket", "cilium_nomad_endpoints_labeled_total",
+        "cilium_nomad_label_failures_total", "cilium_nomad_unlabeled_allocations",
+        "cilium_nomad_policies_applied", "cilium_nomad_policies_invalid",
+        "cilium_nomad_policy_errors_total", "cilium_nomad_cluster_duty_passes_total",
+        "cilium_nomad_cluster_duty_deletions_total", "cilium_nomad_api_calls_total",
+        "cilium_nomad_errors_total"}) {
+    EXPECT_TRUE(used.contains(shown)) << "no panel shows " << shown;
+  }
+}
+
+// Each panel query is PromQL that Prometheus parses: written as recording rules, with Grafana's
+// variables replaced by what Grafana would send, for `promtool check rules`.
+TEST_F(ConfExamplesTest, GrafanaDashboardQueriesParseAsPromQL) {
+  const std::string promtool = "/usr/bin/promtool";
+  if (!fs::exists(promtool)) {
+    GTEST_SKIP() << promtool
+                 << " is absent: install Debian's `prometheus` package (scripts/install-deps.sh)";
+  }
+  json dashboard = load_json(example("grafana-dashboard.json"));
+  ASSERT_TRUE(dashboard.is_object());
+  auto queries = dashboard_queries(dashboard);
+  ASSERT_FALSE(queries.empty());
+  std::string rules = "groups:\n  - name: grafana-dashboard\n    rules:\n";
+  for (std::size_t i = 0; i < queries.size(); ++i) {
+    std::string query =
+        std::regex_replace(queries[i].second, std::regex("\\$__rate_interval"), "5m");
+    query = std::regex_replace(query, std::regex("\\$instance"), ".*");
+    rules += "      - record: dashboard:query_" + std::to_string(i) +
+             "\n        expr: " + json(query).dump() + "\n";
+  }
+  TempDir dir;
+  const std::string file = dir.file("dashboard.rules.yml");
+  write_file(file, rules);
+  auto check = run_process({promtool, "check", "rules", file}, {}, "");
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err << rules;
 }
 
 }  // namespace

@@ -114,6 +114,10 @@ verify=$(systemd-analyze verify --man=no "$work/verify/cilium-nomad-labeler.serv
   [ -z "$verify" ] || fail "systemd-analyze verify: $verify"
 grep -qx 'd /run/cilium-nomad 0700 root root -' "$root/usr/lib/tmpfiles.d/cilium-nomad.conf" ||
   fail "tmpfiles.d entry does not create /run/cilium-nomad 0700 root"
+grep -qx 'd /var/lib/cilium-nomad/policies 0755 root root -' "$root/usr/lib/tmpfiles.d/cilium-nomad.conf" ||
+  fail "tmpfiles.d entry does not create the policy directory /var/lib/cilium-nomad/policies 0755 root"
+grep -q -- '--policy-dir /var/lib/cilium-nomad/policies' "$unit" || fail "the unit passes no --policy-dir"
+grep -qx 'StateDirectory=cilium-nomad/policies' "$unit" || fail "the unit does not make the policy directory writable"
 
 # The environment file sets nothing, and documents every variable the labeler reads (as the
 # code reads them) and the two the unit uses.
