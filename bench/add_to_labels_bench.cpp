@@ -217,8 +217,9 @@ int main() {
     c.reps = burst == 1 ? reps_off : 1;
     c.spacing = burst == 1 ? 250ms : 0ms;  // past the 200 ms publish delay of the previous one
     if (burst == 1) {
-      // The issue 13 comparison: the usual order (the watch sees the placement first), and the
-      // old notification → GET path, in the same run as the two below.
+      // The comparison that shows Nomad is off the notification path: the usual order (the watch
+      // sees the placement first), and the notification → GET path the CNI_ARGS labels replaced, in
+      // the same run as the two below.
       for (Design d : {Design::kPluginWatchFirst, Design::kPluginNomadGet}) {
         Case other = c;
         other.design = d;
@@ -287,7 +288,7 @@ int main() {
       auto s = summarize(init);
       const bool met = s.p50_ms <= 3 && s.p99_ms <= 10;
       text +=
-          "\nTarget (issue 13): ADD→labels p50 ≤ 3 ms and p99 ≤ 10 ms for one allocation the "
+          "\nTarget: ADD→labels p50 ≤ 3 ms and p99 ≤ 10 ms for one allocation the "
           "watch has seen, limits off, with 0 Nomad calls on the notification path: " +
           fmt_ms(s.p50_ms) + " / " + fmt_ms(s.p99_ms) + " ms, " + (met ? "met" : "MISSED") +
           " (Nomad calls/alloc in the table count the watch's own queries).\n";

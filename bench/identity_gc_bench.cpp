@@ -1,10 +1,10 @@
-// Identity GC at scale (issue 16): a real etcd (Debian's, on loopback) seeded the way the agents
-// write identities, 10 % of them unused, and two passes of the real IdentityGc through the real
-// CurlEtcdClient with the rate limit off: the first remembers the unused identities, the second
-// deletes them. Per pass: wall time, etcd requests and pages, and how much the process's peak RSS
-// grew during the pass (VmHWM reset through /proc/self/clear_refs just before it), at three store
-// sizes in the same run, so the table shows whether memory follows the store. Beside it, the
-// same store read the way a pass must not: one unpaged range over the value keys.
+// Identity GC at scale (docs/cluster-duties.md): a real etcd (Debian's, on loopback) seeded the way
+// the agents write identities, 10 % of them unused, and two passes of the real IdentityGc through
+// the real CurlEtcdClient with the rate limit off: the first remembers the unused identities, the
+// second deletes them. Per pass: wall time, etcd requests and pages, and how much the process's
+// peak RSS grew during the pass (VmHWM reset through /proc/self/clear_refs just before it), at
+// three store sizes in the same run, so the table shows whether memory follows the store. Beside
+// it, the same store read the way a pass must not: one unpaged range over the value keys.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>

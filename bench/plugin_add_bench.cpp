@@ -1,6 +1,6 @@
 // Plugin ADD overhead: N runs of the real binary, exec'd like a CNI runtime does, against static
 // floors fed the same stdin (bench/noop_floor.cpp): a no-op, one that echoes, and one that also
-// takes the lock and rewrites the state file durably, which is issue 13's reference. Cases:
+// takes the lock and rewrites the state file durably, the reference of the plugin's target. Cases:
 // labeler absent, and a labeler that confirms at once. The state files sit on tmpfs, as
 // /run/cilium-nomad does on a node.
 #include <fcntl.h>
@@ -269,8 +269,8 @@ int main(int argc, char** argv) {
   std::string text =
       "### Plugin ADD overhead\n\nState file on tmpfs holding " + std::to_string(kResidentAllocs) +
       " allocations, as on a busy node.\n\n" + t.str() +
-      "\nIssue 13's target: ADD p50 <= 1.25 x the durable floor's p50. Labeler absent: " +
-      ratio(absent_s) + " x (" + (absent_s.p50_ms <= 1.25 * durable_s.p50_ms ? "met" : "MISSED") +
+      "\nTarget: ADD p50 <= 1.25 x the durable floor's p50. Labeler absent: " + ratio(absent_s) +
+      " x (" + (absent_s.p50_ms <= 1.25 * durable_s.p50_ms ? "met" : "MISSED") +
       "); labeler confirming: " + ratio(confirm_s) + " x (" +
       (confirm_s.p50_ms <= 1.25 * durable_s.p50_ms ? "met" : "MISSED") +
       ").\nEarlier target: ADD p50 <= 1.5 x no-op floor p50 + state write p50 = " +

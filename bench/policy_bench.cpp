@@ -1,4 +1,4 @@
-// Policy distribution (issue 12, docs/policies.md), side by side in one run:
+// Policy distribution (docs/policies.md), side by side in one run:
 //  1. a variable write reaching the policy directory of one node: the fake Nomad over loopback
 //     TCP, the real curl client, a PolicyDistributor in its watch loop, the file's arrival seen
 //     through inotify;

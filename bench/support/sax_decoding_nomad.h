@@ -1,7 +1,8 @@
 #pragma once
-// The reconcile as it decoded before issue 13, for the reconcile bench to run beside today's in
-// the same pass: every call goes to the real curl client except the node's allocation list,
-// fetched raw from the same server and decoded by the old SAX filter (sax_field_filter.h).
+// The reconcile with the SAX decoder the byte-skipping reader replaced, for the reconcile bench to
+// run beside today's in the same pass: every call goes to the real curl client except the node's
+// allocation list, fetched raw from the same server and decoded by the old SAX filter
+// (sax_field_filter.h).
 #include <string>
 
 #include "common/nomad/client/nomad_api.h"

@@ -1,5 +1,5 @@
 #pragma once
-// The reader's field filter before issue 13 (an nlohmann SAX handler: dropped members are still
+// The reader's former field filter (an nlohmann SAX handler: dropped members are still
 // lexed by nlohmann, only not built), kept for the benches to compare with the byte skimmer of
 // common/util/json_field_filter.cpp in the same run. Not a reader of outside input: the product has
 // one, common/util/json_read.h.
@@ -71,7 +71,7 @@ class FieldFilter {
 };
 
 // The old decode of a node's allocation list: the SAX filter above, then parse_allocation per
-// element (what parse_allocation_list did before issue 13).
+// element (what parse_allocation_list did before the byte skimmer replaced it).
 Result<nomad::AllocationList> sax_parse_allocation_list(std::string_view body);
 
 }  // namespace cn::bench

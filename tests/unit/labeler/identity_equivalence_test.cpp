@@ -1,4 +1,4 @@
-// Issue 13, "correctness stays first": a label set taken from the watch's cache or from CNI_ARGS
+// Correctness first: a label set taken from the watch's cache or from CNI_ARGS
 // must equal the one Nomad's answer gives. Randomized allocations (periodic and dispatched
 // children, jobs merely named like children, job and group meta with overlapping keys, values
 // that need sanitizing) go through each path and are compared with derive_labels(identity_of()).

@@ -12,11 +12,11 @@
 
 #include "common/notify/notify_client.h"
 #include "labeler/labeler_daemon.h"
+#include "tests/support/alloc_ids.h"
 #include "tests/support/child_process.h"
 #include "tests/support/eventually.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"
-#include "tests/support/alloc_ids.h"
 
 namespace cn::labeler {
 namespace {
@@ -83,8 +83,8 @@ TEST_F(DaemonTest, WaitingPluginHearsLabeledOnlyOnceTheIdentityResolved) {
   EXPECT_FALSE(cilium::is_init(cilium_.get(ep)));
 }
 
-// Issue 13: the plugin hears "labeled" from CNI_ARGS alone; Nomad is asked afterwards, once, and
-// agrees, so nothing is written again.
+// Nomad off the notification path: the plugin hears "labeled" from CNI_ARGS alone; Nomad is asked
+// afterwards, once, and agrees, so nothing is written again.
 TEST_F(DaemonTest, CniArgsLabelAtOnceAndNomadIsAskedOnceAfterTheReply) {
   auto ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   DaemonConfig config;
