@@ -114,7 +114,7 @@ dpkg_ -i "$old_deb" > "$work/dpkg-install.log" 2>&1 || die "dpkg -i $old_version
 [ "$(status_of)" = "$old_version install ok installed" ] || die "after install: '$(status_of)'"
 env_file=/etc/default/cilium-nomad-labeler
 dpkg-query --admindir="$admin" -W -f '${Conffiles}\n' cilium-nomad | grep -q "^ $env_file [0-9a-f]\{32\}$" ||
-  die "$env_file is not a conffile of the installed package"
+  fail "$env_file is not a conffile of the installed package"
 
 # What boot does for the unit: the tmpfiles.d entry makes /run/cilium-nomad. What an operator
 # does for policies (conf-examples/README.md): the agent's --static-cnp-path.
@@ -280,11 +280,22 @@ echo "endpoint before the upgrade: identity ${view_before%% *}, labels ${view_be
 # at which the agent loaded each policy. policy-status.json is the running labeler's report,
 # rebuilt by each process with its own timestamps: its records must say the same thing.
 snapshot() {
-  (cd "$root" && find run/cilium-nomad var/lib/cilium-nomad -type d | sort &&
-    find run/cilium-nomad var/lib/cilium-nomad -type f ! -name policy-status.json ! -name '*.lock' \
-      -print0 | sort -z | xargs -0r sha256sum &&
-    find var/lib/cilium-nomad -type f -printf '%p inode=%i mtime=%T@\n' | sort)
-  jq -S 'del(.updated_unix_ms) | .policies[] |= del(.changed_unix_ms)' "$run_dir/policy-status.json"
+  local dir
+  for dir in run/cilium-nomad var/lib/cilium-nomad; do
+    if [ ! -d "$root/$dir" ]; then
+      echo "$dir is missing"
+      continue
+    fi
+    (cd "$root" && find "$dir" -type d | sort &&
+      find "$dir" -type f ! -name policy-status.json ! -name '*.lock' -print0 | sort -z |
+      xargs -0r sha256sum &&
+      find "$dir" -path '*/policies/*' -type f -printf '%p inode=%i mtime=%T@\n' | sort)
+  done
+  if [ -f "$run_dir/policy-status.json" ]; then
+    jq -S 'del(.updated_unix_ms) | .policies[] |= del(.changed_unix_ms)' "$run_dir/policy-status.json"
+  else
+    echo "policy-status.json is missing"
+  fi
   agent /_fake/policies | jq -c '.policies[] | {file, revision}'
 }
 
