@@ -13,7 +13,7 @@
 # and the edit kept, the state file and the policy directory unchanged, the endpoint keeps its
 # labels and identity with no label write, `dpkg --audit` clean. Then `dpkg --purge` removes
 # every file the package owns, leaves the state and policy directories and says so.
-# Exit 77 (ctest: skipped) only when a tool is missing.
+# Exit 77 (ctest: skipped) only when a tool is missing or not run as root.
 set -euo pipefail
 
 build=$(cd "$1" && pwd) version=$2
@@ -24,6 +24,11 @@ for tool in cpack dpkg dpkg-deb dpkg-query curl jq sha256sum; do
     exit 77
   fi
 done
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "SKIP: needs root (dpkg --root installs root-owned files and runs the maintainer scripts)"
+  exit 77
+fi
 
 work=$(mktemp -d)
 pids=()
