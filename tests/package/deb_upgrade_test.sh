@@ -209,8 +209,11 @@ start_labeler() {  # start_labeler LOG
   wait_for "the labeler's ready line" 10 labeler_ready
 }
 labeler_ready() { alive "$labeler_pid" || die "the labeler exited (see $(basename "$labeler_log"))"; grep -q ' ready: node=' "$labeler_log"; }
-stop_labeler() {
+# Exited: gone, or a zombie waiting for `wait` (kill -0 still succeeds on a zombie).
+exited() { [ ! -e "/proc/$1/stat" ] || [ "$(sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f1)" = Z ]; }
+stop_labeler() {  # within the unit's TimeoutStopSec=20s, as systemd would allow
   kill -TERM "$labeler_pid"
+  wait_for "the labeler to exit on SIGTERM" 20 exited "$labeler_pid"
   local rc=0
   wait "$labeler_pid" || rc=$?
   [ "$rc" -eq 0 ] || fail "the labeler exited $rc on SIGTERM"
@@ -312,6 +315,7 @@ cat "$work/dpkg-upgrade.log"
 grep -q "Unpacking cilium-nomad ($new_version) over ($old_version)" "$work/dpkg-upgrade.log" ||
   fail "dpkg did not unpack $new_version over $old_version"
 grep -qi 'configuration file' "$work/dpkg-upgrade.log" && fail "dpkg spoke of the configuration file"
+grep -Ei 'warning|error' "$work/dpkg-upgrade.log" && fail "dpkg warned during the upgrade"
 cmp -s "$conffile" "$work/conffile.edited" || fail "the operator's edit of $env_file was not kept"
 [ "$(stat -c %a "$conffile")" = 600 ] || fail "$env_file has mode $(stat -c %a "$conffile")"
 left=$(find "$root/etc/default" -name 'cilium-nomad-labeler?*')
