@@ -20,10 +20,7 @@ using nlohmann::json;
 using testing::eventually;
 using testing::TempDir;
 
-std::string agent_binary() {
-  const char* d = std::getenv("CN_BIN_DIR");
-  return d ? std::string(d) + "/fake-cilium-agent" : "";
-}
+using cn::fakes::testing::fake_agent_binary;
 
 // A child process we own (SIGKILLed and reaped if the test leaves early), with this process's
 // environment so a sanitized build reports as ctest asked.
@@ -42,12 +39,13 @@ class Child {
 };
 
 TEST(FakeCiliumAgentBinary, ServesUntilSigtermThenRemovesItsSocket) {
-  ASSERT_EQ(::access(agent_binary().c_str(), X_OK), 0) << "CN_BIN_DIR not set or binary missing";
+  ASSERT_EQ(::access(fake_agent_binary().c_str(), X_OK), 0)
+      << "CN_BIN_DIR not set or binary missing";
   TempDir dir;
   const std::string sock = dir.file("cilium.sock");
   const std::string ready = dir.file("ready");
-  Child agent({agent_binary(), "--socket", sock, "--version", "1.15", "--identity-delay-ms", "0",
-               "--grace-period-ms", "0", "--rate-limits", "default", "--labels", "nomad:.*",
+  Child agent({fake_agent_binary(), "--socket", sock, "--version", "1.15", "--identity-delay-ms",
+               "0", "--grace-period-ms", "0", "--rate-limits", "default", "--labels", "nomad:.*",
                "--ready-file", ready});
   ASSERT_TRUE(eventually([&] { return std::filesystem::exists(ready); }, 10s));
   const auto target = HttpTarget::unix_socket(sock);
@@ -71,11 +69,11 @@ TEST(FakeCiliumAgentBinary, ServesUntilSigtermThenRemovesItsSocket) {
 }
 
 TEST(FakeCiliumAgentBinary, RejectsBadFlags) {
-  ASSERT_EQ(::access(agent_binary().c_str(), X_OK), 0);
+  ASSERT_EQ(::access(fake_agent_binary().c_str(), X_OK), 0);
   for (const std::vector<std::string>& args : {std::vector<std::string>{"--version", "1.9"},
                                                {"--rate-limits", "sometimes"},
                                                {"--api-rate-limit", "endpoint-patch=bogus:1"}}) {
-    std::vector<std::string> argv = {agent_binary()};
+    std::vector<std::string> argv = {fake_agent_binary()};
     argv.insert(argv.end(), args.begin(), args.end());
     auto r = run_process(argv, current_environment(), "", 10s);
     ASSERT_TRUE(r.started && !r.timed_out) << r.err;

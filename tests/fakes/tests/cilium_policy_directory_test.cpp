@@ -444,23 +444,21 @@ TEST_F(CiliumPolicyDirectory, Before119NoClusterIsInjectedAndV1PolicyAnswers) {
 
 // ---- the binary: logging.Fatal ends the process ----
 
-std::string agent_binary() {
-  const char* d = std::getenv("CN_BIN_DIR");
-  return d ? std::string(d) + "/fake-cilium-agent" : "";
-}
+using cn::fakes::testing::fake_agent_binary;
 
 class CiliumPolicyDirectoryBinary : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_EQ(::access(agent_binary().c_str(), X_OK), 0) << "CN_BIN_DIR not set or binary missing";
+    ASSERT_EQ(::access(fake_agent_binary().c_str(), X_OK), 0)
+        << "CN_BIN_DIR not set or binary missing";
   }
   std::unique_ptr<cn::testing::ChildProcess> launch() {
     cn::testing::ChildProcess::Options opts;
     opts.log_path = dir_.file("agent.log");
     return std::make_unique<cn::testing::ChildProcess>(
-        std::vector<std::string>{agent_binary(), "--socket", dir_.file("cilium.sock"), "--version",
-                                 "1.17", "--static-cnp-path", policies_.path().string(),
-                                 "--ready-file", dir_.file("ready")},
+        std::vector<std::string>{fake_agent_binary(), "--socket", dir_.file("cilium.sock"),
+                                 "--version", "1.17", "--static-cnp-path",
+                                 policies_.path().string(), "--ready-file", dir_.file("ready")},
         cn::testing::current_environment(), opts);
   }
   TempDir dir_;

@@ -13,6 +13,12 @@
 
 namespace cn::fakes::testing {
 
+// The fake agent's executable in CN_BIN_DIR (ctest sets it); "" when the variable is unset.
+inline std::string fake_agent_binary() {
+  const char* d = std::getenv("CN_BIN_DIR");
+  return d ? std::string(d) + "/fake-cilium-agent" : "";
+}
+
 class TempDir {
  public:
   TempDir() {
