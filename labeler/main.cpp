@@ -14,6 +14,8 @@
 #include "common/labels/label_policy.h"
 #include "common/nomad/client/curl_nomad_client.h"
 #include "common/util/go_duration.h"
+#include "labeler/cli/cli_checks.h"
+#include "labeler/cli/cli_errors.h"
 #include "labeler/cluster/cluster_duties.h"
 #include "labeler/cluster/cluster_flags.h"
 #include "labeler/cluster/cluster_status_command.h"
@@ -32,6 +34,7 @@
 namespace {
 
 using namespace cn;
+namespace cli = cn::labeler::cli;
 
 // How `run` and `explain` reach the agent and Nomad.
 struct ConnectionFlags {
@@ -51,17 +54,27 @@ void add_connection_options(CLI::App* cmd, ConnectionFlags& flags) {
                   "Cilium agent API socket (env CILIUM_SOCK; default /var/run/cilium/cilium.sock)");
   cmd->add_option("--nomad-addr", flags.nomad_addr,
                   "Nomad address: http://, https:// or unix:// (env NOMAD_ADDR; default "
-                  "http://127.0.0.1:4646)");
+                  "http://127.0.0.1:4646)")
+      ->check(CLI::Validator(
+          [](const std::string& address) -> std::string {
+            if (address.empty()) return {};  // the environment's, or the default
+            auto target = nomad::nomad_target(address);
+            return target ? std::string() : address + ": " + target.error().message;
+          },
+          "ADDRESS"));
 }
 
 void add_label_options(CLI::App* cmd, LabelFlags& flags) {
   cmd->add_option("--meta-labels", flags.meta_labels,
-                  "Comma-separated job/group meta keys that become labels");
+                  "Comma-separated job/group meta keys that become labels (one list: given twice, "
+                  "the later list replaces the earlier one)")
+      ->check(cli::meta_label_keys());
   cmd->add_option("--k8s-compat-labels", flags.k8s_compat_labels,
                   "Also label endpoints k8s:io.kubernetes.pod.namespace=<namespace> and "
                   "k8s:io.cilium.k8s.policy.cluster=<cluster>, which policies from the policy "
                   "directory need to select them as peers")
-      ->capture_default_str();
+      ->default_str(flags.k8s_compat_labels ? "true" : "false")
+      ->transform(cli::boolean_word());
   cmd->add_option("--cluster-name", flags.cluster_name,
                   "The Cilium agent's --cluster-name, used when its /v1/healthz does not tell it")
       ->capture_default_str();
@@ -86,10 +99,6 @@ struct RunFlags {
   std::string lock_wait = "30s";
   labeler::cluster::ClusterDutyFlags cluster;
 };
-
-// `run`'s exit status when another labeler still held this node at the end of --lock-wait
-// (README: exit status): not 1, so that a supervisor or an operator tells it from a failure.
-constexpr int kExitNodeHeld = 3;
 
 const char* env_or_null(const char* name) {
   // getenv races only with a setenv, and nothing in the labeler changes its environment.
@@ -139,18 +148,20 @@ Result<std::unique_ptr<etcd::CurlEtcdClient>> connect_etcd(const std::string& co
   return client;
 }
 
+// A Nomad or etcd client that cannot be made: a malformed address or setting is the command
+// line's fault (2), a file that cannot be read is the node's (1).
+int client_error(std::string_view command, const Error& error) {
+  return error.kind == ErrorKind::invalid ? cli::usage_error(std::cerr, command, error.message)
+                                          : cli::runtime_failure(std::cerr, command, error.message);
+}
+
 int run(labeler::DaemonConfig config, const RunFlags& flags) {
-  // Before any thread exists (the clients may start some), so that all of them inherit it.
-  labeler::SignalWatcher::block_signals();
-  if (auto ok = labeler::setup_logging(flags.log_level, flags.log_format); !ok) {
-    std::cerr << ok.error().message << "\n";
-    return 2;
-  }
+  // Signals are blocked since main began (the clients may start threads; all inherit the mask).
+  // Every check of the flags comes before the first log line, so that a mistake is one usage
+  // line on stderr, as for any other subcommand.
   auto policy = label_policy_of(flags.labels);
-  if (!policy) {
-    spdlog::error("invalid --meta-labels: error=\"{}\"", policy.error().message);
-    return 2;
-  }
+  if (!policy)
+    return cli::usage_error(std::cerr, "run", "--meta-labels: " + policy.error().message);
   config.policy = *policy;
   config.policies.resync_interval = std::chrono::seconds{flags.resync_seconds};
   config.policies.status_file = labeler::policy::policy_status_path(config.state_file);
@@ -159,17 +170,16 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
   config.unhealthy_after = std::chrono::seconds{flags.unhealthy_after_seconds};
   auto cluster_settings =
       labeler::cluster::cluster_duty_settings(flags.cluster, flags.labels.cluster_name);
-  if (!cluster_settings) {
-    spdlog::error("invalid flags: error=\"{}\"", cluster_settings.error().message);
-    return 2;
-  }
+  if (!cluster_settings)
+    return cli::usage_error(std::cerr, "run", cluster_settings.error().message);
   if (cluster_settings->node.empty()) cluster_settings->node = local_hostname();
   const auto lock_wait = parse_go_duration(flags.lock_wait);
-  if (!lock_wait) {
-    spdlog::error("invalid flags: error=\"--lock-wait {}: not a duration such as 500ms, 2s, 15m\"",
-                  flags.lock_wait);
-    return 2;
-  }
+  if (!lock_wait)
+    return cli::usage_error(
+        std::cerr, "run",
+        "--lock-wait " + flags.lock_wait + ": not a duration such as 500ms, 2s, 15m");
+  if (auto ok = labeler::setup_logging(flags.log_level, flags.log_format); !ok)
+    return cli::usage_error(std::cerr, "run", ok.error().message);
 
   // Declared first, destroyed last: every return below, early ones included, wakes and joins
   // the signal thread, so a daemon that cannot start exits instead of waiting for a signal.
@@ -200,7 +210,7 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
     if (*outcome == labeler::NodeLock::Outcome::held) {
       spdlog::error("another labeler holds this node: holder_pid={} file={} lock_wait={}",
                     node_lock.holder_pid(), node_lock.path(), format_go_duration(*lock_wait));
-      return kExitNodeHeld;
+      return cli::kExitNodeHeld;
     }
     spdlog::info("node lock taken: file={}", node_lock.path());
   }
@@ -208,18 +218,12 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
   std::unique_ptr<etcd::CurlEtcdClient> etcd_client;
   if (!cluster_settings->kvstore_config.empty()) {
     auto client = connect_etcd(cluster_settings->kvstore_config);
-    if (!client) {
-      spdlog::error("etcd client: error=\"{}\"", client.error().message);
-      return 2;
-    }
+    if (!client) return client_error("run", client.error());
     etcd_client = std::move(*client);
   }
 
   auto nomad = connect_nomad(flags.connection.nomad_addr);
-  if (!nomad) {
-    spdlog::error("Nomad client: error=\"{}\"", nomad.error().message);
-    return 2;
-  }
+  if (!nomad) return client_error("run", nomad.error());
   auto& nomad_client = nomad->client;
   cilium::CurlCiliumClient cilium_client(
       cilium::CiliumClientConfig::resolve(flags.connection.cilium_socket, env_or_null));
@@ -282,17 +286,12 @@ struct ExplainFlags {
 
 int explain(labeler::explain::ExplainSettings settings, const ExplainFlags& flags) {
   auto policy = label_policy_of(flags.labels);
-  if (!policy) {
-    std::cerr << "invalid --meta-labels: " << policy.error().message << "\n";
-    return 2;
-  }
+  if (!policy)
+    return cli::usage_error(std::cerr, "explain", "--meta-labels: " + policy.error().message);
   settings.label_policy = *policy;
   settings.fallback_cluster_name = flags.labels.cluster_name;
   auto nomad = connect_nomad(flags.connection.nomad_addr);
-  if (!nomad) {
-    std::cerr << "Nomad client: " << nomad.error().message << "\n";
-    return 2;
-  }
+  if (!nomad) return client_error("explain", nomad.error());
   cilium::CurlCiliumClient cilium_client(
       cilium::CiliumClientConfig::resolve(flags.connection.cilium_socket, env_or_null));
   return labeler::explain::explain(flags.query, flags.as_json, settings, *nomad->client,
@@ -304,7 +303,17 @@ int explain(labeler::explain::ExplainSettings settings, const ExplainFlags& flag
 // An exception that escapes main ends the process through std::terminate, whose abort message
 // names it; the supervisor (systemd, Nomad) restarts the labeler, as after any crash.
 int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
+  // First of all: a supervisor's SIGTERM that comes while `run` is still parsing its flags is a
+  // clean stop (exit 0), not death by signal. One-shot subcommands unblock them after parsing.
+  labeler::SignalWatcher::block_signals();
   CLI::App app{"cilium-nomad-labeler: gives Nomad allocations their Cilium identity"};
+  // A flag given twice: the later one wins, so that arguments appended to a unit's or a job's
+  // own (CN_LABELER_ARGS) override them. Subcommands copy this when they are added.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.footer(
+      "A flag given twice: the later one wins (a list such as --meta-labels is replaced "
+      "whole). Exit codes: 0 done (or --help), 1 runtime failure, 2 usage error, 3 "
+      "another labeler holds this node (run).");
   app.require_subcommand(1);
   // `--version` as well as `version`: what help2man and habit expect.
   app.set_version_flag("--version", std::string("cilium-nomad-labeler v") + CN_VERSION);
@@ -356,12 +365,13 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       {"none", labeler::WatchMode::kNone}};
   run_cmd
       ->add_option("--watch", config.watch, "node (blocking query), events (event stream) or none")
-      ->transform(CLI::CheckedTransformer(watch_modes, CLI::ignore_case))
+      ->transform(cli::one_of(watch_modes))
       ->default_str("node");
   run_cmd
       ->add_option("--metrics-addr", config.metrics_addr,
                    "HOST:PORT for /metrics and /healthz (empty: off)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(cli::listen_address());
   run_cmd
       ->add_option("--unhealthy-after", flags.unhealthy_after_seconds,
                    "Seconds Cilium or Nomad may stay unreachable before /healthz reports not ready")
@@ -371,12 +381,14 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       ->add_option("--lock-wait", flags.lock_wait,
                    "How long to wait while another labeler holds this node's state file, then "
                    "exit 3 (Go duration; 0s: do not wait)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(cli::go_duration());
   run_cmd
       ->add_option("--cni-args-first", config.cni_args_first,
                    "Without --meta-labels, label a new allocation from its CNI_ARGS at once when "
                    "the watch has not seen it yet, and check against Nomad afterwards")
-      ->capture_default_str();
+      ->default_str(config.cni_args_first ? "true" : "false")
+      ->transform(cli::boolean_word());
   run_cmd->add_flag("--gc-endpoints", config.gc_endpoints,
                     "Delete orphaned endpoints after the grace period");
   run_cmd
@@ -420,11 +432,17 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       ->add_option("--state-file", policy_state_file,
                    "The daemon's state file (the policy status file is beside it)")
       ->capture_default_str();
+  bool policy_wide = false;
   policy_status_cmd->add_flag("--json", policy_json, "The status file as JSON");
+  policy_status_cmd->add_flag("--wide", policy_wide,
+                              "Every cell whole (the default table fits 100 columns)");
   std::vector<std::string> policy_files;
   auto* validate_cmd = policy_cmd->add_subcommand(
       "validate", "Check policy files (YAML or JSON) offline, as the distributor would");
-  validate_cmd->add_option("files", policy_files, "Policy files")->required();
+  // The one list option: each file is checked, so repeating names adds files.
+  validate_cmd->add_option("files", policy_files, "Policy files")
+      ->required()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 
   labeler::explain::ExplainSettings explain_settings;
   explain_settings.state_file = config.state_file;
@@ -439,6 +457,11 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   explain_cmd->add_flag("--json", explain_flags.as_json, "The same facts as one JSON object");
   add_connection_options(explain_cmd, explain_flags.connection);
   explain_cmd->add_option("--state-file", explain_settings.state_file, "Node state file")
+      ->capture_default_str();
+  explain_settings.socket_path = config.socket_path;
+  explain_cmd
+      ->add_option("--socket", explain_settings.socket_path,
+                   "The daemon's notification socket: its absence means no labeler runs here")
       ->capture_default_str();
   explain_cmd->add_option("--policy-dir", explain_settings.policy_dir,
                           "The daemon's --policy-dir, to list the policies selecting it");
@@ -466,9 +489,14 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // Help is a success; every usage error exits 2, the code the README promises.
-    int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    return cli::parse_error(app, e, std::cout, std::cerr);
+  }
+  if (!*run_cmd) {
+    labeler::SignalWatcher::unblock_signals();
+    // A one-shot command ends with one line saying what failed; the clients' own warnings on the
+    // way there would say it again, in another format.
+    if (auto ok = labeler::setup_logging("error", "text"); !ok)
+      return cli::runtime_failure(std::cerr, cli::command_path(app), ok.error().message);
   }
 
   if (*validate_cmd) return labeler::validate_policy_files(policy_files, std::cout, std::cerr);
@@ -477,10 +505,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
 
   if (*cluster_status_cmd) {
     auto client = connect_etcd(cluster_kvstore_config);
-    if (!client) {
-      std::cerr << "etcd client: " << client.error().message << "\n";
-      return 2;
-    }
+    if (!client) return client_error("cluster status", client.error());
     return labeler::cluster::render_cluster_status(**client, cluster_name, cluster_json,
                                                    system_clock(), std::cout, std::cerr);
   }
@@ -491,20 +516,21 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   }
   if (*state_cmd) {
     auto text = labeler::render_state(state_file, as_json);
-    if (!text) {
-      std::cerr << "cilium-nomad-labeler state: " << text.error().message << "\n";
-      return 1;
-    }
+    if (!text) return cli::runtime_failure(std::cerr, "state", text.error().message);
     std::cout << *text;
     return 0;
   }
   if (*policy_status_cmd) {
     const std::string file = labeler::policy::policy_status_path(policy_state_file);
-    auto text = labeler::policy::render_policy_status(file, policy_json, system_clock());
-    if (!text) {
-      std::cerr << "cannot read " << file << ": " << text.error().message << "\n";
-      return 1;
-    }
+    auto text =
+        labeler::policy::render_policy_status(file,
+                                              policy_json   ? labeler::policy::StatusView::json
+                                              : policy_wide ? labeler::policy::StatusView::wide
+                                                            : labeler::policy::StatusView::table,
+                                              system_clock());
+    if (!text)
+      return cli::runtime_failure(std::cerr, "policy status",
+                                  "cannot read " + file + ": " + text.error().message);
     std::cout << *text;
     return 0;
   }

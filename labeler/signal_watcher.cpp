@@ -25,6 +25,11 @@ void SignalWatcher::block_signals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
+void SignalWatcher::unblock_signals() {
+  sigset_t set = watched();
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+}
+
 SignalWatcher::SignalWatcher(std::stop_source stop, std::shared_ptr<spdlog::logger> log)
     : stop_(std::move(stop)), log_(log ? std::move(log) : spdlog::default_logger()) {
   block_signals();

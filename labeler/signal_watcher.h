@@ -17,6 +17,9 @@ class SignalWatcher {
   // Blocks the three signals in the calling thread. Call it before starting any thread: the
   // threads inherit the mask, so the watcher is the only one that ever takes them.
   static void block_signals();
+  // Gives the three signals their default action again in the calling thread: for a one-shot
+  // command, a signal blocked while the command line was parsed then ends it as usual.
+  static void unblock_signals();
 
   SignalWatcher(std::stop_source stop, std::shared_ptr<spdlog::logger> log);
   // Wakes the watcher if no signal came and joins it, so returning early never hangs.

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "common/util/go_duration.h"
+#include "labeler/cli/cli_checks.h"
 
 namespace cn::labeler::cluster {
 
@@ -24,37 +25,46 @@ void add_cluster_duty_options(CLI::App* cmd, ClusterDutyFlags& flags) {
   cmd->add_option("--leader-lease-ttl", flags.leader_lease_ttl,
                   "Lease of the leader key: a dead leader is replaced within about this long")
       ->capture_default_str()
+      ->check(cli::go_duration())
       ->group(group);
   cmd->add_option("--heartbeat-interval", flags.heartbeat_interval,
                   "How often the leader writes cilium/.heartbeat")
       ->capture_default_str()
+      ->check(cli::go_duration())
       ->group(group);
   cmd->add_option("--identity-gc-interval", flags.identity_gc_interval,
                   "Time between identity GC passes; an identity unused on two passes in a row is "
                   "deleted")
       ->capture_default_str()
+      ->check(cli::go_duration())
       ->group(group);
   cmd->add_option("--lock-gc-interval", flags.lock_gc_interval,
                   "Time between stale allocator lock passes")
       ->capture_default_str()
+      ->check(cli::go_duration())
       ->group(group);
   cmd->add_option("--node-reap-grace", flags.node_reap_grace,
                   "How long a node stays down in (or gone from) Nomad before its Cilium node "
                   "entry is deleted")
       ->capture_default_str()
+      ->check(cli::go_duration())
       ->group(group);
   cmd->add_option("--heartbeat", s.heartbeat, "Write the kvstore heartbeat")
-      ->capture_default_str()
+      ->default_str(s.heartbeat ? "true" : "false")
+      ->transform(cli::boolean_word())
       ->group(group);
   cmd->add_option("--identity-gc", s.identity_gc, "Delete unused security identities")
-      ->capture_default_str()
+      ->default_str(s.identity_gc ? "true" : "false")
+      ->transform(cli::boolean_word())
       ->group(group);
   cmd->add_option("--lock-gc", s.lock_gc, "Delete stale allocator locks")
-      ->capture_default_str()
+      ->default_str(s.lock_gc ? "true" : "false")
+      ->transform(cli::boolean_word())
       ->group(group);
   cmd->add_option("--node-reaping", s.node_reaping,
                   "Delete the Cilium node entries of nodes Nomad reports down or gone")
-      ->capture_default_str()
+      ->default_str(s.node_reaping ? "true" : "false")
+      ->transform(cli::boolean_word())
       ->group(group);
   cmd->add_option("--identity-gc-rate-limit", s.identity_gc_rate_limit,
                   "Most identities deleted a minute (0: no limit)")
@@ -66,7 +76,7 @@ void add_cluster_duty_options(CLI::App* cmd, ClusterDutyFlags& flags) {
   cmd->add_option("--cilium-node-name", s.node_name_rule,
                   "Cilium node name of a Nomad node: name (the Nomad node name) or short-name "
                   "(up to its first '.')")
-      ->transform(CLI::CheckedTransformer(rules, CLI::ignore_case))
+      ->transform(cli::one_of(rules))
       ->default_str("name")
       ->group(group);
   cmd->add_flag("--dry-run", s.dry_run,

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "labeler/cli/cli_errors.h"
 #include "labeler/cluster/in_use_report.h"
 #include "labeler/cluster/leader_election.h"
 #include "labeler/text_table.h"
@@ -21,6 +22,11 @@ std::string printable(std::string_view value) {
   return out;
 }
 
+// The etcd client's messages start with "etcd <endpoint>: " already.
+int failed(std::ostream& err, const Error& error) {
+  return cli::runtime_failure(err, "cluster status", error.message);
+}
+
 }  // namespace
 
 int render_cluster_status(etcd::EtcdApi& etcd, const std::string& cluster_name, bool as_json,
@@ -30,8 +36,7 @@ int render_cluster_status(etcd::EtcdApi& etcd, const std::string& cluster_name, 
   leader_read.key = leader_key(cluster_name);
   auto leader = etcd.range(leader_read, deadline());
   if (!leader) {
-    err << "etcd " << etcd.describe() << ": " << leader.error().message << "\n";
-    return 1;
+    return failed(err, leader.error());
   }
   nlohmann::json doc;
   doc["cluster"] = cluster_name;
@@ -50,8 +55,7 @@ int render_cluster_status(etcd::EtcdApi& etcd, const std::string& cluster_name, 
   reports.range_end = etcd::prefix_end(reports.key);
   auto reported = etcd.range(reports, deadline());
   if (!reported) {
-    err << "etcd " << etcd.describe() << ": " << reported.error().message << "\n";
-    return 1;
+    return failed(err, reported.error());
   }
   doc["in_use_reports"] = nlohmann::json::array();
   for (const auto& kv : reported->kvs)
@@ -69,10 +73,7 @@ int render_cluster_status(etcd::EtcdApi& etcd, const std::string& cluster_name, 
     count.range_end = etcd::prefix_end(c.prefix);
     count.count_only = true;
     auto page = etcd.range(count, deadline());
-    if (!page) {
-      err << "etcd " << etcd.describe() << ": " << page.error().message << "\n";
-      return 1;
-    }
+    if (!page) return failed(err, page.error());
     doc["counts"][c.what] = page->count;
   }
 

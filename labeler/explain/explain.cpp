@@ -1,5 +1,7 @@
 #include "labeler/explain/explain.h"
 
+#include "labeler/cli/cli_errors.h"
+
 #include "labeler/explain/explain_render.h"
 #include "labeler/explain/explain_verdict.h"
 
@@ -10,8 +12,10 @@ int explain(std::string_view query, bool as_json, const ExplainSettings& setting
             std::ostream& err) {
   auto alloc_id = resolve_alloc_id(query, settings, cilium, clock);
   if (!alloc_id) {
-    err << "explain: " << alloc_id.error().message << "\n";
-    return 1;
+    // The node's problem first: a missing state file is why a prefix matches nothing.
+    for (const auto& problem : node_problems(settings))
+      err << cli::failure_message("explain", problem) << "\n";
+    return cli::runtime_failure(err, "explain", alloc_id.error().message);
   }
   ExplainFacts facts = gather_facts(*alloc_id, settings, nomad, cilium, clock);
   Verdict verdict = explain_verdict(facts);

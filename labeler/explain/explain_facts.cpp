@@ -1,5 +1,8 @@
 #include "labeler/explain/explain_facts.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <set>
 
 #include "common/policy/policy_text.h"
@@ -96,6 +99,26 @@ void find_policies(ExplainFacts& facts, const ExplainSettings& settings) {
 
 }  // namespace
 
+std::vector<std::string> node_problems(const ExplainSettings& settings) {
+  std::vector<std::string> problems;
+  struct stat st {};
+  if (::stat(settings.state_file.c_str(), &st) != 0 && errno == ENOENT) {
+    problems.push_back("state file " + settings.state_file +
+                       " does not exist: the plugin has recorded no allocation on this node, or "
+                       "--state-file is not the one the plugin and the daemon use");
+  }
+  if (!settings.socket_path.empty()) {
+    if (::stat(settings.socket_path.c_str(), &st) != 0) {
+      problems.push_back("notification socket " + settings.socket_path +
+                         " does not exist: the labeler is not running on this node, or --socket "
+                         "is not the daemon's");
+    } else if (!S_ISSOCK(st.st_mode)) {
+      problems.push_back("notification socket " + settings.socket_path + " is not a socket");
+    }
+  }
+  return problems;
+}
+
 Result<std::string> resolve_alloc_id(std::string_view query, const ExplainSettings& settings,
                                      cilium::CiliumApi& cilium, Clock& clock) {
   if (is_valid_alloc_id(query)) return std::string(query);
@@ -103,6 +126,9 @@ Result<std::string> resolve_alloc_id(std::string_view query, const ExplainSettin
   std::set<std::string> matches;
   if (auto doc = state::read_state_file(settings.state_file)) {
     for (const auto& [id, entry] : doc->allocations) {
+      if (id.starts_with(query)) matches.insert(id);
+    }
+    for (const auto& [id, deleted] : doc->deleted) {
       if (id.starts_with(query)) matches.insert(id);
     }
   }
@@ -133,10 +159,14 @@ ExplainFacts gather_facts(const std::string& alloc_id, const ExplainSettings& se
                           nomad::NomadApi& nomad, cilium::CiliumApi& cilium, Clock& clock) {
   ExplainFacts facts;
   facts.alloc_id = alloc_id;
+  facts.node_problems = node_problems(settings);
+  facts.meta_labels_given = !settings.label_policy.meta_keys.empty();
   if (auto doc = state::read_state_file(settings.state_file)) {
     if (auto it = doc->allocations.find(alloc_id); it != doc->allocations.end()) {
       facts.entry = it->second;
       facts.last_attempt = it->second.last_attempt;
+    } else if (auto gone = doc->deleted.find(alloc_id); gone != doc->deleted.end()) {
+      facts.deleted_unix_ms = gone->second;
     }
   } else {
     facts.state_error = doc.error().message;

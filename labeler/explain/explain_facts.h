@@ -19,7 +19,8 @@ namespace cn::labeler::explain {
 
 struct ExplainSettings {
   std::string state_file;
-  std::string policy_dir;  // empty: policies are not looked at
+  std::string socket_path;  // the daemon's notification socket; empty: not looked at
+  std::string policy_dir;   // empty: policies are not looked at
   labels::LabelPolicy label_policy;
   std::string fallback_cluster_name = "default";  // when the agent's /v1/healthz does not tell
   std::chrono::milliseconds call_timeout{5000};
@@ -31,11 +32,17 @@ struct NomadView {
   std::string identity_error;  // why no identity could be read from the allocation
 };
 
+// What is wrong with the node before any allocation is looked at: a missing state file or
+// notification socket explains every other line, so it is said first.
+std::vector<std::string> node_problems(const ExplainSettings& settings);
+
 struct ExplainFacts {
   std::string alloc_id;  // the full ID the query resolved to
+  std::vector<std::string> node_problems;
 
   std::string state_error;  // the state file could not be read (missing, corrupt)
   std::optional<state::StateEntry> entry;
+  std::optional<long long> deleted_unix_ms;  // a tombstone: the plugin's DEL removed the entry
   std::optional<state::LastAttempt> last_attempt;  // the labeler's last failure, if any
 
   std::optional<cilium::Endpoint> endpoint;
@@ -47,6 +54,7 @@ struct ExplainFacts {
   std::string nomad_error;       // Nomad could not be asked (transport, ACL, 5xx)
 
   std::string cluster_name;
+  bool meta_labels_given = false;              // explain was given --meta-labels
   std::optional<labels::LabelSet> desired;     // what the labeler derives from Nomad's answer
   std::optional<cilium::LabelWritePlan> plan;  // desired vs the endpoint's identity
 

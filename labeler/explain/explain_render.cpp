@@ -20,8 +20,13 @@ void line(std::string& out, std::string_view label, const std::string& text) {
   out += '\n';
 }
 
+std::string deleted_at(const ExplainFacts& facts) {
+  return rfc3339(WallTime{std::chrono::milliseconds{*facts.deleted_unix_ms}});
+}
+
 std::string state_text(const ExplainFacts& facts) {
   if (!facts.state_error.empty()) return "unreadable: " + facts.state_error;
+  if (!facts.entry && facts.deleted_unix_ms) return "removed by DEL at " + deleted_at(facts);
   if (!facts.entry) return "no entry (the plugin never recorded an ADD for it on this node)";
   const auto& e = *facts.entry;
   std::string text = "ifname " + or_dash(e.ifname) + ", ips " + or_dash(join(e.ips, ",")) +
@@ -89,6 +94,7 @@ json last_attempt_json(const ExplainFacts& facts) {
 
 std::string render_text(const ExplainFacts& facts, const Verdict& verdict) {
   std::string out;
+  for (const auto& problem : facts.node_problems) line(out, "node", problem);
   line(out, "allocation", facts.alloc_id);
   line(out, "state", state_text(facts));
   if (facts.last_attempt) {
@@ -116,9 +122,11 @@ std::string render_text(const ExplainFacts& facts, const Verdict& verdict) {
 }
 
 json render_json(const ExplainFacts& facts, const Verdict& verdict) {
-  json out = {{"allocation", facts.alloc_id}};
+  json out = {{"allocation", facts.alloc_id}, {"node_problems", facts.node_problems}};
   if (!facts.state_error.empty()) {
     out["state"] = {{"error", facts.state_error}};
+  } else if (!facts.entry && facts.deleted_unix_ms) {
+    out["state"] = {{"removed_by_del_at", deleted_at(facts)}};
   } else {
     out["state"] = facts.entry ? state::to_json(state::StateDoc{{{facts.alloc_id, *facts.entry}},
                                                                 {}})["allocations"][facts.alloc_id]

@@ -1,5 +1,8 @@
 #include "labeler/explain/explain_verdict.h"
 
+#include <algorithm>
+#include <optional>
+
 #include "common/util/join.h"
 
 namespace cn::labeler::explain {
@@ -14,6 +17,38 @@ constexpr std::string_view kCheckLabeler =
     "the labeler relabels it at its next resync: check that it runs on this node (nomad job "
     "status cilium-nomad-labeler) and read its log for this allocation";
 
+// A meta label (nomad:<key>), as opposed to the labeler's own nomad:nomad.* labels.
+bool is_meta_label(const std::string& label) {
+  return label.starts_with("nomad:") && !label.starts_with("nomad:nomad.");
+}
+
+bool all_meta(const std::vector<std::string>& labels) {
+  return !labels.empty() && std::ranges::all_of(labels, is_meta_label);
+}
+
+// The difference is only in meta labels and nothing failed: explain's --meta-labels and the
+// daemon's may differ, which relabeling would not change.
+std::optional<Verdict> meta_labels_differ(const ExplainFacts& facts, const cilium::Endpoint& ep,
+                                          const cilium::LabelWritePlan& plan) {
+  if (facts.last_attempt) return std::nullopt;
+  if (!facts.meta_labels_given && plan.missing.empty() && all_meta(plan.stale)) {
+    return Verdict{VerdictKind::cannot_tell,
+                   "endpoint " + std::to_string(ep.id) + " carries meta labels (" +
+                       join(plan.stale, " ") + ") and explain was given no --meta-labels",
+                   "run explain with the --meta-labels the daemon runs with (its unit's or job's "
+                   "arguments); the labels are then compared as the daemon derives them"};
+  }
+  if (facts.meta_labels_given && plan.stale.empty() && all_meta(plan.missing)) {
+    return Verdict{
+        VerdictKind::unlabeled,
+        "endpoint " + std::to_string(ep.id) + " lacks the meta labels " + join(plan.missing, " "),
+        "if the daemon runs without these --meta-labels keys, run explain with the "
+        "daemon's --meta-labels; if it has them, " +
+            std::string(kCheckLabeler)};
+  }
+  return std::nullopt;
+}
+
 Verdict unlabeled(const ExplainFacts& facts, const cilium::Endpoint& ep,
                   const cilium::LabelWritePlan& plan) {
   // The labeler wrote, the agent holds our set as its security-relevant labels: the identity
@@ -24,6 +59,7 @@ Verdict unlabeled(const ExplainFacts& facts, const cilium::Endpoint& ep,
                 "; the agent is still resolving their identity",
             ""};
   }
+  if (auto differ = meta_labels_differ(facts, ep, plan)) return *differ;
   std::string summary = "endpoint " + std::to_string(ep.id) + " lacks its final labels";
   if (!plan.missing.empty()) summary += "; missing: " + join(plan.missing, " ");
   if (!plan.stale.empty()) summary += "; stale: " + join(plan.stale, " ");

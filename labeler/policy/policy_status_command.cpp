@@ -1,6 +1,7 @@
 #include "labeler/policy/policy_status_command.h"
 
 #include <cerrno>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -9,7 +10,34 @@
 
 namespace cn::labeler::policy {
 
-Result<std::string> render_policy_status(const std::string& status_file, bool as_json,
+namespace {
+
+// "42s", "17m", "3h", "5d": how long ago, short enough for the narrow table.
+std::string age_text(std::chrono::seconds age) {
+  const long long s = std::max<long long>(0, age.count());
+  if (s < 120) return std::to_string(s) + "s";
+  if (s < 2 * 3600) return std::to_string(s / 60) + "m";
+  if (s < 2 * 86400) return std::to_string(s / 3600) + "h";
+  return std::to_string(s / 86400) + "d";
+}
+
+std::string file_cell(const PolicyRecord& rec, StatusView view) {
+  if (rec.file.empty()) return "-";
+  // The directory is the same for every row and the summary names it.
+  return view == StatusView::wide ? rec.file : std::filesystem::path(rec.file).filename().string();
+}
+
+std::string changed_cell(const PolicyRecord& rec, StatusView view, Clock& clock) {
+  if (!rec.changed_unix_ms) return "-";
+  const auto changed = WallTime{std::chrono::milliseconds{rec.changed_unix_ms}};
+  if (view == StatusView::wide) return rfc3339(changed);
+  return age_text(std::chrono::duration_cast<std::chrono::seconds>(clock.wall_now() - changed)) +
+         " ago";
+}
+
+}  // namespace
+
+Result<std::string> render_policy_status(const std::string& status_file, StatusView view,
                                          Clock& clock) {
   std::ifstream in(status_file, std::ios::binary);
   if (!in) {
@@ -20,29 +48,30 @@ Result<std::string> render_policy_status(const std::string& status_file, bool as
   text << in.rdbuf();
   auto status = parse_policy_status(text.str());
   if (!status) return std::unexpected(status.error());
-  if (as_json) return to_text(*status);
+  if (view == StatusView::json) return to_text(*status);
 
   std::vector<std::vector<std::string>> rows = {
-      {"VARIABLE", "FILE", "APPLIED", "STATE", "CHANGED"}};
+      {"VARIABLE", "FILE", "APPLIED", "CHANGED", "STATE"}};
   for (const auto& [path, rec] : status->policies) {
     std::string state(to_string(rec.state));
     if (!rec.reason.empty()) state += ": " + rec.reason;
-    rows.push_back({path, rec.file.empty() ? "-" : rec.file,
-                    rec.applied_index ? std::to_string(rec.applied_index) : "-", std::move(state),
-                    rec.changed_unix_ms
-                        ? rfc3339(WallTime{std::chrono::milliseconds{rec.changed_unix_ms}})
-                        : "-"});
+    rows.push_back({path, file_cell(rec, view),
+                    rec.applied_index ? std::to_string(rec.applied_index) : "-",
+                    changed_cell(rec, view, clock), std::move(state)});
   }
-  std::string out = render_table(rows);
+  std::string out =
+      view == StatusView::wide ? render_table(rows) : render_table(std::move(rows), kTableWidth);
   out += std::to_string(status->policies.size()) + " polic" +
          (status->policies.size() == 1 ? "y" : "ies") + " from " + status->nomad_namespace + ":" +
-         status->prefix + " into " + status->directory;
+         status->prefix + " into " + status->directory + "\n";
   if (status->updated_unix_ms) {
     const auto updated = WallTime{std::chrono::milliseconds{status->updated_unix_ms}};
     const auto age = std::chrono::duration_cast<std::chrono::seconds>(clock.wall_now() - updated);
-    out += ", updated " + rfc3339(updated) + " (" + std::to_string(age.count()) + " s ago)";
+    out += "updated " + rfc3339(updated) + " (" + std::to_string(age.count()) + " s ago)";
+    if (view == StatusView::table) out += "; --wide: whole cells, --json: for machines";
+    out += "\n";
   }
-  return out + "\n";
+  return out;
 }
 
 }  // namespace cn::labeler::policy

@@ -9,7 +9,16 @@
 
 namespace cn::labeler::policy {
 
-Result<std::string> render_policy_status(const std::string& status_file, bool as_json,
+enum class StatusView {
+  table,  // fits kTableWidth columns: file names without the directory, long cells cut
+  wide,   // every cell whole: full paths, full reasons, change times
+  json,   // the status file as it is, for machines
+};
+
+// What an 80- to 100-column terminal shows without wrapping.
+inline constexpr std::size_t kTableWidth = 100;
+
+Result<std::string> render_policy_status(const std::string& status_file, StatusView view,
                                          Clock& clock);
 
 }  // namespace cn::labeler::policy

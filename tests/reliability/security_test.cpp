@@ -147,7 +147,7 @@ TEST(Security, MetaLabelsNamingReservedOrInvalidKeysAreRefusedAtStartup) {
     auto r = testing::run_process(node.labeler_argv({"--meta-labels", keys}), node.labeler_env(),
                                   "", 10s);
     EXPECT_EQ(r.exit_code, 2) << keys << "\n" << r.err;
-    EXPECT_NE(r.err.find("invalid --meta-labels"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("cilium-nomad-labeler: run: --meta-labels: "), std::string::npos) << r.err;
   }
 }
 

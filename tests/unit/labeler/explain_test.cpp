@@ -193,6 +193,71 @@ TEST_F(ExplainTest, NeverWritesAndSaysWhenTheStateFileIsMissing) {
   EXPECT_EQ(cilium_.calls(cn::testing::CiliumCall::del), 0);
 }
 
+// Expected: a missing state file and a missing notification socket are said first, before the
+// allocation's own lines, and before the "no allocation matches" of a prefix.
+TEST_F(ExplainTest, SaysFirstWhenTheStateFileOrTheSocketIsMissing) {
+  settings_.state_file = dir_.file("missing/state.json");
+  settings_.socket_path = dir_.file("missing/labeler.sock");
+  nomad_.put(make_alloc(kAlloc));
+  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  run(kAlloc);
+  EXPECT_EQ(text_.rfind("node        state file " + settings_.state_file + " does not exist", 0),
+            0u)
+      << text_;
+  const auto socket_line = text_.find("node        notification socket " + settings_.socket_path +
+                                      " does not exist: the labeler is not running");
+  EXPECT_NE(socket_line, std::string::npos) << text_;
+  EXPECT_LT(socket_line, text_.find("allocation  ")) << text_;
+  EXPECT_EQ(json_["node_problems"].size(), 2u) << json_.dump();
+
+  EXPECT_EQ(run("ffff"), 1);
+  EXPECT_EQ(err_.rfind("cilium-nomad-labeler: explain: state file " + settings_.state_file, 0), 0u)
+      << err_;
+  EXPECT_LT(err_.find("notification socket"), err_.find("no allocation on this node starts"))
+      << err_;
+}
+
+// Expected: an allocation whose entry the plugin's DEL replaced by a tombstone is shown as
+// removed, with when, not as never recorded; its prefix still resolves.
+TEST_F(ExplainTest, TombstonedAllocationShowsWhenDelRemovedIt) {
+  plugin_added(kAlloc);
+  state::StateStore store({settings_.state_file}, system_clock(), nullptr);
+  bool removed = false;
+  ASSERT_TRUE(store.remove_entry(kAlloc, removed));
+  ASSERT_TRUE(removed);
+  auto alloc = make_alloc(kAlloc, "web", "app", "complete");
+  alloc.desired_status = "stop";
+  nomad_.put(alloc);
+  run("4b1f6c2e");
+  EXPECT_NE(text_.find("state       removed by DEL at 20"), std::string::npos) << text_;
+  EXPECT_EQ(text_.find("never recorded"), std::string::npos) << text_;
+  EXPECT_TRUE(json_["state"]["removed_by_del_at"].is_string()) << json_.dump();
+}
+
+// Expected: the daemon wrote meta labels that explain, run without --meta-labels, does not
+// derive: the fix is to give explain the daemon's --meta-labels, not to wait for a relabel
+// (which would change nothing).
+TEST_F(ExplainTest, MetaLabelsTheDaemonWroteButExplainWasNotGivenAreNamedAsSuch) {
+  nomad_.put(make_alloc(kAlloc));
+  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  auto labels = kWebLabels;
+  labels.push_back("nomad:team=payments");
+  labels.push_back("nomad:tier=frontend");
+  cilium_.set_identity_labels(ep, labels);
+  plugin_added(kAlloc);
+  EXPECT_EQ(run(kAlloc), 1);
+  const std::string fix = json_["verdict"]["fix"].get<std::string>();
+  EXPECT_NE(fix.find("--meta-labels"), std::string::npos) << fix;
+  EXPECT_EQ(fix.find("next resync"), std::string::npos) << fix;
+  EXPECT_NE(json_["verdict"]["summary"].get<std::string>().find("nomad:team=payments"),
+            std::string::npos);
+
+  // Given the same --meta-labels as the daemon, the endpoint is labeled.
+  settings_.label_policy.meta_keys = {"team", "tier"};
+  EXPECT_EQ(run(kAlloc), 0) << text_;
+  EXPECT_EQ(verdict_kind(), "labeled");
+}
+
 TEST_F(ExplainTest, ListsTheDistributedPoliciesSelectingTheEndpoint) {
   settings_.policy_dir = dir_.file("policies");
   std::filesystem::create_directories(settings_.policy_dir);

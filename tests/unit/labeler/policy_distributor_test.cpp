@@ -241,16 +241,16 @@ TEST_F(PolicyDistributorTest, StatusFileFeedsThePolicyStatusCommand) {
   put("web", ccnp_web());
   put("bad", ccnp_web(70000));
   ASSERT_TRUE(d->reconcile());
-  auto table = render_policy_status(settings_.status_file, false, clock_);
+  auto table = render_policy_status(settings_.status_file, StatusView::table, clock_);
   ASSERT_TRUE(table) << table.error().message;
   EXPECT_NE(table->find("cilium/policies/web"), std::string::npos) << *table;
   EXPECT_NE(table->find("applied"), std::string::npos) << *table;
   EXPECT_NE(table->find("invalid: "), std::string::npos) << *table;
-  auto as_json = render_policy_status(settings_.status_file, true, clock_);
+  auto as_json = render_policy_status(settings_.status_file, StatusView::json, clock_);
   ASSERT_TRUE(as_json);
   EXPECT_EQ(json::parse(*as_json)["policies"].size(), 2u);
 
-  auto missing = render_policy_status(dir_.file("nope.json"), false, clock_);
+  auto missing = render_policy_status(dir_.file("nope.json"), StatusView::table, clock_);
   ASSERT_FALSE(missing);
   EXPECT_FALSE(std::filesystem::exists(dir_.file("nope.json")));
 }
