@@ -198,9 +198,9 @@ TEST_F(ExplainTest, NeverWritesAndSaysWhenTheStateFileIsMissing) {
 TEST_F(ExplainTest, SaysFirstWhenTheStateFileOrTheSocketIsMissing) {
   settings_.state_file = dir_.file("missing/state.json");
   settings_.socket_path = dir_.file("missing/labeler.sock");
-  nomad_.put(make_alloc(kAlloc));
-  cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
-  run(kAlloc);
+  nomad_.put(make_alloc(kAllocId));
+  cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
+  run(kAllocId);
   EXPECT_EQ(text_.rfind("node        state file " + settings_.state_file + " does not exist", 0),
             0u)
       << text_;
@@ -220,12 +220,12 @@ TEST_F(ExplainTest, SaysFirstWhenTheStateFileOrTheSocketIsMissing) {
 // Expected: an allocation whose entry the plugin's DEL replaced by a tombstone is shown as
 // removed, with when, not as never recorded; its prefix still resolves.
 TEST_F(ExplainTest, TombstonedAllocationShowsWhenDelRemovedIt) {
-  plugin_added(kAlloc);
+  plugin_added(kAllocId);
   state::StateStore store({settings_.state_file}, system_clock(), nullptr);
   bool removed = false;
-  ASSERT_TRUE(store.remove_entry(kAlloc, removed));
+  ASSERT_TRUE(store.remove_entry(kAllocId, removed));
   ASSERT_TRUE(removed);
-  auto alloc = make_alloc(kAlloc, "web", "app", "complete");
+  auto alloc = make_alloc(kAllocId, "web", "app", "complete");
   alloc.desired_status = "stop";
   nomad_.put(alloc);
   run("4b1f6c2e");
@@ -238,14 +238,14 @@ TEST_F(ExplainTest, TombstonedAllocationShowsWhenDelRemovedIt) {
 // derive: the fix is to give explain the daemon's --meta-labels, not to wait for a relabel
 // (which would change nothing).
 TEST_F(ExplainTest, MetaLabelsTheDaemonWroteButExplainWasNotGivenAreNamedAsSuch) {
-  nomad_.put(make_alloc(kAlloc));
-  auto ep = cilium_.add_init_endpoint(kAlloc, "10.200.3.17");
+  nomad_.put(make_alloc(kAllocId));
+  auto ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   auto labels = kWebLabels;
   labels.push_back("nomad:team=payments");
   labels.push_back("nomad:tier=frontend");
   cilium_.set_identity_labels(ep, labels);
-  plugin_added(kAlloc);
-  EXPECT_EQ(run(kAlloc), 1);
+  plugin_added(kAllocId);
+  EXPECT_EQ(run(kAllocId), 1);
   const std::string fix = json_["verdict"]["fix"].get<std::string>();
   EXPECT_NE(fix.find("--meta-labels"), std::string::npos) << fix;
   EXPECT_EQ(fix.find("next resync"), std::string::npos) << fix;
@@ -254,7 +254,7 @@ TEST_F(ExplainTest, MetaLabelsTheDaemonWroteButExplainWasNotGivenAreNamedAsSuch)
 
   // Given the same --meta-labels as the daemon, the endpoint is labeled.
   settings_.label_policy.meta_keys = {"team", "tier"};
-  EXPECT_EQ(run(kAlloc), 0) << text_;
+  EXPECT_EQ(run(kAllocId), 0) << text_;
   EXPECT_EQ(verdict_kind(), "labeled");
 }
 
