@@ -34,9 +34,9 @@ node {
   policy = "read"
 }
 
-# GET /v1/agent/self is called only when the labeler runs without a node ID option,
-# to learn which node it is on. The example job and unit always pass the node ID, so
-# agent access is not granted. Uncomment only if you drop that option:
+# GET /v1/agent/self is the labeler's last way to learn which node it is on, after
+# --node-id, the Nomad client's client-id file and the node list (node read, above), so
+# agent access is not granted. Uncomment only if none of those works on your nodes:
 #
 # agent {
 #   policy = "read"

@@ -27,7 +27,11 @@ inline const char* to_string(WatchMode mode) {
 struct DaemonConfig {
   std::string socket_path = "/run/cilium-nomad/labeler.sock";
   std::string state_file = "/run/cilium-nomad/state.json";
-  std::string node_id;  // empty: ask /v1/agent/self
+  std::string node_id;  // empty: discover it (labeler/node_identity.h)
+  // Where an empty node_id is looked for: the Nomad client's data directory (empty: skip) and
+  // this node's name in the node list (empty: skip).
+  std::string nomad_data_dir = "/opt/nomad/data";
+  std::string node_name;
   labels::LabelPolicy policy;
   policy::PolicySettings policies;  // off while policies.dir is empty
   int workers = 4;

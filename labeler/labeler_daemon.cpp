@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "labeler/event_watcher.h"
+#include "labeler/node_identity.h"
 #include "labeler/node_watcher.h"
 
 namespace cn::labeler {
@@ -121,12 +122,15 @@ Status LabelerDaemon::start(std::stop_token stop) {
   }
   // Without the compat labels the name labels nothing: no call, and no warning about it.
   if (config_.policy.k8s_compat && !halt.stop_requested()) adopt_agent_cluster_name(halt);
-  node_id_ = config_.node_id;
+  const NodeIdentitySources id_sources{
+      config_.node_id, config_.nomad_data_dir, config_.node_name, {}};
   for (int attempt = 0; node_id_.empty() && !halt.stop_requested(); ++attempt) {
-    auto id = nomad_.local_node_id(Deadline{clock_.now() + config_.call_timeout, halt});
-    calls_.record(Peer::nomad, id);
+    auto id = find_node_id(id_sources, nomad_, Deadline{clock_.now() + config_.call_timeout, halt});
+    // A file or a flag is no sign of Nomad's health either way.
+    if (!id || id->asked_nomad) calls_.record(Peer::nomad, id);
     if (id) {
-      node_id_ = *id;
+      node_id_ = id->id;
+      log_->info("node id: node={} source=\"{}\"", node_id_, id->source);
       break;
     }
     set_reason("Nomad agent not answering: " + id.error().message);

@@ -173,6 +173,7 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
   if (!cluster_settings)
     return cli::usage_error(std::cerr, "run", cluster_settings.error().message);
   if (cluster_settings->node.empty()) cluster_settings->node = local_hostname();
+  config.node_name = cluster_settings->node;
   const auto lock_wait = parse_go_duration(flags.lock_wait);
   if (!lock_wait)
     return cli::usage_error(
@@ -246,7 +247,7 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
         format_go_duration(cluster_settings->leader_lease_ttl));
     cluster = std::make_unique<labeler::cluster::ClusterDuties>(
         *cluster_settings, *etcd_client, cilium_client, *nomad_client, system_clock(),
-        daemon.metrics(), spdlog::default_logger(), config.node_id);
+        daemon.metrics(), spdlog::default_logger(), [&daemon] { return daemon.node_id(); });
   }
 
   std::unique_ptr<labeler::StatusServer> status;
@@ -339,7 +340,13 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       "  CILIUM_SOCK            Cilium agent API socket (--cilium-socket)");
   add_connection_options(run_cmd, flags.connection);
   run_cmd->add_option("--node-id", config.node_id,
-                      "This node's Nomad node ID (default: ask /v1/agent/self)");
+                      "This node's Nomad node ID (default: discovered, see --nomad-data-dir)");
+  run_cmd
+      ->add_option("--nomad-data-dir", config.nomad_data_dir,
+                   "The Nomad client's data_dir: without --node-id, the ID is read from "
+                   "<dir>/client/client-id, else found in GET /v1/nodes by --node-name, "
+                   "else asked of /v1/agent/self (empty: skip the file)")
+      ->capture_default_str();
   run_cmd->add_option("--socket", config.socket_path, "Notification socket for the CNI plugin")
       ->capture_default_str();
   run_cmd->add_option("--state-file", config.state_file, "Node state file shared with the plugin")

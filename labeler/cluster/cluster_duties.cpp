@@ -29,7 +29,7 @@ InUseReporterSettings reporter_settings(const ClusterDutySettings& s) {
 ClusterDuties::ClusterDuties(const ClusterDutySettings& settings, etcd::EtcdApi& etcd,
                              cilium::CiliumApi& cilium, nomad::NomadApi& nomad, Clock& clock,
                              Metrics& metrics, std::shared_ptr<spdlog::logger> log,
-                             std::string node_id)
+                             std::function<std::string()> node_id)
     : settings_(settings),
       metrics_(metrics),
       log_(log ? std::move(log) : spdlog::default_logger()),

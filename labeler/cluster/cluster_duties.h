@@ -1,6 +1,7 @@
 #pragma once
 // The cluster side of `run` with --kvstore-config: this node's in-use identity report always,
 // and with --cluster-duties the leader election and the duties it runs while leading.
+#include <functional>
 #include <memory>
 #include <stop_token>
 #include <string>
@@ -22,10 +23,11 @@ namespace cn::labeler::cluster {
 
 class ClusterDuties {
  public:
-  // `node_id`: this node's Nomad node ID when known (--node-id); empty: asked when needed.
+  // `node_id`: this node's Nomad node ID, as the labeler daemon found it; read when a duty
+  // needs it, so the duties must start after the daemon.
   ClusterDuties(const ClusterDutySettings& settings, etcd::EtcdApi& etcd, cilium::CiliumApi& cilium,
                 nomad::NomadApi& nomad, Clock& clock, Metrics& metrics,
-                std::shared_ptr<spdlog::logger> log, std::string node_id);
+                std::shared_ptr<spdlog::logger> log, std::function<std::string()> node_id);
   ~ClusterDuties();
   ClusterDuties(const ClusterDuties&) = delete;
   ClusterDuties& operator=(const ClusterDuties&) = delete;

@@ -98,16 +98,15 @@ class NodeReapingDuty final : public Duty {
   }
   PassOutcome run_pass(const LeaderFence& fence, std::stop_token stop) override {
     Deadline deadline{ctx_.clock.now() + settings_.call_timeout, stop};
-    if (ctx_.node_id.empty()) {
-      auto id = ctx_.nomad.local_node_id(deadline);
-      if (!id) return read_failed("agent_self", id.error());
-      ctx_.node_id = *id;
+    const std::string node_id = ctx_.node_id ? ctx_.node_id() : std::string();
+    if (node_id.empty()) {
+      return read_failed("node_id", Error{ErrorKind::invalid, "this node's ID is not known yet"});
     }
     auto nodes = ctx_.nomad.nodes(deadline);
     if (!nodes) return read_failed("nodes", nodes.error());
     std::string local_name;
     for (const auto& n : *nodes)
-      if (n.id == ctx_.node_id) local_name = n.name;
+      if (n.id == node_id) local_name = n.name;
     if (!reaper_ || local_name != local_name_) {
       // The reaper doubts a node list without this node; its grace clocks start with it.
       NodeReaperOptions o;

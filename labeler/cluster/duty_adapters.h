@@ -1,6 +1,7 @@
 #pragma once
 // The four duties as the runner runs them (duty.h): each wraps its class, turns its report into
 // the pass's outcome and metrics, and logs it in one line.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,8 +24,9 @@ struct DutyContext {
   Clock& clock;
   Metrics& metrics;
   std::shared_ptr<spdlog::logger> log;
-  // This node's Nomad node ID (node reaping doubts a node list without it); empty: ask Nomad.
-  std::string node_id;
+  // This node's Nomad node ID (node reaping doubts a node list without it), as the daemon found
+  // it at start-up (labeler/node_identity.h): asking Nomad again would need agent read.
+  std::function<std::string()> node_id;
 };
 
 std::unique_ptr<Duty> make_heartbeat_duty(const ClusterDutySettings& settings,

@@ -166,6 +166,17 @@ HttpResponse FakeNomad::route_control(const HttpRequest& request,
       add_token(*token);
       return ok();
     }
+    if (what == "acl" && m == "GET" && s.size() == 3 && s[2] == "denials") {
+      json list = json::array();
+      for (const auto& d : acl_denials()) {
+        list.push_back({{"route", d.route},
+                        {"method", d.method},
+                        {"target", d.target},
+                        {"reason", d.reason},
+                        {"silent", d.silent}});
+      }
+      return control_reply({{"denials", list}});
+    }
     if (what == "tokens" && m == "DELETE" && s.size() == 3) {
       revoke_token(s[2]);
       return ok();

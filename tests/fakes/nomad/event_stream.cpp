@@ -32,13 +32,21 @@ HttpResponse FakeNomad::event_stream(const HttpRequest& request) {
   Lock lock(mu_);
   bool denied = false;
   const TokenSpec* token = token_locked(request, denied);
-  // All topics need a management token; a namespace needs read-job in it ("*": any).
+  // All topics need a management token; the job topics need read-job in the namespace, where
+  // "*" asks whether any namespace grants it (nomad/event_endpoint.go aclCheckForEvents,
+  // acl/acl.go AllowNamespaceOperation).
   bool allowed = !denied;
-  if (allowed && acl_enabled_ && token && !token->management) {
-    allowed = !filter->all_topics() &&
-              (filter->namespace_ == "*" ? !token->namespaces.empty()
-                                         : can_read_ns_locked(token, filter->namespace_));
+  std::string reason = "ACL token not found";
+  if (allowed && acl_locked(token)) {
+    if (filter->all_topics()) {
+      allowed = false;
+      reason = "management (no topic)";
+    } else {
+      allowed = can_read_ns_locked(token, filter->namespace_);
+      reason = "read-job in namespace " + filter->namespace_;
+    }
   }
+  if (!allowed) record_denial_locked(request, reason);
   bool chunked = cfg_.stream_transport == StreamTransport::kChunked;
   if (!allowed && !cfg_.stream_denied_as_eof) return text_error(403, "Permission denied");
 

@@ -22,7 +22,7 @@ FakeNomad::FakeNomad(FakeNomadConfig config)
   local.ip = cfg_.node_ip;
   local.datacenter = cfg_.datacenter;
   nodes_[local.id] = local;
-  for (auto& t : cfg_.tokens) tokens_[t.secret] = t;
+  for (auto& t : cfg_.tokens) add_token(t);
   delay_thread_ = std::jthread([this](std::stop_token stop) { delay_loop(stop); });
 }
 
@@ -218,15 +218,48 @@ void FakeNomad::set_acl_enabled(bool enabled) {
   acl_enabled_ = enabled;
 }
 
+namespace {
+
+// The shorthand fields as the one policy they stand for.
+AclPolicy shorthand_policy(const TokenSpec& token) {
+  AclPolicy p;
+  for (const auto& ns : token.namespaces) p.namespaces.push_back({ns, {"read-job"}});
+  p.variables = token.variables;
+  p.node = token.node_read ? "read" : "";
+  p.agent = token.agent_read ? "read" : "";
+  return p;
+}
+
+}  // namespace
+
+Result<TokenSpec> token_with_policy(std::string secret, std::string_view hcl) {
+  auto policy = parse_acl_policy(hcl);
+  if (!policy) return std::unexpected(policy.error());
+  TokenSpec t;
+  t.secret = std::move(secret);
+  t.management = false;
+  t.policies = {std::move(*policy)};
+  return t;
+}
+
 void FakeNomad::add_token(TokenSpec token) {
   Lock lock(mu_);
+  acls_.insert_or_assign(
+      token.secret, AclObject::compile(token.policies.empty() ? std::vector{shorthand_policy(token)}
+                                                              : token.policies));
   tokens_[token.secret] = std::move(token);
 }
 
 void FakeNomad::revoke_token(const std::string& secret) {
   Lock lock(mu_);
   tokens_.erase(secret);
+  acls_.erase(secret);
   wake_locked();  // streams re-check their token
+}
+
+std::vector<AclDenial> FakeNomad::acl_denials() const {
+  Lock lock(mu_);
+  return denials_;
 }
 
 // ---- Faults ----

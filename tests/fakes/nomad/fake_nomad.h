@@ -23,6 +23,7 @@
 #include "common/util/clock.h"
 #include "common/util/result.h"
 #include "tests/fakes/http/http_server.h"
+#include "tests/fakes/nomad/acl_policy.h"
 #include "tests/fakes/nomad/event_buffer.h"
 #include "tests/fakes/nomad/go_values.h"
 #include "tests/fakes/nomad/model.h"
@@ -36,12 +37,28 @@ enum class StreamTransport { kRaw, kChunked };
 
 struct TokenSpec {
   std::string secret;
-  bool management = true;               // management tokens read everything
-  std::vector<std::string> namespaces;  // read-job namespaces of a client token; "*" = all
+  bool management = true;  // management tokens read everything
+  // A client token without `policies`: a shorthand for one policy granting read-job in these
+  // namespaces ("*" = all), node and agent read, and these variables rules.
+  std::vector<std::string> namespaces;
   bool node_read = true;
   bool agent_read = true;
-  // The variables blocks of the token's policies (a management token needs none).
   std::vector<VariablePathRule> variables = {};
+  // A client token's policies as Nomad parsed them (parse_acl_policy). When present they alone
+  // decide, and the shorthand fields above are ignored.
+  std::vector<AclPolicy> policies = {};
+};
+
+// A client token holding the policy in `hcl` (the text `nomad acl policy apply` takes).
+Result<TokenSpec> token_with_policy(std::string secret, std::string_view hcl);
+
+// A request the token's ACL refused, or answered with entries silently left out.
+struct AclDenial {
+  std::string route;  // as in RequestRecord
+  std::string method;
+  std::string target;
+  std::string reason;   // the capability that was missing, e.g. "read-job in namespace web"
+  bool silent = false;  // true: a 2xx answer without what the token may not see
 };
 
 struct FakeNomadConfig {
@@ -202,6 +219,9 @@ class FakeNomad {
   void add_token(TokenSpec token);
   // Revokes the token; streams opened with it are closed, as Nomad does on token deletion.
   void revoke_token(const std::string& secret);
+  // Every request an ACL refused (403, or Nomad's 500 for an allocation in an unreadable
+  // namespace) and every answer an ACL trimmed, in order. Unknown tokens count too.
+  std::vector<AclDenial> acl_denials() const;
 
   // ---- Faults ----
   // The next `count` /v1 requests whose path starts with `path_prefix` fail with `status` and
@@ -289,6 +309,13 @@ class FakeNomad {
   HttpResponse allocations_list(const HttpRequest& request);
   HttpResponse job_get(const HttpRequest& request, const std::string& id);
   const TokenSpec* token_locked(const HttpRequest& request, bool& denied) const;
+  // nullptr: no ACL applies (ACLs off, no token needed, or a management token).
+  const AclObject* acl_locked(const TokenSpec* token) const;
+  bool allow_ns_op_locked(const TokenSpec* token, const std::string& ns,
+                          const std::string& op) const;
+  bool allow_node_read_locked(const TokenSpec* token) const;
+  bool allow_agent_read_locked(const TokenSpec* token) const;
+  void record_denial_locked(const HttpRequest& request, std::string reason, bool silent = false);
 
   // variables_routes.cpp
   HttpResponse variables_list(const HttpRequest& request);
@@ -334,6 +361,8 @@ class FakeNomad {
 
   bool acl_enabled_;
   std::map<std::string, TokenSpec> tokens_;
+  std::map<std::string, AclObject> acls_;  // by secret, compiled when the token is added
+  std::vector<AclDenial> denials_;
   std::vector<FailRule> fail_rules_;
   std::chrono::milliseconds latency_{0};
   int stream_drop_after_ = -1;

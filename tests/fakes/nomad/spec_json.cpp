@@ -106,6 +106,10 @@ Result<PlaceRequest> place_request_from_json(const json& j) {
 
 Result<TokenSpec> token_from_json(const json& j) {
   return guarded([&]() -> Result<TokenSpec> {
+    if (j.contains("policy")) {
+      return token_with_policy(j.at("secret").get<std::string>(),
+                               j.at("policy").get<std::string>());
+    }
     TokenSpec t;
     t.secret = j.at("secret").get<std::string>();
     t.namespaces = j.value("namespaces", std::vector<std::string>{});

@@ -13,6 +13,7 @@
 //   token: {"secret","management","namespaces","node_read","agent_read",
 //           "variables": [{"namespace","path","capabilities": ["list","read",...]}]}
 //          (management defaults to true only when neither namespaces nor variables are given)
+//          or {"secret","policy": "<ACL policy HCL>"}: a client token holding that policy
 //   variable: {"namespace","path","items": {"k": "v"}}
 //   node:  {"id","name","ip","datacenter","node_pool","status","drain","meta"}
 //   network status: {"address","address_ipv6","interface"}

@@ -41,10 +41,38 @@ const TokenSpec* FakeNomad::token_locked(const HttpRequest& request, bool& denie
   return &it->second;
 }
 
+const AclObject* FakeNomad::acl_locked(const TokenSpec* token) const {
+  if (!acl_enabled_ || !token || token->management) return nullptr;
+  auto it = acls_.find(token->secret);
+  return it == acls_.end() ? nullptr : &it->second;
+}
+
+bool FakeNomad::allow_ns_op_locked(const TokenSpec* token, const std::string& ns,
+                                   const std::string& op) const {
+  const AclObject* acl = acl_locked(token);
+  return !acl || acl->allow_ns_op(ns, op);
+}
+
+bool FakeNomad::allow_node_read_locked(const TokenSpec* token) const {
+  const AclObject* acl = acl_locked(token);
+  return !acl || acl->allow_node_read();
+}
+
+bool FakeNomad::allow_agent_read_locked(const TokenSpec* token) const {
+  const AclObject* acl = acl_locked(token);
+  return !acl || acl->allow_agent_read();
+}
+
+void FakeNomad::record_denial_locked(const HttpRequest& request, std::string reason, bool silent) {
+  denials_.push_back(
+      AclDenial{route_of(path_segments(request.raw_path.empty() ? request.path : request.raw_path)),
+                request.method, request.target, std::move(reason), silent});
+}
+
+// Every alloc endpoint checks read-job (nomad/alloc_endpoint.go, nomad/node_endpoint.go
+// GetAllocs, nomad/job_endpoint.go GetJob).
 bool FakeNomad::can_read_ns_locked(const TokenSpec* token, const std::string& ns) const {
-  if (!acl_enabled_ || !token || token->management) return true;
-  return std::any_of(token->namespaces.begin(), token->namespaces.end(),
-                     [&](const std::string& n) { return n == "*" || n == ns; });
+  return allow_ns_op_locked(token, ns, "read-job");
 }
 
 HttpResponse FakeNomad::route_v1(const HttpRequest& request, const std::vector<std::string>& s) {
@@ -113,7 +141,10 @@ HttpResponse FakeNomad::agent_self(const HttpRequest& request) {
   Lock lock(mu_);
   bool denied = false;
   const TokenSpec* token = token_locked(request, denied);
-  if (denied || (token && !token->management && !token->agent_read)) return permission_denied();
+  if (denied || !allow_agent_read_locked(token)) {
+    record_denial_locked(request, denied ? "ACL token not found" : "agent read");
+    return permission_denied();
+  }
   int allocs_here =
       static_cast<int>(std::count_if(allocs_.begin(), allocs_.end(), [&](const auto& kv) {
         return kv.second.node_id == cfg_.node_id && !kv.second.terminal();
@@ -174,7 +205,8 @@ HttpResponse FakeNomad::nodes_list(const HttpRequest& request) {
   HttpResponse response = blocking_query(request, [&]() -> QueryOut {
     bool denied = false;
     const TokenSpec* token = token_locked(request, denied);
-    if (denied || (token && !token->management && !token->node_read)) {
+    if (denied || !allow_node_read_locked(token)) {
+      record_denial_locked(request, denied ? "ACL token not found" : "node read");
       return {0, {}, permission_denied(), std::nullopt};
     }
     auto build = [&]() -> json {
@@ -200,7 +232,8 @@ HttpResponse FakeNomad::node_get(const HttpRequest& request, const std::string& 
   return blocking_query(request, [&]() -> QueryOut {
     bool denied = false;
     const TokenSpec* token = token_locked(request, denied);
-    if (denied || (token && !token->management && !token->node_read)) {
+    if (denied || !allow_node_read_locked(token)) {
+      record_denial_locked(request, denied ? "ACL token not found" : "node read");
       return {0, {}, permission_denied(), std::nullopt};
     }
     auto it = nodes_.find(id);
@@ -214,7 +247,8 @@ HttpResponse FakeNomad::node_allocations(const HttpRequest& request, const std::
   return blocking_query(request, [&]() -> QueryOut {
     bool denied = false;
     const TokenSpec* token = token_locked(request, denied);
-    if (denied || (token && !token->management && !token->node_read)) {
+    if (denied || !allow_node_read_locked(token)) {
+      record_denial_locked(request, denied ? "ACL token not found" : "node read");
       return {0, {}, permission_denied(), std::nullopt};
     }
     std::uint64_t max_index = 0;
@@ -224,13 +258,16 @@ HttpResponse FakeNomad::node_allocations(const HttpRequest& request, const std::
       any = true;
       max_index = std::max(max_index, a.modify_index);
     }
-    auto build = [this, token, id] {
+    auto build = [this, &request, token, id] {
       json list = json::array();
       for (const auto& [aid, a] : allocs_) {
+        if (a.node_id != id) continue;
         // Allocs in namespaces the token cannot read are dropped silently.
-        if (a.node_id == id && can_read_ns_locked(token, a.namespace_)) {
-          list.push_back(encode_alloc(a, /*include_job=*/true));
+        if (!can_read_ns_locked(token, a.namespace_)) {
+          record_denial_locked(request, "read-job in namespace " + a.namespace_, true);
+          continue;
         }
+        list.push_back(encode_alloc(a, /*include_job=*/true));
       }
       return list;
     };
@@ -242,13 +279,17 @@ HttpResponse FakeNomad::allocation_get(const HttpRequest& request, const std::st
   return blocking_query(request, [&]() -> QueryOut {
     bool denied = false;
     const TokenSpec* token = token_locked(request, denied);
-    if (denied) return {0, {}, permission_denied(), std::nullopt};
+    if (denied) {
+      record_denial_locked(request, "ACL token not found");
+      return {0, {}, permission_denied(), std::nullopt};
+    }
     auto it = allocs_.find(id);
     if (it == allocs_.end()) {
       // Like Nomad: blocks on the allocs table, then answers 404.
       return {allocs_index_, {}, std::nullopt, text_error(404, "alloc not found")};
     }
     if (!can_read_ns_locked(token, it->second.namespace_)) {
+      record_denial_locked(request, "read-job in namespace " + it->second.namespace_);
       return {0, {}, text_error(500, "Unknown allocation \"" + id + "\""), std::nullopt};
     }
     const Alloc& a = it->second;
@@ -285,15 +326,19 @@ HttpResponse FakeNomad::allocations_list(const HttpRequest& request) {
   HttpResponse response = blocking_query(request, [&]() -> QueryOut {
     bool denied = false;
     const TokenSpec* token = token_locked(request, denied);
-    if (denied) return {0, {}, permission_denied(), std::nullopt};
-    if (ns != "*" && !can_read_ns_locked(token, ns)) {
+    if (denied || (ns != "*" && !can_read_ns_locked(token, ns))) {
+      record_denial_locked(request, denied ? "ACL token not found" : "read-job in namespace " + ns);
       return {0, {}, permission_denied(), std::nullopt};
     }
     auto build = [&, token]() -> json {
       std::vector<const Alloc*> rows;
       for (const auto& [id, a] : allocs_) {
         if (!id.starts_with(prefix)) continue;
-        if (ns == "*" ? !can_read_ns_locked(token, a.namespace_) : a.namespace_ != ns) continue;
+        if (ns != "*" && a.namespace_ != ns) continue;
+        if (!can_read_ns_locked(token, a.namespace_)) {
+          record_denial_locked(request, "read-job in namespace " + a.namespace_, true);
+          continue;
+        }
         // go-bexpr runs on the full Allocation, not on the stub.
         if (filter && !filter->matches(encode_alloc(a, true))) continue;
         rows.push_back(&a);
@@ -328,6 +373,7 @@ HttpResponse FakeNomad::job_get(const HttpRequest& request, const std::string& i
     bool denied = false;
     const TokenSpec* token = token_locked(request, denied);
     if (denied || !can_read_ns_locked(token, ns)) {
+      record_denial_locked(request, denied ? "ACL token not found" : "read-job in namespace " + ns);
       return {0, {}, permission_denied(), std::nullopt};
     }
     auto it = jobs_.find(job_key(ns, id));

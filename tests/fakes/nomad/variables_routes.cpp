@@ -34,8 +34,8 @@ HttpResponse with_status(HttpResponse r, int status) {
 bool FakeNomad::variable_allowed_locked(const TokenSpec* token, const std::string& ns,
                                         const std::string& path,
                                         const std::string& capability) const {
-  if (!acl_enabled_ || !token || token->management) return true;
-  return variable_allowed(token->variables, ns, path, capability);
+  const AclObject* acl = acl_locked(token);
+  return !acl || variable_allowed(acl->variables(), ns, path, capability);
 }
 
 VariableRecord& FakeNomad::store_variable_locked(const std::string& ns, const std::string& path,
@@ -111,7 +111,10 @@ HttpResponse FakeNomad::variables_list(const HttpRequest& request) {
   HttpResponse response = blocking_query(request, [&]() -> QueryOut {
     bool denied = false;
     const TokenSpec* token = token_locked(request, denied);
-    if (denied) return {0, {}, text_error(403, "Permission denied"), std::nullopt};
+    if (denied) {
+      record_denial_locked(request, "ACL token not found");
+      return {0, {}, text_error(403, "Permission denied"), std::nullopt};
+    }
     // No namespace-level 403: Nomad lists what the token may `list` and silently drops the rest,
     // so a token with nothing in the namespace gets [] (nomad/variables_endpoint.go List).
     auto build = [&, token]() -> json {
@@ -125,7 +128,10 @@ HttpResponse FakeNomad::variables_list(const HttpRequest& request) {
         // the first one at or after it.
         std::string item_token = v.namespace_ + "." + v.path;
         if (!token_found && item_token < next_token) continue;
-        if (!variable_allowed_locked(token, v.namespace_, v.path, "list")) continue;
+        if (!variable_allowed_locked(token, v.namespace_, v.path, "list")) {
+          record_denial_locked(request, "variables list on " + v.namespace_ + "/" + v.path, true);
+          continue;
+        }
         token_found = true;
         if (per_page > 0 && list.size() == per_page) {
           next_out = item_token;
@@ -164,6 +170,8 @@ HttpResponse FakeNomad::variable_get(const HttpRequest& request, const std::stri
     const TokenSpec* token = token_locked(request, denied);
     // Checked before the query runs: a token without `read` never blocks.
     if (denied || !variable_allowed_locked(token, ns, path, "read")) {
+      record_denial_locked(request,
+                           denied ? "ACL token not found" : "variables read on " + ns + "/" + path);
       return {0, {}, text_error(403, "Permission denied"), std::nullopt};
     }
     auto it = variables_.find({ns, path});
@@ -209,7 +217,10 @@ HttpResponse FakeNomad::variable_write(const HttpRequest& request, const std::st
   Lock lock(mu_);
   bool denied = false;
   const TokenSpec* token = token_locked(request, denied);
-  if (denied || !variable_allowed_locked(token, ns, path, remove ? "destroy" : "write")) {
+  const std::string op = remove ? "destroy" : "write";
+  if (denied || !variable_allowed_locked(token, ns, path, op)) {
+    record_denial_locked(
+        request, denied ? "ACL token not found" : "variables " + op + " on " + ns + "/" + path);
     return text_error(403, "Permission denied");
   }
   if (!remove) {

@@ -5,6 +5,7 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 
 #include <CLI/CLI.hpp>
@@ -39,6 +40,10 @@ int main(int argc, char** argv) {
   app.add_option("--acl-variables-token", variable_rules,
                  "SECRET=NAMESPACE:PATH_GLOB:CAP[,CAP...] - a token with that variables rule "
                  "(repeatable, rules of one secret add up; enables ACLs)");
+  std::vector<std::string> policy_tokens;
+  app.add_option("--acl-policy-token", policy_tokens,
+                 "SECRET=FILE - a client token holding the ACL policy in FILE (HCL, as for "
+                 "`nomad acl policy apply`; repeatable; enables ACLs)");
   app.add_option("--heartbeat-ms", heartbeat_ms, "event stream heartbeat interval");
   app.add_option("--stream-transport", transport, "raw (>= 1.11.3) or chunked (<= 1.11.1)")
       ->check(CLI::IsMember({"raw", "chunked"}));
@@ -86,7 +91,23 @@ int main(int argc, char** argv) {
     token.variables.push_back(std::move(rule));
   }
   for (auto& [secret, token] : variable_tokens) cfg.tokens.push_back(std::move(token));
-  cfg.acl_enabled = !tokens.empty() || !variable_tokens.empty();
+  for (const auto& spec : policy_tokens) {
+    auto eq = spec.find('=');
+    std::ifstream in(eq == std::string::npos ? std::string() : spec.substr(eq + 1));
+    std::string hcl((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (eq == std::string::npos || !in) {
+      std::cerr << "fake-nomad: --acl-policy-token wants SECRET=FILE (a readable file), got "
+                << spec << "\n";
+      return 2;
+    }
+    auto token = cn::fakes::token_with_policy(spec.substr(0, eq), hcl);
+    if (!token) {
+      std::cerr << "fake-nomad: " << spec.substr(eq + 1) << ": " << token.error().message << "\n";
+      return 2;
+    }
+    cfg.tokens.push_back(std::move(*token));
+  }
+  cfg.acl_enabled = !tokens.empty() || !variable_tokens.empty() || !policy_tokens.empty();
 
   cn::fakes::FakeNomad fake(cfg);
   if (!scenario_file.empty()) {
