@@ -245,6 +245,8 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
         etcd_client->describe(), cluster_settings->enabled, cluster_settings->node,
         cluster_settings->dry_run, format_go_duration(cluster_settings->identity_gc_interval),
         format_go_duration(cluster_settings->leader_lease_ttl));
+    // Node reaping's markers record the region its node list comes from.
+    cluster_settings->nomad_region = nomad->config.region;
     cluster = std::make_unique<labeler::cluster::ClusterDuties>(
         *cluster_settings, *etcd_client, cilium_client, *nomad_client, system_clock(),
         daemon.metrics(), spdlog::default_logger(), [&daemon] { return daemon.node_id(); });

@@ -231,7 +231,8 @@ void Metrics::init_cluster_duty_series() {
     cluster_duty_last_success(duty);
     if (duty == DutyName::heartbeat) continue;
     cluster_duty_deletions(duty, false);
-    for (cluster::SkipReason reason : cluster::kAllSkipReasons) cluster_duty_skips(duty, reason);
+    for (cluster::SkipReason reason : cluster::kAllSkipReasons)
+      if (cluster::skips_for(duty, reason)) cluster_duty_skips(duty, reason);
   }
   identity_reports(true);
   identity_reports(false);

@@ -78,6 +78,12 @@ ClusterDuties::ClusterDuties(const ClusterDutySettings& settings, etcd::EtcdApi&
               .Increment(static_cast<double>(outcome.changed));
         if (outcome.end == PassEnd::doubt)
           metrics_.cluster_duty_skips(duty, SkipReason::doubt).Increment();
+        if (outcome.never_listed > 0)
+          metrics_.cluster_duty_skips(duty, SkipReason::never_listed)
+              .Increment(static_cast<double>(outcome.never_listed));
+        if (outcome.over_cap > 0)
+          metrics_.cluster_duty_skips(duty, SkipReason::over_cap)
+              .Increment(static_cast<double>(outcome.over_cap));
       },
       log_);
 }

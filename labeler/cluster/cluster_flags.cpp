@@ -49,6 +49,12 @@ void add_cluster_duty_options(CLI::App* cmd, ClusterDutyFlags& flags) {
       ->capture_default_str()
       ->check(cli::go_duration())
       ->group(group);
+  cmd->add_option("--node-reap-max-per-pass", s.node_reap_max_per_pass,
+                  "Most Cilium node entries deleted a node reaping pass; the rest wait for the "
+                  "next pass")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100'000))
+      ->group(group);
   cmd->add_option("--heartbeat", s.heartbeat, "Write the kvstore heartbeat")
       ->default_str(s.heartbeat ? "true" : "false")
       ->transform(cli::boolean_word())

@@ -18,6 +18,8 @@ struct ClusterDutySettings {
   std::chrono::milliseconds identity_gc_interval{std::chrono::minutes{15}};
   std::chrono::milliseconds lock_gc_interval{std::chrono::seconds{25}};
   std::chrono::milliseconds node_reap_grace{std::chrono::minutes{5}};
+  int node_reap_max_per_pass = 10;  // node entries deleted a pass; the rest wait for the next
+  std::string nomad_region;         // NOMAD_REGION: the region node reaping's node list comes from
   bool heartbeat = true;
   bool identity_gc = true;
   bool lock_gc = true;

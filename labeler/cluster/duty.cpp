@@ -24,6 +24,10 @@ std::string_view to_string(SkipReason reason) {
       return "changed";
     case SkipReason::doubt:
       return "doubt";
+    case SkipReason::never_listed:
+      return "never_listed";
+    case SkipReason::over_cap:
+      return "over_cap";
   }
   return "doubt";
 }

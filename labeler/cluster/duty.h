@@ -25,9 +25,18 @@ enum class SkipReason {
   unknown_shape,  // a key or value not in the format the agent writes
   changed,        // etcd refused the delete: the key changed since it was read
   doubt,          // a pass decided nothing: a partial read, a bad report, a doubtful Nomad list
+  never_listed,   // node reaping: a node entry this Nomad region never listed, so not ours
+  over_cap,       // node reaping: due, left for the next pass by --node-reap-max-per-pass
 };
 inline constexpr SkipReason kAllSkipReasons[] = {SkipReason::unknown_shape, SkipReason::changed,
-                                                 SkipReason::doubt};
+                                                 SkipReason::doubt, SkipReason::never_listed,
+                                                 SkipReason::over_cap};
+// Whether a duty can skip for that reason at all (its series exist only then).
+constexpr bool skips_for(DutyName duty, SkipReason reason) {
+  if (reason == SkipReason::never_listed || reason == SkipReason::over_cap)
+    return duty == DutyName::node_reaping;
+  return duty != DutyName::heartbeat;
+}
 std::string_view to_string(SkipReason reason);
 
 struct PassOutcome {
@@ -35,6 +44,8 @@ struct PassOutcome {
   long long deleted = 0;        // keys deleted (dry run: that would have been)
   long long unknown_shape = 0;  // see SkipReason
   long long changed = 0;
+  long long never_listed = 0;
+  long long over_cap = 0;
 };
 
 class Duty {

@@ -114,6 +114,8 @@ class NodeReapingDuty final : public Duty {
       o.local_node = local_name;
       o.name_rule = settings_.node_name_rule;
       o.grace = settings_.node_reap_grace;
+      o.max_per_pass = settings_.node_reap_max_per_pass;
+      o.region = settings_.nomad_region;
       o.dry_run = settings_.dry_run;
       reaper_ = std::make_unique<NodeReaper>(ctx_.etcd, ctx_.clock, o, ctx_.log);
       local_name_ = local_name;
@@ -124,6 +126,8 @@ class NodeReapingDuty final : public Duty {
     out.deleted = r.deleted + r.would_delete;
     out.unknown_shape = r.skipped_unknown_shape;
     out.changed = r.refused;
+    out.never_listed = r.never_listed;
+    out.over_cap = r.over_cap;
     return out;
   }
 

@@ -3,16 +3,35 @@
 #include <algorithm>
 
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
+#include "common/util/json_read.h"
 #include "labeler/cluster/fenced_txn.h"
 #include "labeler/cluster/kvstore_layout.h"
 
 namespace cn::labeler::cluster {
 namespace {
 
-enum class NomadView { alive, down };
+// etcd refuses a txn with more than 128 operations (--max-txn-ops); markers are written this
+// many to a txn, each with its own compare.
+constexpr std::size_t kMarkerBatch = 50;
+
+etcd::Compare key_absent(std::string key) {
+  return etcd::Compare{
+      std::move(key), {}, etcd::CompareTarget::create_revision, etcd::CompareResult::equal, 0, {}};
+}
+
+etcd::TxnOp put_op(std::string key, std::string value) {
+  return etcd::TxnOp{etcd::TxnOp::Kind::put, std::move(key), {}, std::move(value), 0};
+}
 
 }  // namespace
+
+// What Nomad's node list says about one Cilium node name.
+struct NodeReaper::Listed {
+  bool alive = false;
+  nomad::NodeStub stub;  // the node the name came from (an alive one when several map to it)
+};
 
 std::optional<NodeNameRule> parse_node_name_rule(std::string_view text) {
   if (text == "name") return NodeNameRule::name;
@@ -26,12 +45,48 @@ std::string cilium_node_name(std::string_view nomad_name, NodeNameRule rule) {
   return std::string(nomad_name);
 }
 
+std::string nomad_node_marker_prefix(std::string_view cluster) {
+  std::string prefix = "cilium-nomad/";
+  prefix.append(cluster);
+  prefix.append("/nomad-nodes/");
+  return prefix;
+}
+
+std::string nomad_node_marker_key(std::string_view cluster, std::string_view node) {
+  return nomad_node_marker_prefix(cluster).append(node);
+}
+
+std::string nomad_node_marker_json(const NomadNodeMarker& marker) {
+  nlohmann::json doc = {
+      {"id", marker.id}, {"name", marker.name}, {"region", marker.region}, {"at", marker.at}};
+  return doc.dump();
+}
+
+Result<NomadNodeMarker> parse_nomad_node_marker(std::string_view value) {
+  auto doc = json::parse_json_text(value, "Nomad node marker");
+  if (!doc) return std::unexpected(doc.error());
+  if (!doc->is_object()) return fail(ErrorKind::bad_answer, "Nomad node marker: not an object");
+  NomadNodeMarker marker;
+  json::JsonReader reader(*doc, "Nomad node marker");
+  reader.read("id", marker.id);
+  reader.read("name", marker.name);
+  reader.read("region", marker.region);
+  reader.read("at", marker.at);
+  if (!reader.ok()) return fail(ErrorKind::bad_answer, reader.error());
+  if (marker.id.empty() || marker.name.empty())
+    return fail(ErrorKind::bad_answer, "Nomad node marker: no id or name");
+  if (!doc->contains("region")) return fail(ErrorKind::bad_answer, "Nomad node marker: no region");
+  return marker;
+}
+
 NodeReaper::NodeReaper(etcd::EtcdApi& etcd, Clock& clock, NodeReaperOptions options,
                        std::shared_ptr<spdlog::logger> log)
     : etcd_(etcd),
       clock_(clock),
       options_(std::move(options)),
-      log_(log ? std::move(log) : spdlog::default_logger()) {}
+      log_(log ? std::move(log) : spdlog::default_logger()) {
+  options_.max_per_pass = std::max<std::int64_t>(options_.max_per_pass, 1);
+}
 
 NodeReapReport NodeReaper::run_pass(const std::vector<nomad::NodeStub>& nomad_nodes,
                                     const LeaderFence& fence, std::stop_token stop) {
@@ -43,6 +98,11 @@ NodeReapReport NodeReaper::run_pass(const std::vector<nomad::NodeStub>& nomad_no
     log_->warn("node reaper deletes nothing this pass: reason=\"{}\"", report.detail);
     return report;
   };
+  const auto ended_early = [&] {
+    log_->warn("node reaper pass ended early: end={} detail=\"{}\"", to_string(report.end),
+               report.detail);
+    return report;
+  };
   if (nomad_nodes.empty()) return doubt("Nomad listed no node");
   if (options_.local_node.empty()) return doubt("the local node's name is not configured");
   if (std::none_of(nomad_nodes.begin(), nomad_nodes.end(),
@@ -52,50 +112,114 @@ NodeReapReport NodeReaper::run_pass(const std::vector<nomad::NodeStub>& nomad_no
 
   // A Cilium name several Nomad nodes map to (a node re-registered under a new ID, two FQDNs with
   // one short name) is alive while any of them is.
-  std::map<std::string, NomadView, std::less<>> nomad;
+  std::map<std::string, Listed, std::less<>> nomad;
   for (const auto& node : nomad_nodes) {
-    const NomadView view = node.status == "down" ? NomadView::down : NomadView::alive;
-    auto [it, added] = nomad.try_emplace(cilium_node_name(node.name, options_.name_rule), view);
-    if (!added && view == NomadView::alive) it->second = NomadView::alive;
+    const bool alive = node.status != "down";
+    auto [it, added] =
+        nomad.try_emplace(cilium_node_name(node.name, options_.name_rule), Listed{alive, node});
+    if (!added && alive && !it->second.alive) it->second = Listed{true, node};
   }
 
-  std::vector<Entry> gone;
+  // Markers first, then the node entries, both at the revision the first page pins: one snapshot.
+  const std::string marker_prefix = nomad_node_marker_prefix(options_.cluster_name);
+  std::map<std::string, Entry, std::less<>> ours;  // markers of this region
+  std::set<std::string, std::less<>> marked;       // every marker's name, any region
   ScanCounters counters;
   auto read = scan_prefix(
-      etcd_, clock_, options_.scan, kvstore::node_prefix(options_.cluster_name), report.revision,
-      counters, stop, [&](const etcd::KeyValue& kv) {
-        ++report.scanned;
-        auto name = kvstore::parse_node_key(kv.key, options_.cluster_name);
-        auto entry = kvstore::parse_node_value(kv.value);
-        if (!name || !entry || entry->name != *name || entry->cluster != options_.cluster_name) {
+      etcd_, clock_, options_.scan, marker_prefix, report.revision, counters, stop,
+      [&](const etcd::KeyValue& kv) {
+        const std::string_view name = std::string_view(kv.key).substr(marker_prefix.size());
+        const bool named = !name.empty() && name.find('/') == std::string_view::npos;
+        // A malformed marker proves nothing, and is not overwritten either.
+        if (named) marked.emplace(name);
+        auto marker = parse_nomad_node_marker(kv.value);
+        if (!named || !marker) {
           ++report.skipped_unknown_shape;
-          log_->warn("node reaper skips an entry of unknown shape: key=\"{}\" error=\"{}\"", kv.key,
-                     entry ? "Name or Cluster differ from the key" : entry.error().message);
+          log_->warn("node reaper skips a marker of unknown shape: key=\"{}\" error=\"{}\"", kv.key,
+                     marker ? "not a node name" : marker.error().message);
           return;
         }
-        auto seen = nomad.find(*name);
-        if (seen != nomad.end() && seen->second == NomadView::alive) {
-          ++report.alive;
-          return;
-        }
-        ++(seen == nomad.end() ? report.absent : report.down);
-        gone.push_back(Entry{std::string(*name), kv.mod_revision});
+        if (marker->region == options_.region)
+          ours.emplace(name, Entry{std::string(name), kv.mod_revision});
       });
+
+  std::vector<Entry> gone;
+  std::set<std::string, std::less<>> entries;  // names with a well-shaped entry
+  std::set<std::string, std::less<>> never_listed;
+  if (read) {
+    read = scan_prefix(
+        etcd_, clock_, options_.scan, kvstore::node_prefix(options_.cluster_name), report.revision,
+        counters, stop, [&](const etcd::KeyValue& kv) {
+          ++report.scanned;
+          auto name = kvstore::parse_node_key(kv.key, options_.cluster_name);
+          auto entry = kvstore::parse_node_value(kv.value);
+          if (!name || !entry || entry->name != *name || entry->cluster != options_.cluster_name) {
+            ++report.skipped_unknown_shape;
+            log_->warn("node reaper skips an entry of unknown shape: key=\"{}\" error=\"{}\"",
+                       kv.key,
+                       entry ? "Name or Cluster differ from the key" : entry.error().message);
+            return;
+          }
+          entries.emplace(*name);
+          auto seen = nomad.find(*name);
+          if (seen != nomad.end() && seen->second.alive) {
+            ++report.alive;
+            return;
+          }
+          if (seen == nomad.end() && !ours.contains(*name)) {
+            // Not proven ours: a Cilium node that never ran Nomad, another region's, or one
+            // listed before markers existed. Its own lease is what removes it.
+            ++report.never_listed;
+            never_listed.emplace(*name);
+            return;
+          }
+          ++(seen == nomad.end() ? report.absent : report.down);
+          gone.push_back(Entry{std::string(*name), kv.mod_revision});
+        });
+  }
   report.pages = counters.pages;
   report.etcd_requests = counters.requests;
   if (!read) {
     report.end = scan_stop(read.error());
     report.detail = read.error().message;
-    log_->warn("node reaper pass ended early: end={} detail=\"{}\"", to_string(report.end),
-               report.detail);
-    return report;
+    return ended_early();
   }
+  for (const auto& name : never_listed) {
+    if (never_listed_logged_.contains(name)) continue;
+    log_->info(
+        "node reaper leaves alone a Cilium node this Nomad region never listed: node={} "
+        "region=\"{}\"",
+        name, options_.region);
+  }
+  never_listed_logged_ = std::move(never_listed);
 
-  delete_entries(due_entries(gone, report), fence, report, stop);
-  if (report.end != PassEnd::complete) {
-    log_->warn("node reaper pass ended early: end={} detail=\"{}\"", to_string(report.end),
-               report.detail);
+  // Remember every node the list has, before anything is deleted: a node purged from Nomad
+  // later is then still known to be ours.
+  std::vector<NomadNodeMarker> missing;
+  const std::string at = rfc3339(clock_.wall_now());
+  for (const auto& [name, listed] : nomad) {
+    if (marked.contains(name) || name.empty() || name.find('/') != std::string::npos) continue;
+    missing.push_back(NomadNodeMarker{listed.stub.id, listed.stub.name, options_.region, at});
   }
+  write_markers(missing, fence, report, stop);
+  if (report.end != PassEnd::complete) return ended_early();
+
+  std::vector<Entry> due = due_entries(gone, report);
+  if (static_cast<std::int64_t>(due.size()) > options_.max_per_pass) {
+    report.over_cap = static_cast<std::int64_t>(due.size()) - options_.max_per_pass;
+    log_->warn("node reaper leaves due entries for the next pass: due={} max_per_pass={}",
+               due.size(), options_.max_per_pass);
+    due.resize(static_cast<std::size_t>(options_.max_per_pass));
+  }
+  delete_entries(due, fence, report, stop);
+  if (report.end != PassEnd::complete) return ended_early();
+
+  // Our own keys of nodes Nomad no longer lists and that have no entry: nothing left to prove.
+  std::vector<Entry> stale;
+  for (const auto& [name, marker] : ours)
+    if (!nomad.contains(name) && !entries.contains(name)) stale.push_back(marker);
+  remove_markers(stale, fence, report, stop);
+  if (report.end != PassEnd::complete) return ended_early();
   return report;
 }
 
@@ -105,19 +229,71 @@ std::vector<NodeReaper::Entry> NodeReaper::due_entries(const std::vector<Entry>&
   // loses its clock.
   const MonoTime now = clock_.now();
   std::map<std::string, MonoTime, std::less<>> since;
-  std::vector<Entry> due;
+  std::vector<std::pair<MonoTime, Entry>> due;
   for (const auto& entry : gone) {
     auto old = gone_since_.find(entry.name);
     const MonoTime first = old == gone_since_.end() ? now : old->second;
     since.emplace(entry.name, first);
     if (now - first > options_.grace) {
-      due.push_back(entry);
+      due.emplace_back(first, entry);
     } else {
       ++report.waiting;
     }
   }
   gone_since_ = std::move(since);
-  return due;
+  // Longest gone first, so a capped pass never starves one node.
+  std::stable_sort(due.begin(), due.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Entry> out;
+  out.reserve(due.size());
+  for (auto& [first, entry] : due) out.push_back(std::move(entry));
+  return out;
+}
+
+bool NodeReaper::stop_on(const Result<FencedOutcome>& outcome, NodeReapReport& report) {
+  if (outcome && *outcome != FencedOutcome::fence_lost) return false;
+  auto [end, detail] = write_stop(outcome);
+  report.end = end;
+  report.detail = std::move(detail);
+  return true;
+}
+
+void NodeReaper::write_markers(const std::vector<NomadNodeMarker>& missing,
+                               const LeaderFence& fence, NodeReapReport& report,
+                               const std::stop_token& stop) {
+  if (options_.dry_run || missing.empty()) return;
+  // Each put only if the marker is still absent, so a marker is never rewritten; a batch that
+  // etcd refuses (one appeared meanwhile) is retried one marker at a time.
+  const auto write = [&](std::size_t from, std::size_t to) -> Result<FencedOutcome> {
+    std::vector<etcd::Compare> own;
+    std::vector<etcd::TxnOp> ops;
+    for (std::size_t i = from; i < to; ++i) {
+      const auto& m = missing[i];
+      std::string key = nomad_node_marker_key(options_.cluster_name,
+                                              cilium_node_name(m.name, options_.name_rule));
+      own.push_back(key_absent(key));
+      ops.push_back(put_op(std::move(key), nomad_node_marker_json(m)));
+    }
+    ++report.etcd_requests;
+    return run_fenced(etcd_, fence, std::move(own), std::move(ops),
+                      Deadline(clock_.now() + options_.scan.call_timeout, stop));
+  };
+  for (std::size_t from = 0; from < missing.size(); from += kMarkerBatch) {
+    const std::size_t to = std::min(missing.size(), from + kMarkerBatch);
+    auto outcome = write(from, to);
+    if (stop_on(outcome, report)) return;
+    if (*outcome == FencedOutcome::applied) {
+      report.markers_written += static_cast<std::int64_t>(to - from);
+      continue;
+    }
+    for (std::size_t i = from; i < to; ++i) {
+      auto one = write(i, i + 1);
+      if (stop_on(one, report)) return;
+      if (*one == FencedOutcome::applied) ++report.markers_written;
+    }
+  }
+  log_->info("node reaper remembered nodes Nomad listed for the first time: count={}",
+             report.markers_written);
 }
 
 void NodeReaper::delete_entries(const std::vector<Entry>& due, const LeaderFence& fence,
@@ -130,16 +306,14 @@ void NodeReaper::delete_entries(const std::vector<Entry>& due, const LeaderFence
       continue;
     }
     ++report.etcd_requests;
+    // The marker goes with the entry it proved ours: a node Nomad still lists gets a new one.
     auto outcome =
-        run_fenced(etcd_, fence, {mod_revision_is(key, entry.mod_revision)}, {delete_key_op(key)},
+        run_fenced(etcd_, fence, {mod_revision_is(key, entry.mod_revision)},
+                   {delete_key_op(key),
+                    delete_key_op(nomad_node_marker_key(options_.cluster_name, entry.name))},
                    Deadline(clock_.now() + options_.scan.call_timeout, stop));
-    if (!outcome || *outcome == FencedOutcome::fence_lost) {
-      if (outcome) ++report.refused;
-      auto [end, detail] = write_stop(outcome);
-      report.end = end;
-      report.detail = std::move(detail);
-      return;
-    }
+    if (outcome && *outcome == FencedOutcome::fence_lost) ++report.refused;
+    if (stop_on(outcome, report)) return;
     switch (*outcome) {
       case FencedOutcome::applied:
         ++report.deleted;
@@ -155,6 +329,28 @@ void NodeReaper::delete_entries(const std::vector<Entry>& due, const LeaderFence
         break;
       case FencedOutcome::fence_lost:
         break;  // handled above
+    }
+  }
+}
+
+void NodeReaper::remove_markers(const std::vector<Entry>& stale, const LeaderFence& fence,
+                                NodeReapReport& report, const std::stop_token& stop) {
+  if (options_.dry_run) return;
+  for (const auto& marker : stale) {
+    const std::string key = nomad_node_marker_key(options_.cluster_name, marker.name);
+    ++report.etcd_requests;
+    // Only while the node's entry is still absent: an entry that came back keeps its proof.
+    auto outcome =
+        run_fenced(etcd_, fence,
+                   {mod_revision_is(key, marker.mod_revision),
+                    key_absent(kvstore::node_prefix(options_.cluster_name) + marker.name)},
+                   {delete_key_op(key)}, Deadline(clock_.now() + options_.scan.call_timeout, stop));
+    if (stop_on(outcome, report)) return;
+    if (*outcome == FencedOutcome::applied) {
+      ++report.markers_removed;
+      log_->info(
+          "node reaper forgot a node Nomad no longer lists and Cilium no longer has: node={}",
+          marker.name);
     }
   }
 }

@@ -6,7 +6,8 @@
 // Expected: unused identities go after two passes and in-use ones never; dry-run deletes
 // nothing; a SIGKILLed leader is replaced within its lease TTL plus a pass; a leader stalled
 // with SIGSTOP gets no write applied once another leads; etcd restarted under load crashes
-// nothing and deletes nothing in use; node entries follow Nomad's node states.
+// nothing and deletes nothing in use; node entries follow Nomad's node states, and only nodes
+// Nomad listed are ever reaped.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -347,34 +348,51 @@ TEST_F(ClusterDutiesTest, EtcdRestartedUnderLoadNoCrashAndNothingInUseDeleted) {
   EXPECT_EQ(sanitizer_report(labeler->log()), "");
 }
 
-TEST_F(ClusterDutiesTest, NodeEntriesFollowNomadsNodeStates) {
+TEST_F(ClusterDutiesTest, NodeEntriesFollowNomadsNodeStatesAndOnlyNodesNomadListed) {
   if (::geteuid() != 0) GTEST_SKIP() << "the labeler's socket directory needs root";
   start_etcd();
   FakeNode node;
   auto& nomad = node.nomad();
   const std::string self = nomad.node(node.node_id())->name;
+  const std::string ready_id = "11111111-0000-4000-8000-000000000003";
   add_nomad_node(nomad, "11111111-0000-4000-8000-000000000002", "down-1", "down");
-  add_nomad_node(nomad, "11111111-0000-4000-8000-000000000003", "ready-1", "ready");
+  add_nomad_node(nomad, ready_id, "ready-1", "ready");
   auto entry = [](const std::string& name) { return "cilium/state/nodes/v1/default/" + name; };
+  auto marker = [](const std::string& name) { return "cilium-nomad/default/nomad-nodes/" + name; };
   auto node_json = [](const std::string& name) {
     return R"({"Name":")" + name +
            R"(","Cluster":"default","IPAddresses":[{"Type":"InternalIP","IP":"10.0.1.9"}],)"
            R"("ClusterID":0,"Source":"local"})";
   };
+  // gateway-1: a Cilium node that never ran Nomad (or another region's): never listed here.
   for (const std::string& name :
-       {self, std::string("down-1"), std::string("ready-1"), std::string("gone-1")})
+       {self, std::string("down-1"), std::string("ready-1"), std::string("gateway-1")})
     put(entry(name), node_json(name), agent_lease_);
   auto labeler = start_labeler(node, "node-a");
-  EXPECT_TRUE(eventually([&] { return !exists(entry("down-1")) && !exists(entry("gone-1")); }, 30s))
-      << labeler->log();
+  EXPECT_TRUE(eventually([&] { return !exists(entry("down-1")); }, 30s)) << labeler->log();
+  EXPECT_TRUE(eventually([&] { return exists(marker("ready-1")); }, 30s)) << labeler->log();
   EXPECT_TRUE(exists(entry(self)));
   EXPECT_TRUE(exists(entry("ready-1")));
-  // ready-1 goes down: reaped after the grace; never while ready.
-  ASSERT_TRUE(nomad.set_node_status("11111111-0000-4000-8000-000000000003", "down"));
-  EXPECT_TRUE(eventually([&] { return !exists(entry("ready-1")); }, 30s)) << labeler->log();
-  EXPECT_TRUE(exists(entry(self)));
+  // A new leader, once Nomad purged ready-1, knows from etcd that this region listed it.
   labeler->kill_and_wait(SIGTERM);
   EXPECT_EQ(sanitizer_report(labeler->log()), "");
+  ASSERT_TRUE(nomad.remove_node(ready_id));
+  auto next = start_labeler(node, "node-b");
+  EXPECT_TRUE(eventually([&] { return !exists(entry("ready-1")); }, 30s)) << next->log();
+  EXPECT_TRUE(eventually([&] { return !exists(marker("ready-1")); }, 30s)) << next->log();
+  // Many passes later (a pass a second), the never-listed node is still there, logged once.
+  ASSERT_TRUE(next->wait_for_log("never listed: node=gateway-1", 10s)) << next->log();
+  EXPECT_TRUE(exists(entry("gateway-1")));
+  EXPECT_FALSE(exists(marker("gateway-1")));
+  EXPECT_TRUE(exists(entry(self)));
+  next->kill_and_wait(SIGTERM);
+  const std::string log = next->log();
+  std::size_t logged = 0;
+  for (auto at = log.find("never listed: node=gateway-1"); at != std::string::npos;
+       at = log.find("never listed: node=gateway-1", at + 1))
+    ++logged;
+  EXPECT_EQ(logged, 1U) << log;
+  EXPECT_EQ(sanitizer_report(log), "");
 }
 
 }  // namespace

@@ -1,9 +1,13 @@
-// Node reaping follows Nomad's node states, after a grace, never on doubt.
+// Node reaping follows Nomad's node states, after a grace, never on doubt, and only for nodes
+// this Nomad region has listed.
 #include "labeler/cluster/node_reaper.h"
 
 #include <algorithm>
+#include <sstream>
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "tests/unit/cluster/cluster_test_support.h"
 
@@ -15,7 +19,9 @@ using labeler::cluster::NodeNameRule;
 using labeler::cluster::NodeReaper;
 using labeler::cluster::NodeReaperOptions;
 using labeler::cluster::NodeReapReport;
+using labeler::cluster::nomad_node_marker_key;
 using labeler::cluster::parse_node_name_rule;
+using labeler::cluster::parse_nomad_node_marker;
 using labeler::cluster::PassEnd;
 using nomad::NodeStub;
 
@@ -32,6 +38,10 @@ std::string node_json(std::string_view name, std::string_view ip,
 
 std::string node_key(std::string_view name) {
   return labeler::cluster::kvstore::node_prefix("default") + std::string(name);
+}
+
+std::string marker_key(std::string_view name) {
+  return nomad_node_marker_key("default", name);
 }
 
 class NodeReaperTest : public ClusterTest {
@@ -62,6 +72,13 @@ class NodeReaperTest : public ClusterTest {
   static NodeStub node(std::string name, std::string status) {
     return NodeStub{"id-" + name, std::move(name), std::move(status)};
   }
+  // The Cilium node entries the reaper deleted (its txns also delete its own markers).
+  std::vector<std::string> deleted_entries() const {
+    std::vector<std::string> out;
+    for (const auto& key : etcd.deleted_by_txn())
+      if (key.starts_with(labeler::cluster::kvstore::kNodesPrefix)) out.push_back(key);
+    return out;
+  }
 };
 
 TEST_F(NodeReaperTest, DownLongerThanTheGraceIsReaped) {
@@ -78,18 +95,146 @@ TEST_F(NodeReaperTest, DownLongerThanTheGraceIsReaped) {
   EXPECT_EQ(pass(reaper, nodes, std::chrono::seconds{300}).deleted, 0);
   auto late = pass(reaper, nodes, std::chrono::seconds{1});
   EXPECT_EQ(late.deleted, 1);
-  EXPECT_EQ(etcd.deleted_by_txn(), std::vector<std::string>{node_key("web-1")});
+  EXPECT_EQ(deleted_entries(), std::vector<std::string>{node_key("web-1")});
   EXPECT_TRUE(exists(node_key("web-2")));
 }
 
-TEST_F(NodeReaperTest, AbsentFromNomadLongerThanTheGraceIsReaped) {
+// Listed once (any status), then purged from Nomad: reaped after the grace, marker and all.
+TEST_F(NodeReaperTest, ListedThenPurgedIsReapedAfterTheGrace) {
   NodeReaper reaper(etcd, clock, options());
-  const std::vector<NodeStub> nodes{node("local", "ready"), node("web-2", "ready")};
-  auto first = pass(reaper, nodes);
+  auto listed =
+      pass(reaper, {node("local", "ready"), node("web-1", "ready"), node("web-2", "ready")});
+  EXPECT_EQ(listed.markers_written, 3);
+  auto marker = parse_nomad_node_marker(etcd.get(marker_key("web-1"))->value);
+  ASSERT_TRUE(marker) << marker.error().message;
+  EXPECT_EQ(marker->id, "id-web-1");
+  EXPECT_EQ(marker->region, "");
+  const std::vector<NodeStub> purged{node("local", "ready"), node("web-2", "ready")};
+  auto first = pass(reaper, purged);
   EXPECT_EQ(first.absent, 1);
+  EXPECT_EQ(first.never_listed, 0);
   EXPECT_EQ(first.deleted, 0);
-  EXPECT_EQ(pass(reaper, nodes, std::chrono::seconds{301}).deleted, 1);
+  EXPECT_EQ(pass(reaper, purged, std::chrono::seconds{301}).deleted, 1);
   EXPECT_FALSE(exists(node_key("web-1")));
+  EXPECT_FALSE(exists(marker_key("web-1"))) << "the marker goes with the entry it proved ours";
+  EXPECT_TRUE(exists(marker_key("web-2")));
+}
+
+// A Cilium node Nomad in this region never listed (a gateway, a bare-metal host, a Kubernetes
+// node, another region's node) is never deleted, however long it stays; it is counted every
+// pass and logged once.
+TEST_F(NodeReaperTest, NeverListedEntrySurvivesForever) {
+  std::ostringstream lines;
+  auto log = std::make_shared<spdlog::logger>(
+      "reaper", std::make_shared<spdlog::sinks::ostream_sink_st>(lines));
+  NodeReaper reaper(etcd, clock, options(), log);
+  seed_node("gateway-1");
+  const std::vector<NodeStub> nodes{node("local", "ready"), node("web-1", "down")};
+  for (int i = 0; i < 30; ++i) {
+    auto report = pass(reaper, nodes, std::chrono::hours{1});
+    EXPECT_EQ(report.end, PassEnd::complete) << report.detail;
+    EXPECT_EQ(report.never_listed, 2) << "web-2 and gateway-1";
+  }
+  EXPECT_TRUE(exists(node_key("gateway-1")));
+  EXPECT_TRUE(exists(node_key("web-2")));
+  EXPECT_FALSE(exists(node_key("web-1")));
+  EXPECT_EQ(deleted_entries(), std::vector<std::string>{node_key("web-1")});
+  EXPECT_FALSE(exists(marker_key("gateway-1")));
+  std::size_t logged = 0;
+  for (auto at = lines.str().find("never listed: node=gateway-1"); at != std::string::npos;
+       at = lines.str().find("never listed: node=gateway-1", at + 1))
+    ++logged;
+  EXPECT_EQ(logged, 1U) << lines.str();
+}
+
+// The memory is in etcd: a new leader (a new reaper) knows what an old one saw listed.
+TEST_F(NodeReaperTest, ANewLeaderRemembersNodesAnOldOneSawListed) {
+  {
+    NodeReaper old_leader(etcd, clock, options());
+    pass(old_leader, {node("local", "ready"), node("web-1", "ready")});
+  }
+  NodeReaper reaper(etcd, clock, options());
+  const std::vector<NodeStub> purged{node("local", "ready")};
+  auto first = pass(reaper, purged);
+  EXPECT_EQ(first.absent, 1);        // web-1: listed by the old leader
+  EXPECT_EQ(first.never_listed, 1);  // web-2: never listed by anyone
+  EXPECT_EQ(pass(reaper, purged, std::chrono::seconds{301}).deleted, 1);
+  EXPECT_EQ(deleted_entries(), std::vector<std::string>{node_key("web-1")});
+  EXPECT_TRUE(exists(node_key("web-2")));
+}
+
+// A marker another region's leader wrote proves nothing here: that region's node stays.
+TEST_F(NodeReaperTest, AMarkerOfAnotherRegionProvesNothing) {
+  auto east = options();
+  east.region = "east";
+  {
+    NodeReaper east_leader(etcd, clock, east);
+    pass(east_leader, {node("local", "ready"), node("web-1", "ready")});
+  }
+  auto west = options();
+  west.region = "west";
+  NodeReaper reaper(etcd, clock, west);
+  for (int i = 0; i < 5; ++i) {
+    auto report = pass(reaper, {node("local", "ready")}, std::chrono::hours{1});
+    EXPECT_EQ(report.never_listed, 2);
+    EXPECT_EQ(report.markers_removed, 0);
+  }
+  EXPECT_TRUE(exists(node_key("web-1")));
+  EXPECT_TRUE(exists(marker_key("web-1")));
+  EXPECT_TRUE(deleted_entries().empty());
+}
+
+TEST_F(NodeReaperTest, AtMostMaxPerPassDeletionsThePassAndTheRestNext) {
+  std::vector<NodeStub> all{node("local", "ready")};
+  for (int i = 0; i < 25; ++i) {
+    const std::string name = "batch-" + std::to_string(i);
+    seed_node(name);
+    all.push_back(node(name, "ready"));
+  }
+  auto o = options();
+  o.max_per_pass = 10;
+  NodeReaper reaper(etcd, clock, o);
+  pass(reaper, all);
+  // All 25 and web-1/web-2 (never listed) vanish from Nomad at once.
+  const std::vector<NodeStub> purged{node("local", "ready")};
+  EXPECT_EQ(pass(reaper, purged).absent, 25);
+  auto first = pass(reaper, purged, std::chrono::minutes{6});
+  EXPECT_EQ(first.deleted, 10);
+  EXPECT_EQ(first.over_cap, 15);
+  auto second = pass(reaper, purged);
+  EXPECT_EQ(second.deleted, 10);
+  EXPECT_EQ(second.over_cap, 5);
+  auto third = pass(reaper, purged);
+  EXPECT_EQ(third.deleted, 5);
+  EXPECT_EQ(third.over_cap, 0);
+  EXPECT_EQ(deleted_entries().size(), 25U);
+  EXPECT_TRUE(exists(node_key("web-1")));
+  EXPECT_TRUE(exists(node_key("web-2")));
+}
+
+// Markers of nodes Nomad no longer lists and Cilium no longer has are our own keys to remove;
+// one whose node still has an entry, or is still listed, stays.
+TEST_F(NodeReaperTest, MarkersOfNodesGoneEverywhereAreRemoved) {
+  NodeReaper reaper(etcd, clock, options());
+  pass(reaper, {node("local", "ready"), node("web-1", "ready"), node("web-2", "ready"),
+                node("never-ran-cilium", "ready")});
+  EXPECT_TRUE(exists(marker_key("never-ran-cilium")));
+  // web-2's agent lease expires: its entry is gone without us.
+  etcd.remove(node_key("web-2"));
+  auto report = pass(reaper, {node("local", "ready"), node("web-1", "ready")});
+  EXPECT_EQ(report.markers_removed, 2);
+  EXPECT_FALSE(exists(marker_key("web-2")));
+  EXPECT_FALSE(exists(marker_key("never-ran-cilium")));
+  EXPECT_TRUE(exists(marker_key("web-1")));
+  EXPECT_TRUE(exists(marker_key("local")));
+  EXPECT_TRUE(deleted_entries().empty());
+  // A node listed down whose entry was reaped keeps a marker while Nomad still lists it.
+  const std::vector<NodeStub> down{node("local", "ready"), node("web-1", "down")};
+  pass(reaper, down);
+  EXPECT_EQ(pass(reaper, down, std::chrono::minutes{6}).deleted, 1);
+  EXPECT_EQ(pass(reaper, down).markers_written, 1);
+  EXPECT_EQ(pass(reaper, {node("local", "ready")}).markers_removed, 1);
+  EXPECT_FALSE(exists(marker_key("web-1")));
 }
 
 TEST_F(NodeReaperTest, NodesNomadListsInAnyOtherStatusAreNeverReaped) {
@@ -102,7 +247,7 @@ TEST_F(NodeReaperTest, NodesNomadListsInAnyOtherStatusAreNeverReaped) {
     EXPECT_EQ(report.alive, 4);
     EXPECT_EQ(report.deleted, 0);
   }
-  EXPECT_EQ(etcd.calls(InMemoryEtcd::Method::txn), 0);
+  EXPECT_TRUE(deleted_entries().empty());
 }
 
 TEST_F(NodeReaperTest, NodeBackBeforeTheGraceRestartsIt) {
@@ -186,7 +331,7 @@ TEST_F(NodeReaperTest, ShortNameRuleAndNodesSharingAName) {
   auto report = pass(reaper, nodes, std::chrono::minutes{6});
   EXPECT_EQ(report.alive, 2);
   EXPECT_EQ(report.deleted, 1);
-  EXPECT_EQ(etcd.deleted_by_txn(), std::vector<std::string>{node_key("web-2")});
+  EXPECT_EQ(deleted_entries(), std::vector<std::string>{node_key("web-2")});
 }
 
 TEST_F(NodeReaperTest, DryRunDeletesNothing) {
@@ -196,8 +341,9 @@ TEST_F(NodeReaperTest, DryRunDeletesNothing) {
   const std::vector<NodeStub> nodes{node("local", "ready"), node("web-1", "down")};
   pass(reaper, nodes);
   auto report = pass(reaper, nodes, std::chrono::minutes{6});
-  EXPECT_EQ(report.would_delete, 2);
-  EXPECT_EQ(etcd.calls(InMemoryEtcd::Method::txn), 0);
+  EXPECT_EQ(report.would_delete, 1);  // web-1; web-2 was never listed
+  EXPECT_EQ(report.never_listed, 1);
+  EXPECT_EQ(etcd.calls(InMemoryEtcd::Method::txn), 0) << "no marker written either";
 }
 
 TEST_F(NodeReaperTest, EntryRewrittenSinceTheReadIsKeptAndFenceLossStops) {
