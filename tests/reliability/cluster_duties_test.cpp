@@ -124,7 +124,11 @@ class ClusterDutiesTest : public ::testing::Test {
                                       "--lock-gc-interval",
                                       "1s",
                                       "--node-reap-grace",
-                                      "1s"};
+                                      "1s",
+                                      "--cluster-id",
+                                      "0",
+                                      "--max-connected-clusters",
+                                      "255"};
     flags.insert(flags.end(), extra.begin(), extra.end());
     return flags;
   }
