@@ -173,15 +173,18 @@ TEST_F(ClusterDutiesTest, UnusedIdentitiesGoAfterTwoPassesInUseOnesAndOneThatGai
   EXPECT_EQ(value_of("cilium-nomad/default/leader"), "node-a");
   // `cluster status` reads the same from etcd: the leader, the node's in-use report, the counts.
   ASSERT_TRUE(eventually([&] { return exists("cilium-nomad/default/in-use/node-a"); }, 10s));
-  auto status = testing::run_process({testing::bin_dir() + "/cilium-nomad-labeler", "cluster",
-                                      "status", "--kvstore-config", config_file_, "--json"},
-                                     node.labeler_env(), "", 30s);
+  auto status = testing::run_process(
+      {testing::bin_dir() + "/cilium-nomad-labeler", "cluster", "status", "--kvstore-config",
+       config_file_, "--json", "--cluster-id", "0", "--max-connected-clusters", "255"},
+      node.labeler_env(), "", 30s);
   ASSERT_EQ(status.exit_code, 0) << status.out << status.err;
   auto doc = nlohmann::json::parse(status.out, nullptr, false);
   ASSERT_TRUE(doc.is_object()) << status.out;
   EXPECT_EQ(doc["leader"]["holder"], "node-a");
   EXPECT_EQ(doc["in_use_reports"], nlohmann::json::array({"node-a"}));
-  EXPECT_EQ(doc["counts"]["identities"], 3);  // 1000, 1003 and the key of unknown shape
+  EXPECT_EQ(doc["counts"]["identities"], 3);    // 1000, 1003 and the key of unknown shape
+  EXPECT_EQ(doc["identity_range"]["used"], 2);  // 1000 and 1003
+  EXPECT_EQ(doc["identity_range"]["size"], 65280);
   EXPECT_TRUE(labeler->kill_and_wait(SIGTERM).has_value());
   EXPECT_TRUE(labeler->wait_for_log("cluster duties: resigned"));
   EXPECT_FALSE(exists("cilium-nomad/default/leader")) << "resigning deletes the leader key";
