@@ -160,6 +160,7 @@ SizeResult run_size(int identities, MarkdownTable& passes, MarkdownTable& giant)
   log->set_level(spdlog::level::info);
   cluster::IdentityGcOptions options;
   options.deletions_per_minute = 0;
+  options.range = cluster::identity_range(0, 255);
   cluster::IdentityGc gc(client, system_clock(), options, log);
   const cluster::LeaderFence fence = lead(client);
 

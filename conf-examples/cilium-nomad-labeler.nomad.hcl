@@ -112,6 +112,10 @@ job "cilium-nomad-labeler" {
           # duties"). Try it with --dry-run first: it logs what it would delete.
           # "--cluster-duties",
           # "--dry-run",
+          # The agent's --cluster-id and --max-connected-clusters: identity GC collects only
+          # this cluster's identity range and refuses to run without them.
+          # "--cluster-id", "0",
+          # "--max-connected-clusters", "255",
           # The agent's --cluster-name, when it is not "default": used only when the
           # agent's /v1/healthz does not tell it (the agent's own name wins).
           # "--cluster-name", "default",

@@ -74,6 +74,8 @@ job "cilium-nomad-labeler" {
           "--node-name", "${node.unique.name}",
           # "--cluster-duties",
           # "--dry-run",
+          # "--cluster-id", "0",
+          # "--max-connected-clusters", "255",
           # "--cluster-name", "default",
           # "--meta-labels", "team,tier",
           # "--cni-args-first=false",

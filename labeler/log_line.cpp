@@ -215,7 +215,7 @@ std::optional<LogLine> parse_log_line(std::string_view text) {
 
 LogFieldType log_field_type(std::string_view key) {
   // Keep in step with the tables in docs/logging.md (LogFormat.DocsListEveryKey checks the names).
-  static constexpr std::array<std::string_view, 46> kNumbers{"allocations",
+  static constexpr std::array<std::string_view, 49> kNumbers{"allocations",
                                                              "asked",
                                                              "attempt",
                                                              "candidates",
@@ -227,12 +227,14 @@ LogFieldType log_field_type(std::string_view key) {
                                                              "endpoint",
                                                              "endpoints",
                                                              "enqueued",
+                                                             "first_seen",
                                                              "frames",
                                                              "from",
                                                              "got",
                                                              "holder_pid",
                                                              "id",
                                                              "identity",
+                                                             "in_range",
                                                              "index",
                                                              "last",
                                                              "live_allocs",
@@ -241,6 +243,7 @@ LogFieldType log_field_type(std::string_view key) {
                                                              "orphaned_s",
                                                              "orphans",
                                                              "pid",
+                                                             "range_size",
                                                              "referenced",
                                                              "refused",
                                                              "request_timeout_ms",

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
@@ -492,6 +493,16 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   cluster_status_cmd->add_option("--cluster-name", cluster_name, "The labelers' --cluster-name")
       ->capture_default_str();
   cluster_status_cmd->add_flag("--json", cluster_json, "One JSON object");
+  std::optional<std::uint32_t> status_cluster_id;
+  std::optional<std::uint32_t> status_max_connected;
+  cluster_status_cmd
+      ->add_option("--cluster-id", status_cluster_id,
+                   "The agent's --cluster-id: show the headroom of this cluster's identity range")
+      ->check(CLI::Range(0, 511));
+  cluster_status_cmd
+      ->add_option("--max-connected-clusters", status_max_connected,
+                   "The agent's --max-connected-clusters (255 or 511), with --cluster-id")
+      ->check(CLI::IsMember({255, 511}));
 
   auto* version_cmd = app.add_subcommand("version", "Print the version");
 
@@ -515,7 +526,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   if (*cluster_status_cmd) {
     auto client = connect_etcd(cluster_kvstore_config);
     if (!client) return client_error("cluster status", client.error());
-    return labeler::cluster::render_cluster_status(**client, cluster_name, cluster_json,
+    const auto range = labeler::cluster::resolve_identity_range(
+        {status_cluster_id, status_max_connected, std::nullopt, std::nullopt});
+    return labeler::cluster::render_cluster_status(**client, cluster_name, range, cluster_json,
                                                    system_clock(), std::cout, std::cerr);
   }
 

@@ -169,6 +169,25 @@ Metrics::Metrics()
                                       .Help("The cluster-duty leader (holder: its node name), as "
                                             "this labeler last read the leader key")
                                       .Register(*registry_)),
+      identities_family_(prometheus::BuildGauge()
+                             .Name("cilium_nomad_identities")
+                             .Help("Identities (master keys) in this cluster's range, as the "
+                                   "leader's last identity GC pass read them")
+                             .Register(*registry_)),
+      identity_range_size_family_(prometheus::BuildGauge()
+                                      .Name("cilium_nomad_identity_range_size")
+                                      .Help("Identities this cluster's range holds (0: range "
+                                            "unknown, identity GC refuses to run)")
+                                      .Register(*registry_)),
+      identity_users_family_(prometheus::BuildGauge()
+                                 .Name("cilium_nomad_identity_users")
+                                 .Help("Users (value keys) of one identity in this cluster's "
+                                       "range, by stat: min, avg, max")
+                                 .Register(*registry_)),
+      identities_first_seen_family_(
+          counter(*registry_, "cilium_nomad_identities_first_seen_total",
+                  "Identities in this cluster's range that an identity GC pass saw for the "
+                  "first time")),
       endpoints_deleted_(counter(*registry_, "cilium_nomad_endpoints_deleted_total",
                                  "Orphaned endpoints deleted with --gc-endpoints")
                              .Add({})),
@@ -238,6 +257,14 @@ void Metrics::init_cluster_duty_series() {
   identity_reports(false);
   cluster_leader();
   cluster_leader_terms();
+  identities();
+  identity_range_size();
+  for (std::string_view stat : {"min", "avg", "max"}) identity_users(stat);
+  identities_first_seen();
+}
+
+Gauge& Metrics::identity_users(std::string_view stat) {
+  return identity_users_family_.Add({{"stat", std::string(stat)}});
 }
 
 Counter& Metrics::cluster_duty_passes(cluster::DutyName duty, cluster::PassEnd end) {

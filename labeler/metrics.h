@@ -129,6 +129,14 @@ class Metrics {
   // it (none while unknown). Its value comes from etcd, so the old series is removed first:
   // the family never holds more than one.
   void set_cluster_leader_holder(const std::string& holder) EXCLUDES(leader_info_mu_);
+  // Identity headroom, set by the leader's identity GC passes from what they read: the master
+  // keys in this cluster's range, the range's size (0 while unknown: the GC refuses to run), the
+  // users of one identity (stat: min, avg, max) and the identities first seen since the previous
+  // pass.
+  prometheus::Gauge& identities() { return identities_family_.Add({}); }
+  prometheus::Gauge& identity_range_size() { return identity_range_size_family_.Add({}); }
+  prometheus::Gauge& identity_users(std::string_view stat);
+  prometheus::Counter& identities_first_seen() { return identities_first_seen_family_.Add({}); }
   // Creates the cluster-duty series at 0; called only when the duties are configured, so that a
   // labeler without them does not expose a page of zeros.
   void init_cluster_duty_series();
@@ -178,6 +186,10 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>& cluster_duty_last_success_family_;
   prometheus::Family<prometheus::Gauge>& cluster_leader_family_;
   prometheus::Family<prometheus::Gauge>& cluster_leader_info_family_;
+  prometheus::Family<prometheus::Gauge>& identities_family_;
+  prometheus::Family<prometheus::Gauge>& identity_range_size_family_;
+  prometheus::Family<prometheus::Gauge>& identity_users_family_;
+  prometheus::Family<prometheus::Counter>& identities_first_seen_family_;
   Mutex leader_info_mu_;
   prometheus::Gauge* cluster_leader_info_ GUARDED_BY(leader_info_mu_) = nullptr;
   std::string cluster_leader_holder_ GUARDED_BY(leader_info_mu_);

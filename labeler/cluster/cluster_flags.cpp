@@ -77,6 +77,16 @@ void add_cluster_duty_options(CLI::App* cmd, ClusterDutyFlags& flags) {
       ->capture_default_str()
       ->check(CLI::Range(0, 1'000'000))
       ->group(group);
+  cmd->add_option("--cluster-id", s.cluster_id,
+                  "The agent's --cluster-id: identity GC collects only this cluster's identity "
+                  "range, and refuses to run without it")
+      ->check(CLI::Range(0, 511))
+      ->group(group);
+  cmd->add_option("--max-connected-clusters", s.max_connected_clusters,
+                  "The agent's --max-connected-clusters, 255 or 511: with --cluster-id, fixes the "
+                  "identity range; identity GC refuses to run without it")
+      ->check(CLI::IsMember({255, 511}))
+      ->group(group);
   const std::map<std::string, NodeNameRule> rules = {{"name", NodeNameRule::name},
                                                      {"short-name", NodeNameRule::short_name}};
   cmd->add_option("--cilium-node-name", s.node_name_rule,

@@ -2,6 +2,8 @@
 // What `run --cluster-duties` is told (README, "Cluster duties"). Durations come from Go-style
 // flags (cluster_flags.h).
 #include <chrono>
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "labeler/cluster/node_reaper.h"
@@ -26,6 +28,10 @@ struct ClusterDutySettings {
   bool node_reaping = true;
   bool dry_run = false;
   int identity_gc_rate_limit = 2500;  // deletions a minute; 0: no limit
+  // The agent's cluster-id and max-connected-clusters, which fix the identity range the GC
+  // collects (identity_range.h); either unset: identity GC refuses to run.
+  std::optional<std::uint32_t> cluster_id;
+  std::optional<std::uint32_t> max_connected_clusters;
   NodeNameRule node_name_rule = NodeNameRule::name;
   std::chrono::milliseconds call_timeout{std::chrono::seconds{5}};
 };

@@ -4,7 +4,9 @@
 
 #include "labeler/cli/cli_errors.h"
 #include "labeler/cluster/in_use_report.h"
+#include "labeler/cluster/kvstore_layout.h"
 #include "labeler/cluster/leader_election.h"
+#include "labeler/cluster/paged_scan.h"
 #include "labeler/text_table.h"
 
 namespace cn::labeler::cluster {
@@ -29,8 +31,9 @@ int failed(std::ostream& err, const Error& error) {
 
 }  // namespace
 
-int render_cluster_status(etcd::EtcdApi& etcd, const std::string& cluster_name, bool as_json,
-                          Clock& clock, std::ostream& out, std::ostream& err) {
+int render_cluster_status(etcd::EtcdApi& etcd, const std::string& cluster_name,
+                          const Result<IdentityRange>& range, bool as_json, Clock& clock,
+                          std::ostream& out, std::ostream& err) {
   auto deadline = [&clock] { return Deadline{clock.now() + std::chrono::seconds{10}}; };
   etcd::RangeRequest leader_read;
   leader_read.key = leader_key(cluster_name);
@@ -77,6 +80,32 @@ int render_cluster_status(etcd::EtcdApi& etcd, const std::string& cluster_name, 
     doc["counts"][c.what] = page->count;
   }
 
+  // Headroom: the master keys in this cluster's range, counted from their keys alone.
+  if (range) {
+    long long in_range = 0;
+    etcd::Revision revision = 0;
+    ScanCounters counters;
+    auto read = scan_prefix(etcd, clock, ScanSettings{}, kvstore::kIdentityIdPrefix, revision,
+                            counters, {}, [&](const etcd::KeyValue& kv) {
+                              auto id = kvstore::parse_master_key(kv.key);
+                              if (id && range->contains(*id)) ++in_range;
+                            });
+    if (!read) {
+      err << "etcd " << etcd.describe() << ": " << read.error().message << "\n";
+      return 1;
+    }
+    const auto size = static_cast<long long>(range->size());
+    doc["identity_range"] = {{"cluster_id", range->cluster_id},
+                             {"max_connected_clusters", range->max_connected_clusters},
+                             {"min", range->min},
+                             {"max", range->max},
+                             {"size", size},
+                             {"used", in_range},
+                             {"free", size - in_range}};
+  } else {
+    doc["identity_range"] = {{"unknown", range.error().message}};
+  }
+
   if (as_json) {
     out << doc.dump(2) << "\n";
     return 0;
@@ -92,6 +121,16 @@ int render_cluster_status(etcd::EtcdApi& etcd, const std::string& cluster_name, 
   for (const auto& c : counted)
     rows.push_back({c.prefix, std::to_string(doc["counts"][c.what].get<long long>())});
   out << render_table(rows);
+  const auto& r = doc["identity_range"];
+  if (r.contains("unknown")) {
+    out << "\nheadroom: unknown (" << r["unknown"].get<std::string>() << ")\n";
+  } else {
+    const auto used = r["used"].get<long long>();
+    const auto size = r["size"].get<long long>();
+    out << "\nheadroom: " << r["free"].get<long long>() << " of " << size
+        << " identities free in this cluster's range " << describe(*range) << ", " << used
+        << " used (" << (size > 0 ? used * 100 / size : 0) << "%)\n";
+  }
   return 0;
 }
 

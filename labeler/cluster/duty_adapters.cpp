@@ -39,11 +39,22 @@ class IdentityGcDuty final : public Duty {
  public:
   IdentityGcDuty(const ClusterDutySettings& settings, const DutyContext& ctx)
       : interval_(settings.identity_gc_interval),
+        metrics_(ctx.metrics),
         gc_(ctx.etcd, ctx.clock, options(settings), ctx.log) {}
   DutyName name() const override { return DutyName::identity_gc; }
   std::chrono::milliseconds interval() const override { return interval_; }
   PassOutcome run_pass(const LeaderFence& fence, std::stop_token stop) override {
     IdentityGcReport r = gc_.run_pass(fence, stop);
+    metrics_.identity_range_size().Set(static_cast<double>(r.range_size));
+    if (r.counted) {
+      metrics_.identities().Set(static_cast<double>(r.in_range));
+      metrics_.identity_users("min").Set(static_cast<double>(r.users_min));
+      metrics_.identity_users("max").Set(static_cast<double>(r.users_max));
+      metrics_.identity_users("avg").Set(r.in_range > 0 ? static_cast<double>(r.users_total) /
+                                                              static_cast<double>(r.in_range)
+                                                        : 0.0);
+      metrics_.identities_first_seen().Increment(static_cast<double>(r.first_seen));
+    }
     PassOutcome out;
     out.end = r.end;
     out.deleted = r.deleted + r.would_delete;
@@ -58,9 +69,12 @@ class IdentityGcDuty final : public Duty {
     o.cluster_name = settings.cluster_name;
     o.deletions_per_minute = settings.identity_gc_rate_limit;
     o.dry_run = settings.dry_run;
+    o.range = resolve_identity_range(
+        {settings.cluster_id, settings.max_connected_clusters, std::nullopt, std::nullopt});
     return o;
   }
   std::chrono::milliseconds interval_;
+  Metrics& metrics_;
   IdentityGc gc_;
 };
 

@@ -30,6 +30,15 @@ IdentityGc::IdentityGc(etcd::EtcdApi& etcd, Clock& clock, IdentityGcOptions opti
       log_(log ? std::move(log) : spdlog::default_logger()),
       limiter_(clock, options_.deletions_per_minute) {}
 
+void IdentityGc::set_range(Result<IdentityRange> range) {
+  const bool same =
+      range.has_value() == options_.range.has_value() && (!range || *range == *options_.range);
+  if (same) return;
+  if (range) range_refusal_logged_ = false;
+  forget();
+  options_.range = std::move(range);
+}
+
 IdentityGcReport IdentityGc::run_pass(const LeaderFence& fence, std::stop_token stop) {
   IdentityGcReport report;
   ScanCounters counters;
@@ -44,6 +53,22 @@ IdentityGcReport IdentityGc::run_pass(const LeaderFence& fence, std::stop_token 
     }
     return report;
   };
+
+  // 0. Which identities are this cluster's. Unknown: nothing is read, nothing is deleted.
+  if (!options_.range) {
+    if (!range_refusal_logged_) {
+      log_->error(
+          "identity gc refuses to run: this cluster's identity range is unknown: error=\"{}\" "
+          "fix=\"set --cluster-id and --max-connected-clusters as the agent's\"",
+          options_.range.error().message);
+      range_refusal_logged_ = true;
+    }
+    report.end = PassEnd::doubt;
+    report.detail = "identity range unknown: " + options_.range.error().message;
+    return report;
+  }
+  const IdentityRange& range = *options_.range;
+  report.range_size = range.size();
 
   // 1. What the labelers report in use. The first answer's revision pins every later page.
   std::unordered_set<std::uint64_t> in_use;
@@ -67,65 +92,85 @@ IdentityGcReport IdentityGc::run_pass(const LeaderFence& fence, std::stop_token 
   }
 
   // 2. Every value key: the label strings and IDs in use on some node.
-  std::unordered_set<std::uint64_t> used_labels;
-  std::unordered_set<std::uint64_t> used_ids;
+  // label hash or ID -> the value keys naming it (the users counted for the headroom).
+  std::unordered_map<std::uint64_t, std::int64_t> used_labels;
+  std::unordered_map<std::uint64_t, std::int64_t> used_ids;
   read = scan_prefix(etcd_, clock_, options_.scan, kvstore::kIdentityValuePrefix, report.revision,
                      counters, stop, [&](const etcd::KeyValue& kv) {
                        ++report.value_keys;
-                       if (auto id = kvstore::parse_identity_number(kv.value)) used_ids.insert(*id);
+                       if (auto id = kvstore::parse_identity_number(kv.value)) ++used_ids[*id];
                        auto value_key = kvstore::parse_value_key(kv.key);
                        if (!value_key) {
                          ++report.value_keys_unknown_shape;
                          return;
                        }
-                       used_labels.insert(label_hash(value_key->labels));
+                       ++used_labels[label_hash(value_key->labels)];
                      });
   if (!read) return finish(scan_stop(read.error()), read.error().message);
 
   // 3. Every master key: referenced, reported, or a candidate.
   std::unordered_map<std::uint64_t, etcd::Revision> candidates;
+  std::unordered_map<std::uint64_t, etcd::Revision> in_range;
   std::vector<Deletion> confirmed;
-  read = scan_prefix(etcd_, clock_, options_.scan, kvstore::kIdentityIdPrefix, report.revision,
-                     counters, stop, [&](const etcd::KeyValue& kv) {
-                       ++report.scanned;
-                       auto id = kvstore::parse_master_key(kv.key);
-                       if (!id || !kvstore::is_label_string(kv.value)) {
-                         ++report.skipped_unknown_shape;
-                         log_->debug("identity gc: unknown master key shape, skipped: key=\"{}\"",
-                                     kv.key);
-                         return;
-                       }
-                       if (*id < options_.min_id || *id > options_.max_id) {
-                         ++report.skipped_out_of_range;
-                         return;
-                       }
-                       if (used_labels.contains(label_hash(kv.value)) || used_ids.contains(*id)) {
-                         ++report.referenced;
-                         return;
-                       }
-                       if (in_use.contains(*id)) {
-                         ++report.reported_in_use;
-                         return;
-                       }
-                       ++report.candidates;
-                       candidates.emplace(*id, kv.mod_revision);
-                       auto seen = remembered_.find(*id);
-                       if (seen != remembered_.end() && seen->second == kv.mod_revision) {
-                         ++report.confirmed;
-                         confirmed.push_back(Deletion{*id, kv.value, kv.mod_revision});
-                       }
-                     });
+  read = scan_prefix(
+      etcd_, clock_, options_.scan, kvstore::kIdentityIdPrefix, report.revision, counters, stop,
+      [&](const etcd::KeyValue& kv) {
+        ++report.scanned;
+        auto id = kvstore::parse_master_key(kv.key);
+        if (!id || !kvstore::is_label_string(kv.value)) {
+          ++report.skipped_unknown_shape;
+          log_->debug("identity gc: unknown master key shape, skipped: key=\"{}\"", kv.key);
+          return;
+        }
+        if (!range.contains(*id)) {
+          ++report.skipped_out_of_range;
+          return;
+        }
+        ++report.in_range;
+        in_range.emplace(*id, kv.create_revision);
+        auto before = seen_.find(*id);
+        if (seen_baseline_ && (before == seen_.end() || before->second != kv.create_revision)) {
+          ++report.first_seen;
+        }
+        // A user names the label string or the ID; a key doing both counts once.
+        const auto by_label = used_labels.find(label_hash(kv.value));
+        const auto by_id = used_ids.find(*id);
+        const std::int64_t users = std::max(by_label == used_labels.end() ? 0 : by_label->second,
+                                            by_id == used_ids.end() ? 0 : by_id->second);
+        report.users_min = report.in_range == 1 ? users : std::min(report.users_min, users);
+        report.users_max = std::max(report.users_max, users);
+        report.users_total += users;
+        if (users > 0) {
+          ++report.referenced;
+          return;
+        }
+        if (in_use.contains(*id)) {
+          ++report.reported_in_use;
+          return;
+        }
+        ++report.candidates;
+        candidates.emplace(*id, kv.mod_revision);
+        auto seen = remembered_.find(*id);
+        if (seen != remembered_.end() && seen->second == kv.mod_revision) {
+          ++report.confirmed;
+          confirmed.push_back(Deletion{*id, kv.value, kv.mod_revision});
+        }
+      });
   if (!read) return finish(scan_stop(read.error()), read.error().message);
 
   // Every read complete: this pass is the one the next pass confirms against.
+  report.counted = true;
   remembered_ = std::move(candidates);
+  seen_ = std::move(in_range);
+  seen_baseline_ = true;
   delete_confirmed(fence, confirmed, report, stop);
   if (report.end != PassEnd::complete) return finish(report.end, report.detail);
   log_->info(
-      "identity gc pass: scanned={} referenced={} candidates={} deleted={} "
-      "would_delete={} refused={} requests={}",
-      report.scanned, report.referenced, report.candidates, report.deleted, report.would_delete,
-      report.refused, report.etcd_requests + counters.requests);
+      "identity gc pass: range={}-{} scanned={} in_range={} range_size={} first_seen={} "
+      "referenced={} candidates={} deleted={} would_delete={} refused={} requests={}",
+      range.min, range.max, report.scanned, report.in_range, report.range_size, report.first_seen,
+      report.referenced, report.candidates, report.deleted, report.would_delete, report.refused,
+      report.etcd_requests + counters.requests);
   return finish(PassEnd::complete, {});
 }
 

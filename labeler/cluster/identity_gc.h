@@ -37,6 +37,7 @@
 #include "common/util/clock.h"
 #include "labeler/cluster/delete_rate_limiter.h"
 #include "labeler/cluster/duty_pass.h"
+#include "labeler/cluster/identity_range.h"
 #include "labeler/cluster/leader_fence.h"
 #include "labeler/cluster/paged_scan.h"
 
@@ -50,11 +51,10 @@ struct IdentityGcOptions {
   // Deletions sent in one txn. etcd refuses a txn of more than 128 compares (--max-txn-ops);
   // each deletion takes two, the fence two more. A refused batch is retried one by one.
   std::size_t deletions_per_txn = 50;
-  // The identities of the local cluster, as the operator GCs only its own range
-  // (identity.GetMinimalAllocationIdentity/GetMaximumAllocationIdentity): 256-65535 for cluster
-  // ID 0 with the default max-connected-clusters 255 (256-32767 with 511).
-  std::uint64_t min_id = 256;
-  std::uint64_t max_id = 65535;
+  // The identities of the local cluster (identity_range.h), as the operator GCs only its own
+  // range. An error (cluster ID or max-connected-clusters unknown or contradictory) makes every
+  // pass end in doubt before it reads anything: no range is guessed.
+  Result<IdentityRange> range = fail("identity range not configured");
 };
 
 struct IdentityGcReport {
@@ -73,10 +73,18 @@ struct IdentityGcReport {
   std::int64_t deleted = 0;
   std::int64_t would_delete = 0;           // dry run
   std::int64_t skipped_unknown_shape = 0;  // master keys: not a decimal ID, or not a label string
-  std::int64_t skipped_out_of_range = 0;   // master keys outside [min_id, max_id]
-  std::int64_t refused = 0;                // delete txns etcd refused (a compare failed)
-  std::int64_t pages = 0;                  // range answers read
-  std::int64_t etcd_requests = 0;          // range and txn calls made
+  std::int64_t skipped_out_of_range = 0;   // master keys outside this cluster's range
+  // Headroom, from the same reads; set only when the master keys were read in full (counted):
+  bool counted = false;
+  std::int64_t in_range = 0;       // well-formed master keys in this cluster's range
+  std::uint64_t range_size = 0;    // IDs the range holds; 0 while the range is unknown
+  std::int64_t first_seen = 0;     // in range and not seen by the previous complete pass
+  std::int64_t users_min = 0;      // users of one identity in range: fewest,
+  std::int64_t users_max = 0;      // most,
+  std::int64_t users_total = 0;    // and all of them (average: users_total / in_range)
+  std::int64_t refused = 0;        // delete txns etcd refused (a compare failed)
+  std::int64_t pages = 0;          // range answers read
+  std::int64_t etcd_requests = 0;  // range and txn calls made
 };
 
 class IdentityGc {
@@ -87,7 +95,14 @@ class IdentityGc {
   IdentityGcReport run_pass(const LeaderFence& fence, std::stop_token stop);
 
   // Drops the two-pass memory (e.g. when leadership was lost): the next pass starts over.
-  void forget() { remembered_.clear(); }
+  void forget() {
+    remembered_.clear();
+    seen_.clear();
+    seen_baseline_ = false;
+  }
+  // A range that differs from the last one drops the memory: a candidate must have been found
+  // unused twice within one range.
+  void set_range(Result<IdentityRange> range);
   // Master keys the last complete pass found unused: deleted by the next one if still so.
   std::size_t remembered() const { return remembered_.size(); }
 
@@ -113,6 +128,11 @@ class IdentityGc {
   // ID -> the ModRevision of its master key when the last complete pass found it unused.
   // Bounded by the unused identities.
   std::unordered_map<std::uint64_t, etcd::Revision> remembered_;
+  // ID -> CreateRevision of every master key in range on the last complete pass: a key not in
+  // it (or re-created since) is a new identity. Empty before the first pass, which only records.
+  std::unordered_map<std::uint64_t, etcd::Revision> seen_;
+  bool seen_baseline_ = false;
+  bool range_refusal_logged_ = false;  // the refusal is logged once, not every pass
 };
 
 }  // namespace cn::labeler::cluster

@@ -125,7 +125,11 @@ class ClusterDutiesTest : public ::testing::Test {
                                       "--lock-gc-interval",
                                       "1s",
                                       "--node-reap-grace",
-                                      "1s"};
+                                      "1s",
+                                      "--cluster-id",
+                                      "0",
+                                      "--max-connected-clusters",
+                                      "255"};
     flags.insert(flags.end(), extra.begin(), extra.end());
     return flags;
   }
@@ -152,6 +156,9 @@ TEST_F(ClusterDutiesTest, UnusedIdentitiesGoAfterTwoPassesInUseOnesAndOneThatGai
   seed_identity(1002, "old-b");
   seed_identity(1003, "late-user");
   put(std::string(kIdPrefix) + "not-a-number", labels_of("odd"));  // unknown shape: kept
+  // Unused, but cluster 1's (its range with 255 starts at 65536): never this cluster's to collect.
+  seed_identity(65536, "other-cluster");
+  seed_identity(70000, "other-cluster-b");
   FakeNode node;
   auto labeler = start_labeler(node, "node-a");
   ASSERT_TRUE(labeler->wait_for_log("cluster duties: leading")) << labeler->log();
@@ -166,19 +173,24 @@ TEST_F(ClusterDutiesTest, UnusedIdentitiesGoAfterTwoPassesInUseOnesAndOneThatGai
   EXPECT_TRUE(identity_exists(1000));
   EXPECT_TRUE(identity_exists(1003));
   EXPECT_TRUE(exists(std::string(kIdPrefix) + "not-a-number"));
+  EXPECT_TRUE(identity_exists(65536));
+  EXPECT_TRUE(identity_exists(70000));
   EXPECT_FALSE(value_of("cilium/.heartbeat").empty()) << "the leader writes the heartbeat";
   EXPECT_EQ(value_of("cilium-nomad/default/leader"), "node-a");
   // `cluster status` reads the same from etcd: the leader, the node's in-use report, the counts.
   ASSERT_TRUE(eventually([&] { return exists("cilium-nomad/default/in-use/node-a"); }, 10s));
-  auto status = testing::run_process({testing::bin_dir() + "/cilium-nomad-labeler", "cluster",
-                                      "status", "--kvstore-config", config_file_, "--json"},
-                                     node.labeler_env(), "", 30s);
+  auto status = testing::run_process(
+      {testing::bin_dir() + "/cilium-nomad-labeler", "cluster", "status", "--kvstore-config",
+       config_file_, "--json", "--cluster-id", "0", "--max-connected-clusters", "255"},
+      node.labeler_env(), "", 30s);
   ASSERT_EQ(status.exit_code, 0) << status.out << status.err;
   auto doc = nlohmann::json::parse(status.out, nullptr, false);
   ASSERT_TRUE(doc.is_object()) << status.out;
   EXPECT_EQ(doc["leader"]["holder"], "node-a");
   EXPECT_EQ(doc["in_use_reports"], nlohmann::json::array({"node-a"}));
-  EXPECT_EQ(doc["counts"]["identities"], 3);  // 1000, 1003 and the key of unknown shape
+  EXPECT_EQ(doc["counts"]["identities"], 5);    // 1000, 1003, cluster 1's two, the odd key
+  EXPECT_EQ(doc["identity_range"]["used"], 2);  // 1000 and 1003
+  EXPECT_EQ(doc["identity_range"]["size"], 65280);
   EXPECT_TRUE(labeler->kill_and_wait(SIGTERM).has_value());
   EXPECT_TRUE(labeler->wait_for_log("cluster duties: resigned"));
   EXPECT_FALSE(exists("cilium-nomad/default/leader")) << "resigning deletes the leader key";

@@ -2,10 +2,13 @@
 // reported in use, under the fence and the rate limit.
 #include "labeler/cluster/identity_gc.h"
 
+#include <sstream>
 #include <stop_token>
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "tests/support/eventually.h"
 #include "tests/unit/cluster/cluster_test_support.h"
@@ -28,6 +31,7 @@ class IdentityGcTest : public ClusterTest {
   IdentityGcOptions options() {
     IdentityGcOptions o;
     o.deletions_per_minute = 0;
+    o.range = labeler::cluster::identity_range(0, 255);
     return o;
   }
   IdentityGcReport pass(IdentityGc& gc) {
@@ -190,7 +194,6 @@ TEST_F(IdentityGcTest, EveryPageIsLimitedAndPinnedAtTheFirstRevision) {
   }
   auto o = options();
   o.scan.page_size = 100;
-  o.max_id = 65535;
   IdentityGc gc(etcd, clock, o);
   pass(gc);
   const auto before = etcd.range_log().size();
@@ -381,6 +384,127 @@ TEST_F(IdentityGcTest, WriteWithoutAnswerStopsThePass) {
   EXPECT_EQ(report.end, PassEnd::write_failed);
   EXPECT_EQ(etcd.calls(InMemoryEtcd::Method::txn), 1);
   EXPECT_EQ(pass(gc).deleted, 2);
+}
+
+}  // namespace
+}  // namespace cn::testing
+
+namespace cn::testing {
+namespace {
+
+using labeler::cluster::identity_range;
+
+// Seeds an unused identity of its own label string in every block a ClusterMesh of `max` may
+// have: this cluster's and its neighbours' (and cluster 0's).
+class IdentityGcRangeTest : public IdentityGcTest,
+                            public ::testing::WithParamInterface<std::pair<int, int>> {};
+
+TEST_P(IdentityGcRangeTest, OnlyThisClustersUnusedIdentitiesGo) {
+  const auto [cluster_id, max] = GetParam();
+  auto range = identity_range(cluster_id, max);
+  ASSERT_TRUE(range.has_value()) << range.error().message;
+  const std::uint64_t shift = max == 255 ? 16 : 15;
+  std::vector<std::uint64_t> ours = {range->min, range->min + 1, range->max};
+  std::vector<std::uint64_t> theirs = {range->min - 1, range->max + 1,
+                                       ((static_cast<std::uint64_t>(cluster_id) + 2) << shift) + 7,
+                                       256, 1000};
+  if (cluster_id == 0) theirs = {255, range->max + 1, (std::uint64_t{2} << shift) + 7};
+  for (auto id : ours) seed_identity(id, job_labels(id));
+  for (auto id : theirs) seed_identity(id, job_labels(id));
+  // A used one of ours stays.
+  const std::uint64_t used = range->min + 2;
+  seed_identity(used, kFooLabels);
+  seed_user(kFooLabels, "10.0.0.5", used);
+  seed_user(kFooLabels, "10.0.0.6", used);
+
+  auto o = options();
+  o.range = range;
+  IdentityGc gc(etcd, clock, o);
+  auto first = pass(gc);
+  ASSERT_EQ(first.end, PassEnd::complete) << first.detail;
+  EXPECT_EQ(first.in_range, static_cast<std::int64_t>(ours.size() + 1));
+  EXPECT_EQ(first.skipped_out_of_range, static_cast<std::int64_t>(theirs.size()));
+  EXPECT_EQ(first.range_size, range->size());
+  auto second = pass(gc);
+  ASSERT_EQ(second.end, PassEnd::complete) << second.detail;
+  EXPECT_EQ(second.deleted, static_cast<std::int64_t>(ours.size()));
+  for (auto id : ours) EXPECT_FALSE(identity_exists(id)) << id;
+  for (auto id : theirs) EXPECT_TRUE(identity_exists(id)) << "another cluster's: " << id;
+  EXPECT_TRUE(identity_exists(used));
+}
+
+INSTANTIATE_TEST_SUITE_P(ClusterIdAndMax, IdentityGcRangeTest,
+                         ::testing::Values(std::pair{0, 255}, std::pair{0, 511}, std::pair{7, 255},
+                                           std::pair{300, 511}, std::pair{255, 255},
+                                           std::pair{511, 511}));
+
+TEST_F(IdentityGcTest, UnknownRangeReadsAndDeletesNothingAndLogsOnce) {
+  seed_identity(257, kBarLabels);
+  auto o = options();
+  o.range = labeler::cluster::resolve_identity_range({});
+  ASSERT_FALSE(o.range.has_value());
+  std::ostringstream lines;
+  auto log = std::make_shared<spdlog::logger>(
+      "gc", std::make_shared<spdlog::sinks::ostream_sink_st>(lines));
+  IdentityGc gc(etcd, clock, o, log);
+  for (int i = 0; i < 3; ++i) {
+    auto r = pass(gc);
+    EXPECT_EQ(r.end, PassEnd::doubt);
+    EXPECT_NE(r.detail.find("cluster-id unknown"), std::string::npos) << r.detail;
+    EXPECT_EQ(r.range_size, 0U);
+    EXPECT_FALSE(r.counted);
+  }
+  EXPECT_EQ(etcd.range_log().size(), 0U);
+  EXPECT_TRUE(identity_exists(257));
+  const std::string text = lines.str();
+  const auto at = text.find("refuses to run");
+  EXPECT_NE(at, std::string::npos) << text;
+  EXPECT_EQ(text.find("refuses to run", at + 1), std::string::npos) << "logged once: " << text;
+  // Known later (the agent answered): GC starts, two passes as always.
+  gc.set_range(identity_range(0, 255));
+  EXPECT_EQ(pass(gc).candidates, 1);
+  EXPECT_EQ(pass(gc).deleted, 1);
+}
+
+TEST_F(IdentityGcTest, ARangeChangeStartsTheTwoPassesOver) {
+  seed_identity(257, kBarLabels);
+  IdentityGc gc(etcd, clock, options());
+  EXPECT_EQ(pass(gc).candidates, 1);
+  gc.set_range(identity_range(0, 511));  // same ID still in range, but the memory goes
+  EXPECT_EQ(gc.remembered(), 0U);
+  EXPECT_EQ(pass(gc).deleted, 0);
+  EXPECT_EQ(pass(gc).deleted, 1);
+}
+
+TEST_F(IdentityGcTest, HeadroomCountsThisRangeUsersAndIdentitiesFirstSeen) {
+  seed_identity(256, kFooLabels);
+  seed_user(kFooLabels, "10.0.0.1", 256);
+  seed_user(kFooLabels, "10.0.0.2", 256);
+  seed_user(kFooLabels, "10.0.0.3", 256);
+  seed_identity(257, kBarLabels);
+  seed_user(kBarLabels, "10.0.0.1", 257);
+  seed_identity(70000, job_labels(70000));  // cluster 1's: not counted
+  IdentityGc gc(etcd, clock, options());
+  auto first = pass(gc);
+  ASSERT_TRUE(first.counted);
+  EXPECT_EQ(first.in_range, 2);
+  EXPECT_EQ(first.range_size, 65535U - 256U + 1U);
+  EXPECT_EQ(first.users_min, 1);
+  EXPECT_EQ(first.users_max, 3);
+  EXPECT_EQ(first.users_total, 4);
+  EXPECT_EQ(first.first_seen, 0) << "the first pass only records what exists";
+
+  seed_identity(258, job_labels(258));
+  seed_identity(70001, job_labels(70001));
+  auto second = pass(gc);
+  EXPECT_EQ(second.in_range, 3);
+  EXPECT_EQ(second.first_seen, 1);
+  EXPECT_EQ(second.users_min, 0);
+  // 258 is deleted on the third pass and re-created with other labels: new again.
+  EXPECT_EQ(pass(gc).deleted, 1);
+  seed_identity(258, job_labels(9258));
+  EXPECT_EQ(pass(gc).first_seen, 1);
+  EXPECT_EQ(pass(gc).first_seen, 0);
 }
 
 }  // namespace
