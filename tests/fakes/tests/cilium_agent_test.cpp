@@ -8,8 +8,8 @@
 #include "tests/fakes/cilium/fake_cilium_agent.h"
 #include "tests/fakes/http/raw_http_client.h"
 #include "tests/fakes/tests/http_test_util.h"
-#include "tests/support/eventually.h"
 #include "tests/support/alloc_ids.h"
+#include "tests/support/eventually.h"
 
 namespace cn::fakes {
 namespace {
@@ -189,8 +189,8 @@ TEST_F(CiliumAgentTest, EndpointIdForms) {
   char hex[16];
   std::snprintf(hex, sizeof hex, "0x%x", id);
   for (const std::string& form :
-       {std::to_string(id), "cilium-local:" + std::to_string(id), std::string(hex), attach(kAllocId),
-        "cni-attachment-id%3A" + std::string(kAllocId) + "%3Aeth0",
+       {std::to_string(id), "cilium-local:" + std::to_string(id), std::string(hex),
+        attach(kAllocId), "cni-attachment-id%3A" + std::string(kAllocId) + "%3Aeth0",
         "container-id:" + std::string(kAllocId), std::string("ipv4:10.200.3.17")}) {
     const auto r = call("GET", "/v1/endpoint/" + form);
     EXPECT_EQ(r.status, 200) << form;
@@ -411,8 +411,8 @@ TEST_F(CiliumAgentTest, RateLimitRefusesWithCiliumMessageAndWaitsOnClock) {
   put_alloc(kAllocId, "10.200.3.17");
   EXPECT_EQ(patch_labels(attach(kAllocId), {"nomad:job=a"}).status, 200);
   // Next one must wait 2 s (within 3 s): it blocks until the agent clock moves.
-  auto waiting =
-      std::async(std::launch::async, [&] { return patch_labels(attach(kAllocId), {"nomad:job=a"}); });
+  auto waiting = std::async(std::launch::async,
+                            [&] { return patch_labels(attach(kAllocId), {"nomad:job=a"}); });
   ASSERT_TRUE(clock_.wait_for_sleepers(1, 5s));
   auto refused = patch_labels(attach(kAllocId), {"nomad:x=1"});
   EXPECT_EQ(refused.status, 429);
@@ -466,7 +466,8 @@ TEST_F(CiliumAgentTest, FaultInjectionStatusDropStallNotReadyAndDisabled) {
   put_alloc(kAllocId, "10.200.3.17");
   agent_->inject_fault(FaultRule::fail("PATCH", "/endpoint/{id}/labels", 500, 2));
   EXPECT_EQ(patch_labels(attach(kAllocId), {"nomad:a=1"}).status, 500);
-  EXPECT_EQ(call("GET", "/v1/endpoint/" + attach(kAllocId)).status, 200) << "other routes unaffected";
+  EXPECT_EQ(call("GET", "/v1/endpoint/" + attach(kAllocId)).status, 200)
+      << "other routes unaffected";
   EXPECT_EQ(patch_labels(attach(kAllocId), {"nomad:a=1"}).status, 500);
   EXPECT_EQ(patch_labels(attach(kAllocId), {"nomad:a=1"}).status, 200);
 
@@ -570,9 +571,9 @@ TEST_F(CiliumAgentTest, RestartCanComeBackNotReady) {
   EXPECT_EQ(r.status, 503);
   clock_.advance(2s);
   ASSERT_TRUE(settle());
-  EXPECT_EQ(
-      call("PUT", "/v1/endpoint/cilium-local:0", cni_put_body(kAllocId, "10.200.3.17").dump()).status,
-      201);
+  EXPECT_EQ(call("PUT", "/v1/endpoint/cilium-local:0", cni_put_body(kAllocId, "10.200.3.17").dump())
+                .status,
+            201);
 }
 
 TEST_F(CiliumAgentTest, ControlApiOverHttp) {

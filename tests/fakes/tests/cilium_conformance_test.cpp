@@ -14,8 +14,8 @@
 #include "tests/fakes/cilium/openapi_validator.h"
 #include "tests/fakes/http/raw_http_client.h"
 #include "tests/fakes/tests/http_test_util.h"
-#include "tests/support/child_process.h"
 #include "tests/support/alloc_ids.h"
+#include "tests/support/child_process.h"
 
 #ifndef CN_FAKES_OPENAPI_JSON
 #define CN_FAKES_OPENAPI_JSON ""

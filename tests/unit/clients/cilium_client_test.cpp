@@ -12,8 +12,8 @@
 #include "common/cilium/client/curl_cilium_client.h"
 #include "tests/fakes/cilium/fake_cilium_agent.h"
 #include "tests/fakes/http/http_server.h"
-#include "tests/unit/clients/client_test_util.h"
 #include "tests/support/alloc_ids.h"
+#include "tests/unit/clients/client_test_util.h"
 
 namespace cn::cilium {
 namespace {
@@ -243,8 +243,8 @@ TEST_F(CiliumClientTest, JsonStringErrorsAreUnquoted) {
 TEST_F(CiliumClientTest, ReplaceIdentityLabelsSendsStateAndAlwaysLabels) {
   create(kAllocId, "10.200.3.17");
   CurlCiliumClient client(config());
-  ASSERT_TRUE(
-      client.replace_identity_labels(attach(kAllocId), {"nomad:job=web", "nomad:group=app"}, soon()));
+  ASSERT_TRUE(client.replace_identity_labels(attach(kAllocId), {"nomad:job=web", "nomad:group=app"},
+                                             soon()));
   ASSERT_TRUE(agent_->wait_settled());
   auto ep = client.endpoint(attach(kAllocId), soon());
   ASSERT_TRUE(ep) << ep.error().message;

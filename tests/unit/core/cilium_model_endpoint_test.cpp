@@ -7,8 +7,8 @@
 #include "common/cilium/model/endpoint.h"
 #include "common/cilium/model/endpoint_ref.h"
 #include "common/cni/ifname.h"
-#include "tests/unit/core/nomad_model_test_support.h"
 #include "tests/support/alloc_ids.h"
+#include "tests/unit/core/nomad_model_test_support.h"
 
 namespace cn::cilium {
 namespace {

@@ -123,7 +123,8 @@ TEST(JsonSkipTest, DepthLimitCountsSkippedContainers) {
   EXPECT_NE(beyond.error().message.find("doc: JSON nested deeper than 128"), std::string::npos)
       << beyond.error().message;
   // A deep value never runs the scanner out of stack: it keeps its own, bounded by the limit.
-  auto huge = parse_json_text(R"({"skip":)" + std::string(100'000, '['), "doc", kKeepIdMetaGroupNames);
+  auto huge =
+      parse_json_text(R"({"skip":)" + std::string(100'000, '['), "doc", kKeepIdMetaGroupNames);
   ASSERT_FALSE(huge);
   EXPECT_NE(huge.error().message.find("deeper"), std::string::npos);
   auto objects = parse_json_text(
@@ -152,8 +153,8 @@ TEST(JsonSkipTest, ListBodyElementByElementWithADeferredMember) {
   std::vector<nlohmann::json> elements;
   std::vector<std::string> deferred;
   auto status = parse_json_list(
-      R"([{"id":"a","Job":{"x":[1,"]"]},"n":1},{"Job":null,"id":"b"},{"id":"c"},7])", "list", kKeepIdMetaGroupNames,
-      "Job", [&](nlohmann::json&& element, std::string_view text) {
+      R"([{"id":"a","Job":{"x":[1,"]"]},"n":1},{"Job":null,"id":"b"},{"id":"c"},7])", "list",
+      kKeepIdMetaGroupNames, "Job", [&](nlohmann::json&& element, std::string_view text) {
         elements.push_back(std::move(element));
         deferred.emplace_back(text);
       });
@@ -162,12 +163,14 @@ TEST(JsonSkipTest, ListBodyElementByElementWithADeferredMember) {
   EXPECT_EQ(elements[0], nlohmann::json::parse(R"({"id":"a"})"));
   EXPECT_EQ(deferred, (std::vector<std::string>{R"({"x":[1,"]"]})", "", "", ""}));
   EXPECT_EQ(elements[3], 7);
-  EXPECT_TRUE(parse_json_list("null", "list", kKeepIdMetaGroupNames, "Job", [](auto&&, auto) { FAIL(); }));
+  EXPECT_TRUE(
+      parse_json_list("null", "list", kKeepIdMetaGroupNames, "Job", [](auto&&, auto) { FAIL(); }));
   auto object = parse_json_list("{}", "list", kKeepIdMetaGroupNames, "Job", [](auto&&, auto) {});
   ASSERT_FALSE(object);
   EXPECT_NE(object.error().message.find("list: invalid JSON: expected an array"),
             std::string::npos);
-  EXPECT_FALSE(parse_json_list(R"([{"Job":{"x":[}}])", "list", kKeepIdMetaGroupNames, "Job", [](auto&&, auto) {}));
+  EXPECT_FALSE(parse_json_list(R"([{"Job":{"x":[}}])", "list", kKeepIdMetaGroupNames, "Job",
+                               [](auto&&, auto) {}));
 }
 
 }  // namespace

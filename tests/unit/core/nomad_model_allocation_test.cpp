@@ -8,8 +8,8 @@
 #include "common/nomad/model/alloc_identity.h"
 #include "common/nomad/model/allocation.h"
 #include "common/nomad/model/job.h"
-#include "tests/unit/core/nomad_model_test_support.h"
 #include "tests/support/alloc_ids.h"
+#include "tests/unit/core/nomad_model_test_support.h"
 
 namespace cn::nomad {
 namespace {

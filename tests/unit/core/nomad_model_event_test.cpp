@@ -5,8 +5,8 @@
 
 #include "common/nomad/model/event_frame.h"
 #include "common/nomad/model/ndjson_framer.h"
-#include "tests/unit/core/nomad_model_test_support.h"
 #include "tests/support/alloc_ids.h"
+#include "tests/unit/core/nomad_model_test_support.h"
 
 namespace cn::nomad {
 namespace {

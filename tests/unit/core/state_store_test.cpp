@@ -170,8 +170,8 @@ TEST_F(StateStoreTest, EveryWriteReportsTheEntriesTheNewFileHolds) {
   auto counted = count_state_entries(dir_.file("run/state.json"));
   ASSERT_TRUE(counted) << counted.error().message;
   EXPECT_EQ(*counted, 2u) << "the tombstone is no entry";
-  cn::testing::write_file(dir_.file("run/other.json"),
-                          "{\"schema\":1, \"allocations\": {\"" + numbered_alloc_id(4) + "\": {}}}");
+  cn::testing::write_file(dir_.file("run/other.json"), "{\"schema\":1, \"allocations\": {\"" +
+                                                           numbered_alloc_id(4) + "\": {}}}");
   EXPECT_EQ(count_state_entries(dir_.file("run/other.json")).value_or(99), 1u)
       << "a file out of the line framing is counted by the full parser";
   EXPECT_EQ(count_state_entries(dir_.file("run/none.json")).value_or(99), 0u);

@@ -13,9 +13,9 @@
 #include "labeler/labeler_daemon.h"
 #include "labeler/reconciler.h"
 #include "labeler/work_queue.h"
+#include "tests/support/alloc_ids.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"
-#include "tests/support/alloc_ids.h"
 
 namespace cn::labeler {
 namespace {

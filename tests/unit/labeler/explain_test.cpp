@@ -7,9 +7,9 @@
 #include "labeler/explain/explain.h"
 #include "labeler/explain/explain_verdict.h"
 #include "labeler/explain/policy_subjects.h"
+#include "tests/support/alloc_ids.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"
-#include "tests/support/alloc_ids.h"
 
 namespace cn::labeler::explain {
 namespace {
@@ -87,8 +87,8 @@ TEST_F(ExplainTest, UnlabeledAllocationShowsTheRecordedReasonAndTheFix) {
   nomad_.put(make_alloc(kAllocId));
   cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   plugin_added(kAllocId, json{{"reason", "nomad_unreachable"},
-                            {"detail", "Nomad: connection refused"},
-                            {"at", "2026-12-01T20:00:00Z"}});
+                              {"detail", "Nomad: connection refused"},
+                              {"at", "2026-12-01T20:00:00Z"}});
   EXPECT_EQ(run(kAllocId), 1);
   EXPECT_EQ(verdict_kind(), "unlabeled");
   EXPECT_NE(text_.find("nomad_unreachable"), std::string::npos) << text_;

@@ -7,9 +7,9 @@
 #include <functional>
 
 #include "labeler/alloc_labeler.h"
+#include "tests/support/alloc_ids.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"
-#include "tests/support/alloc_ids.h"
 
 namespace cn::labeler {
 namespace {

@@ -8,10 +8,10 @@
 #include "common/notify/notify_client.h"
 #include "common/state/state_store.h"
 #include "labeler/labeler_daemon.h"
+#include "tests/support/alloc_ids.h"
 #include "tests/support/eventually.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"
-#include "tests/support/alloc_ids.h"
 
 namespace cn::labeler {
 namespace {
