@@ -52,8 +52,7 @@ Result<std::string> read_small_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
     const int err = errno;
-    Error e{err == ENOENT ? ErrorKind::not_found : ErrorKind::io, std::string(std::strerror(err)),
-            0, err};
+    Error e{err == ENOENT ? ErrorKind::not_found : ErrorKind::io, errno_text(err), 0, err};
     return std::unexpected(e);
   }
   std::ostringstream out;
@@ -62,7 +61,7 @@ Result<std::string> read_small_file(const std::string& path) {
 }
 
 Result<FoundNodeId> find_node_id(const NodeIdentitySources& sources, nomad::NomadApi& nomad,
-                                 Deadline deadline) {
+                                 const Deadline& deadline) {
   if (!sources.node_id.empty()) return FoundNodeId{sources.node_id, "--node-id"};
   std::vector<std::string> notes;
   std::optional<ErrorKind> retry_kind;
@@ -85,7 +84,8 @@ Result<FoundNodeId> find_node_id(const NodeIdentitySources& sources, nomad::Noma
   if (!sources.node_name.empty()) {
     auto nodes = nomad.nodes(deadline);
     if (nodes) {
-      std::vector<std::string> same_name, candidates;
+      std::vector<std::string> same_name;
+      std::vector<std::string> candidates;
       std::string only;
       for (const auto& n : *nodes) {
         if (n.name != sources.node_name) continue;

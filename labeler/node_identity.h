@@ -46,6 +46,6 @@ Result<std::string> read_small_file(const std::string& path);
 // timeout: worth retrying) or permission/not_found/invalid when every source answered and none
 // had the ID.
 Result<FoundNodeId> find_node_id(const NodeIdentitySources& sources, nomad::NomadApi& nomad,
-                                 Deadline deadline);
+                                 const Deadline& deadline);
 
 }  // namespace cn::labeler

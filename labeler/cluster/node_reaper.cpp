@@ -184,24 +184,11 @@ NodeReapReport NodeReaper::run_pass(const std::vector<nomad::NodeStub>& nomad_no
     report.detail = read.error().message;
     return ended_early();
   }
-  for (const auto& name : never_listed) {
-    if (never_listed_logged_.contains(name)) continue;
-    log_->info(
-        "node reaper leaves alone a Cilium node this Nomad region never listed: node={} "
-        "region=\"{}\"",
-        name, options_.region);
-  }
-  never_listed_logged_ = std::move(never_listed);
+  log_never_listed(std::move(never_listed));
 
   // Remember every node the list has, before anything is deleted: a node purged from Nomad
   // later is then still known to be ours.
-  std::vector<NomadNodeMarker> missing;
-  const std::string at = rfc3339(clock_.wall_now());
-  for (const auto& [name, listed] : nomad) {
-    if (marked.contains(name) || name.empty() || name.find('/') != std::string::npos) continue;
-    missing.push_back(NomadNodeMarker{listed.stub.id, listed.stub.name, options_.region, at});
-  }
-  write_markers(missing, fence, report, stop);
+  write_markers(unmarked(nomad, marked), fence, report, stop);
   if (report.end != PassEnd::complete) return ended_early();
 
   std::vector<Entry> due = due_entries(gone, report);
@@ -248,6 +235,30 @@ std::vector<NodeReaper::Entry> NodeReaper::due_entries(const std::vector<Entry>&
   out.reserve(due.size());
   for (auto& [first, entry] : due) out.push_back(std::move(entry));
   return out;
+}
+
+void NodeReaper::log_never_listed(std::set<std::string, std::less<>> names) {
+  // Once per name while this reaper runs: such entries are normal beside non-Nomad nodes.
+  for (const auto& name : names) {
+    if (never_listed_logged_.contains(name)) continue;
+    log_->info(
+        "node reaper leaves alone a Cilium node this Nomad region never listed: node={} "
+        "region=\"{}\"",
+        name, options_.region);
+  }
+  never_listed_logged_ = std::move(names);
+}
+
+std::vector<NomadNodeMarker> NodeReaper::unmarked(
+    const std::map<std::string, Listed, std::less<>>& nomad,
+    const std::set<std::string, std::less<>>& marked) const {
+  std::vector<NomadNodeMarker> missing;
+  const std::string at = rfc3339(clock_.wall_now());
+  for (const auto& [name, listed] : nomad) {
+    if (marked.contains(name) || name.empty() || name.find('/') != std::string::npos) continue;
+    missing.push_back(NomadNodeMarker{listed.stub.id, listed.stub.name, options_.region, at});
+  }
+  return missing;
 }
 
 bool NodeReaper::stop_on(const Result<FencedOutcome>& outcome, NodeReapReport& report) {

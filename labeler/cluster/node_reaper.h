@@ -139,8 +139,12 @@ class NodeReaper {
                       NodeReapReport& report, const std::stop_token& stop);
   void remove_markers(const std::vector<Entry>& stale, const LeaderFence& fence,
                       NodeReapReport& report, const std::stop_token& stop);
-  // false when the pass must end (fence lost, no answer); the report says how.
-  bool stop_on(const Result<FencedOutcome>& outcome, NodeReapReport& report);
+  void log_never_listed(std::set<std::string, std::less<>> names);
+  // Listed nodes without a marker of any region: the markers this pass writes.
+  std::vector<NomadNodeMarker> unmarked(const std::map<std::string, Listed, std::less<>>& nomad,
+                                        const std::set<std::string, std::less<>>& marked) const;
+  // True when the pass must end (fence lost, no answer); the report says how.
+  static bool stop_on(const Result<FencedOutcome>& outcome, NodeReapReport& report);
 
   etcd::EtcdApi& etcd_;
   Clock& clock_;
