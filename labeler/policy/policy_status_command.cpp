@@ -16,8 +16,8 @@ namespace {
 std::string age_text(std::chrono::seconds age) {
   const long long s = std::max<long long>(0, age.count());
   if (s < 120) return std::to_string(s) + "s";
-  if (s < 2 * 3600) return std::to_string(s / 60) + "m";
-  if (s < 2 * 86400) return std::to_string(s / 3600) + "h";
+  if (s < 2LL * 3600) return std::to_string(s / 60) + "m";
+  if (s < 2LL * 86400) return std::to_string(s / 3600) + "h";
   return std::to_string(s / 86400) + "d";
 }
 
