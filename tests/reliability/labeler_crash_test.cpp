@@ -28,9 +28,9 @@ using nlohmann::json;
 constexpr int kAllocs = 200;
 constexpr int kKillAfter = 70;      // ADDs finished when the labeler dies
 constexpr int kRestartAfter = 130;  // ADDs finished when it comes back
-constexpr int kParallel = 4;        // concurrent allocation starts, as on a busy node
+constexpr int kParallelStarts = 4;  // concurrent allocation starts, as on a busy node
 
-std::string ip_of(int i) {
+std::string crash_ip_of(int i) {
   return "10.200." + std::to_string(10 + i / 250) + "." + std::to_string(i % 250 + 1);
 }
 
@@ -68,14 +68,14 @@ TEST(LabelerCrash, KillNineMidBurstOf200AddsThenRestartEveryEndpointLabeledOnceA
     for (int i = next++; i < kAllocs; i = next++) {
       Start& s = starts[static_cast<std::size_t>(i)];
       s.alloc = node.place();
-      node.create_endpoint(s.alloc, ip_of(i));
-      s.add = node.plugin_add(s.alloc, ip_of(i), 3000);
-      node.report_network(s.alloc, ip_of(i));
+      node.create_endpoint(s.alloc, crash_ip_of(i));
+      s.add = node.plugin_add(s.alloc, crash_ip_of(i), 3000);
+      node.report_network(s.alloc, crash_ip_of(i));
       ++done;
     }
   };
   std::vector<std::jthread> burst;
-  for (int t = 0; t < kParallel; ++t) burst.emplace_back(start_allocations);
+  for (int t = 0; t < kParallelStarts; ++t) burst.emplace_back(start_allocations);
 
   ASSERT_TRUE(eventually([&] { return done >= kKillAfter; }, 60s));
   auto status = labeler->kill_and_wait(SIGKILL);
@@ -91,7 +91,7 @@ TEST(LabelerCrash, KillNineMidBurstOf200AddsThenRestartEveryEndpointLabeledOnceA
   for (int i = 0; i < kAllocs; ++i) {
     const Start& s = starts[static_cast<std::size_t>(i)];
     ASSERT_EQ(s.add.exit_code, 0) << s.add.err;
-    EXPECT_EQ(json::parse(s.add.out), FakeNode::prev_result(ip_of(i)))
+    EXPECT_EQ(json::parse(s.add.out), FakeNode::prev_result(crash_ip_of(i)))
         << "prevResult passed through unchanged";
     auto at = s.add.err.find("labeler=");
     ++outcomes[at == std::string::npos
@@ -127,7 +127,7 @@ TEST(LabelerCrash, KillNineMidBurstOf200AddsThenRestartEveryEndpointLabeledOnceA
       const std::string& id = starts[static_cast<std::size_t>(i)].alloc;
       if (count_occurrences(state.text, id) != 1) return id + " not exactly once";
       const json& e = state.allocations[id];
-      if (e["ips"] != json::array({ip_of(i)})) return id + " ips " + e["ips"].dump();
+      if (e["ips"] != json::array({crash_ip_of(i)})) return id + " ips " + e["ips"].dump();
       auto ep = node.endpoint_of(id);
       if (!e.contains("labeled") || !ep || e["labeled"]["endpoint_id"] != (*ep)["id"]) {
         return id + " labeled " + e.value("labeled", json()).dump();
