@@ -6,7 +6,7 @@ namespace cn::bench {
 
 namespace {
 
-double ms_between(std::chrono::steady_clock::time_point a,
+double elapsed_ms(std::chrono::steady_clock::time_point a,
                   std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
@@ -33,8 +33,8 @@ Result<NetreapPolicySync> netreap_policy_sync(const fakes::HttpTarget& agent,
   if (auto st = call("PUT", nlohmann::json(rules_text).dump()); !st)
     return std::unexpected(st.error());
   const auto put = std::chrono::steady_clock::now();
-  out.total_ms = ms_between(start, put);
-  out.without_policy_ms = ms_between(deleted, put);
+  out.total_ms = elapsed_ms(start, put);
+  out.without_policy_ms = elapsed_ms(deleted, put);
   return out;
 }
 
