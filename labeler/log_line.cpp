@@ -215,7 +215,7 @@ std::optional<LogLine> parse_log_line(std::string_view text) {
 
 LogFieldType log_field_type(std::string_view key) {
   // Keep in step with the tables in docs/logging.md (LogFormat.DocsListEveryKey checks the names).
-  static constexpr std::array<std::string_view, 49> kNumbers{"allocations",
+  static constexpr std::array<std::string_view, 51> kNumbers{"allocations",
                                                              "asked",
                                                              "attempt",
                                                              "candidates",
@@ -224,6 +224,7 @@ LogFieldType log_field_type(std::string_view key) {
                                                              "count",
                                                              "deleted",
                                                              "dropped_entries",
+                                                             "due",
                                                              "endpoint",
                                                              "endpoints",
                                                              "enqueued",
@@ -238,6 +239,7 @@ LogFieldType log_field_type(std::string_view key) {
                                                              "index",
                                                              "last",
                                                              "live_allocs",
+                                                             "max_per_pass",
                                                              "modify_index",
                                                              "ms",
                                                              "orphaned_s",
