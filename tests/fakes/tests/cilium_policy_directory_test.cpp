@@ -281,7 +281,8 @@ TEST_F(CiliumPolicyDirectory, InitialScanLoadsValidYamlNamesOnly) {
   write_file(path("ignored.json"), "garbage: [");
   write_file(path("frontend.yaml.tmp"), "garbage: [");
   write_file(path("Bad_Name.yaml"), "garbage: [");  // logged, skipped, not fatal
-  // One object per file: a second document is never read (cilium issue #37724).
+  // One object per file: the agent decodes only the first YAML document, so a second one is
+  // never read (https://github.com/cilium/cilium/issues/37724, docs/policies.md).
   write_file(path("two-docs.yaml"), std::string(kFrontendCcnp) + "---\ngarbage: [\n");
   start();
   EXPECT_TRUE(loaded("frontend.yaml"));

@@ -12,6 +12,7 @@
 #include "common/nomad/client/curl_nomad_client.h"
 #include "labeler/node_identity.h"
 #include "tests/fakes/nomad/fake_nomad.h"
+#include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
 namespace cn::labeler {
@@ -22,11 +23,7 @@ constexpr const char* kOther = "0a0a0a0a-0000-4000-8000-000000000002";
 constexpr const char* kDataDir = "/var/lib/nomad-test";
 
 std::string example_policy() {
-  std::ifstream in(std::filesystem::path(CN_DEFAULT_SOURCE_DIR) / "conf-examples" /
-                   "acl-policy.hcl");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return cn::testing::read_file(cn::testing::source_dir() + "/conf-examples/acl-policy.hcl");
 }
 
 class NodeIdentityTest : public ::testing::Test {
