@@ -15,7 +15,7 @@
 
 namespace cn::bench {
 
-using json::Fields;
+using cn::json::Fields;
 
 class FieldFilter {
  public:
