@@ -59,13 +59,17 @@ Result<std::unique_ptr<CurlEtcdClient>> CurlEtcdClient::create(EtcdConfig config
     endpoints.push_back(
         Endpoint{std::move(resolved->url), std::make_unique<http::HttpClient>(std::move(h))});
   }
+  Clock& clock = options.clock ? *options.clock : system_clock();
   return std::unique_ptr<CurlEtcdClient>(
-      new CurlEtcdClient(std::move(config), std::move(endpoints), std::move(options.log)));
+      new CurlEtcdClient(std::move(config), std::move(endpoints), clock, std::move(options.log)));
 }
 
-CurlEtcdClient::CurlEtcdClient(EtcdConfig config, std::vector<Endpoint> endpoints,
+CurlEtcdClient::CurlEtcdClient(EtcdConfig config, std::vector<Endpoint> endpoints, Clock& clock,
                                std::shared_ptr<spdlog::logger> log)
-    : config_(std::move(config)), endpoints_(std::move(endpoints)), log_(std::move(log)) {}
+    : config_(std::move(config)),
+      endpoints_(std::move(endpoints)),
+      clock_(clock),
+      log_(std::move(log)) {}
 
 CurlEtcdClient::~CurlEtcdClient() = default;
 
@@ -85,7 +89,7 @@ Result<std::string> CurlEtcdClient::post(std::string_view path, const std::strin
   for (std::size_t i = 0; i < endpoints_.size(); ++i) {
     // A spent deadline tries no further endpoint: it would only be blamed (and skipped next
     // time) for the time the previous one used up.
-    if (i > 0 && std::chrono::steady_clock::now() >= deadline.at) break;
+    if (i > 0 && clock_.now() >= deadline.at) break;
     const std::size_t index = (start + i) % endpoints_.size();
     auto res = post_to(index, path, body, deadline);
     if (res || !try_next_endpoint(res.error())) {
@@ -135,8 +139,9 @@ Result<http::Response> CurlEtcdClient::send(std::size_t index, std::string_view 
   if (deadline.stop.stop_requested()) {
     return fail(ErrorKind::cancelled, "etcd: " + std::string(path) + " cancelled");
   }
-  const auto left =
-      std::chrono::duration_cast<milliseconds>(deadline.at - std::chrono::steady_clock::now());
+  // Rounded up: truncating would call a deadline with 0.4 ms left "passed" here while post()
+  // saw it open and tried this endpoint, and the endpoint would be blamed for a call never sent.
+  const auto left = std::chrono::ceil<milliseconds>(deadline.at - clock_.now());
   if (left <= milliseconds{0}) return std::unexpected(deadline_passed(path));
   http::Request req;
   req.method = http::Method::post;

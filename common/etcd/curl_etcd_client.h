@@ -23,6 +23,7 @@
 #include "common/etcd/etcd_api.h"
 #include "common/etcd/etcd_config.h"
 #include "common/http/http_client.h"
+#include "common/util/clock.h"
 #include "common/util/mutex.h"
 
 namespace cn::etcd {
@@ -31,6 +32,9 @@ struct EtcdClientOptions {
   // Short on purpose: a dead endpoint must leave most of a call's deadline to the next one.
   std::chrono::milliseconds connect_timeout{2'000};
   std::shared_ptr<spdlog::logger> log;  // nullptr: spdlog's default logger
+  // What deadlines are measured against: the caller's clock, so that a deadline computed from
+  // it means the same here. nullptr: the system clock.
+  Clock* clock = nullptr;
 };
 
 class CurlEtcdClient final : public EtcdApi {
@@ -60,7 +64,7 @@ class CurlEtcdClient final : public EtcdApi {
     std::unique_ptr<http::HttpClient> http;
   };
 
-  CurlEtcdClient(EtcdConfig config, std::vector<Endpoint> endpoints,
+  CurlEtcdClient(EtcdConfig config, std::vector<Endpoint> endpoints, Clock& clock,
                  std::shared_ptr<spdlog::logger> log);
 
   Result<std::string> post_to(std::size_t index, std::string_view path, const std::string& body,
@@ -71,6 +75,7 @@ class CurlEtcdClient final : public EtcdApi {
 
   const EtcdConfig config_;
   const std::vector<Endpoint> endpoints_;
+  Clock& clock_;
   const std::shared_ptr<spdlog::logger> log_;
 
   mutable Mutex mu_;
