@@ -55,9 +55,12 @@ TEST(ExplainDiagnosis, AgentLabelsFilterTrapIsNamedWithItsFix) {
   options.agent_label_patterns = {"k8s:.*"};
   FakeNode node(options);
   auto alloc = node.running_alloc("10.200.1.11");
+  // The agent moves the labels first and resolves the identity after (state
+  // waiting-for-identity): explain judges the identity, so wait for it.
   ASSERT_TRUE(reconcile_until(node, [&] {
     auto ep = node.endpoint_of(alloc);
-    return ep && !(*ep)["status"]["labels"].value("derived", json::array()).empty();
+    return ep && !(*ep)["status"]["labels"].value("derived", json::array()).empty() &&
+           (*ep)["status"].value("state", "") == "ready";
   }));
   int code = -1;
   json out = explain(node, alloc, code);
