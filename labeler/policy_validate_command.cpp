@@ -1,36 +1,21 @@
 #include "labeler/policy_validate_command.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <ostream>
 
 #include "common/policy/policy_document.h"
 #include "common/policy/policy_object.h"
 #include "common/policy/policy_text.h"
+#include "common/util/read_whole_file.h"
 
 namespace cn::labeler {
-namespace {
-
-// Reads at most one byte more than a policy may have, so a huge file is refused by the size
-// rule without being read whole.
-Result<std::string> read_bounded(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorKind::io, "cannot read: " + errno_text(errno));
-  std::string text(cn::policy::kMaxPolicyBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.bad()) return fail(ErrorKind::io, "cannot read: " + errno_text(errno));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  return text;
-}
-
-}  // namespace
 
 int validate_policy_files(const std::vector<std::string>& files, std::ostream& out,
                           std::ostream& err) {
   int status = 0;
   for (const auto& file : files) {
-    auto text = read_bounded(file);
+    // Read past the item bound, so that parse_policy_text's refusal gives the true size: a
+    // policy must fit a Nomad variable's item (kMaxPolicyBytes).
+    auto text = read_whole_file(file, cn::policy::kMaxPolicyFileBytes);
     if (!text) {
       err << file << ": " << text.error().message << "\n";
       status = 1;

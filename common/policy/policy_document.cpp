@@ -68,6 +68,11 @@ Result<json> policy_object_from_item(std::string_view policy_item, std::string_v
   return out;
 }
 
+std::string policy_list_prefix(std::string_view prefix) {
+  while (prefix.ends_with('/')) prefix.remove_suffix(1);
+  return prefix.empty() ? std::string() : std::string(prefix) + "/";
+}
+
 Result<std::string> policy_name_from_path(std::string_view prefix, std::string_view path) {
   while (prefix.ends_with('/')) prefix.remove_suffix(1);
   // An empty prefix (every variable of the namespace) names a policy by its whole path.

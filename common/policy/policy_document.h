@@ -17,6 +17,10 @@ namespace cn::policy {
 
 // A variable's items may hold 64 KiB in Nomad; a policy item larger than this is refused.
 inline constexpr std::size_t kMaxPolicyBytes = std::size_t{64} * 1024;
+// A written file is compact JSON of an item within kMaxPolicyBytes plus our annotations. YAML
+// turned into JSON grows (every key and string gains quotes: `a: b` is 5 bytes, `"a":"b",` 8),
+// but never to four times its size; a larger file in the directory is not one of ours.
+inline constexpr std::size_t kMaxPolicyFileBytes = 4 * kMaxPolicyBytes;
 
 // Annotations on every written object: where it came from, so `policy status` and a reader of
 // the directory can trace a file back to its variable.
@@ -47,6 +51,10 @@ Status validate_policy_document(std::string_view text);
 Result<nlohmann::json> policy_object_from_item(std::string_view policy_item,
                                                std::string_view object_name,
                                                const PolicySource& source);
+
+// What the variable list is asked for: "<prefix>/" (Nomad matches list prefixes as plain strings,
+// so "cilium/policies" would also list "cilium/policies-old/x"), or "" for every variable.
+std::string policy_list_prefix(std::string_view prefix);
 
 // "<prefix>/a/b" -> "a.b", which must be a DNS-1123 subdomain that still is one with
 // kFilePrefix in front. Error kind `invalid` with the reason otherwise.

@@ -302,10 +302,10 @@ std::optional<std::string> unreadable_text(std::string_view text) {
   return std::nullopt;
 }
 
-Result<nlohmann::json> parse_policy_text(std::string_view text) {
-  if (text.size() > kMaxPolicyBytes) {
+Result<nlohmann::json> parse_policy_text(std::string_view text, std::size_t max_bytes) {
+  if (text.size() > max_bytes) {
     return fail(ErrorKind::invalid, "/: " + std::to_string(text.size()) + " bytes, more than the " +
-                                        std::to_string(kMaxPolicyBytes) + " allowed");
+                                        std::to_string(max_bytes) + " allowed");
   }
   if (auto why = unreadable_text(text)) return fail(ErrorKind::invalid, "/: " + *why);
   // Strict JSON first: one reader for JSON input in this project (common/util/json_read.h).

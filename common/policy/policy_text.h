@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/policy/policy_document.h"
 #include "common/util/result.h"
 
 namespace cn::policy {
@@ -13,7 +14,8 @@ namespace cn::policy {
 // Nesting deeper than this is refused before it is built; real policies stay below 20.
 inline constexpr int kMaxPolicyDepth = 64;
 
-// Exactly one document, at most kMaxPolicyBytes. Text that parses as strict JSON is read as JSON;
+// Exactly one document, at most `max_bytes` (a variable's item: kMaxPolicyBytes; a file the
+// distributor wrote: kMaxPolicyFileBytes). Text that parses as strict JSON is read as JSON;
 // anything else goes through yaml-cpp. YAML is read with the types Go's YAML-to-JSON step would
 // give, and what could be read two ways is refused rather than guessed (docs/policies.md):
 //   - quoted, block and !!str scalars are strings; plain scalars are null (~, null, empty),
@@ -25,7 +27,8 @@ inline constexpr int kMaxPolicyDepth = 64;
 //   - anchors, aliases, merge keys (<<), non-scalar keys, duplicate keys and other tags are
 //   refused.
 // Errors are `invalid` with "/: <reason>" or "<JSON pointer>: <reason>".
-Result<nlohmann::json> parse_policy_text(std::string_view text);
+Result<nlohmann::json> parse_policy_text(std::string_view text,
+                                         std::size_t max_bytes = kMaxPolicyBytes);
 
 // What Go's YAML reader (a port of libyaml's reader) refuses before parsing: invalid UTF-8, and
 // characters outside YAML's printable set (most control characters). The agent reads every file

@@ -10,6 +10,7 @@
 #include "common/util/alloc_id.h"
 #include "labeler/identity_trust.h"
 #include "labeler/policy/policy_directory.h"
+#include "labeler/policy/policy_status.h"
 
 namespace cn::labeler::explain {
 namespace {
@@ -90,10 +91,22 @@ void find_policies(ExplainFacts& facts, const ExplainSettings& settings) {
   }
   facts.policies_checked = true;
   for (const auto& [name, file] : *files) {
-    auto doc = cn::policy::parse_policy_text(file.content);
-    if (!doc || !policy_selects(*doc, subject)) continue;
+    auto doc = cn::policy::parse_policy_text(file.content, cn::policy::kMaxPolicyFileBytes);
+    if (!doc) {
+      facts.policies_not_applied.push_back({file.path, "unreadable", doc.error().message});
+      continue;
+    }
+    if (!policy_selects(*doc, subject)) continue;
     facts.policies.push_back(
         {doc->value("/metadata/name"_json_pointer, name), doc->value("kind", ""), file.path});
+  }
+  // No status file: no distributor ran on this node, so it refused nothing.
+  if (auto status = policy::read_policy_status(policy::policy_status_path(settings.state_file))) {
+    for (const auto& [path, rec] : status->policies) {
+      if (rec.state == policy::PolicyState::applied) continue;
+      facts.policies_not_applied.push_back(
+          {path, std::string(policy::to_string(rec.state)), rec.reason});
+    }
   }
 }
 

@@ -61,6 +61,10 @@ struct ExplainFacts {
   bool policies_checked = false;          // a policy directory was given and read
   std::vector<SelectingPolicy> policies;  // the distributor's policies selecting the endpoint
   std::string policy_error;
+  // Policies the node does not enforce, so whether they would select the endpoint is unknown:
+  // variables the distributor refused or could not write yet (its status file), and files of
+  // ours that cannot be read. Said, so that a missing policy is never silently left out.
+  std::vector<PolicyNotApplied> policies_not_applied;
 };
 
 // Resolves a full ID or an unambiguous prefix against the state file and the agent's endpoints.

@@ -83,6 +83,14 @@ std::string policies_text(const ExplainFacts& facts) {
   return join(names, ", ");
 }
 
+std::string not_applied_text(const ExplainFacts& facts) {
+  std::vector<std::string> items;
+  for (const auto& p : facts.policies_not_applied) {
+    items.push_back(p.source + " (" + p.state + (p.reason.empty() ? "" : ": " + p.reason) + ")");
+  }
+  return join(items, "; ");
+}
+
 json last_attempt_json(const ExplainFacts& facts) {
   if (!facts.last_attempt) return nullptr;
   return {{"reason", facts.last_attempt->reason},
@@ -111,6 +119,7 @@ std::string render_text(const ExplainFacts& facts, const Verdict& verdict) {
   line(out, "cluster", facts.cluster_name);
   if (!facts.policy_error.empty() || facts.policies_checked) {
     line(out, "policies", policies_text(facts));
+    if (!facts.policies_not_applied.empty()) line(out, "  not applied", not_applied_text(facts));
   } else {
     line(out, "policies", "not looked at (give --policy-dir)");
   }
@@ -175,6 +184,11 @@ json render_json(const ExplainFacts& facts, const Verdict& verdict) {
   }
   out["policies"] = facts.policies_checked ? std::move(policies) : json(nullptr);
   if (!facts.policy_error.empty()) out["policy_error"] = facts.policy_error;
+  json not_applied = json::array();
+  for (const auto& p : facts.policies_not_applied) {
+    not_applied.push_back({{"source", p.source}, {"state", p.state}, {"reason", p.reason}});
+  }
+  out["policies_not_applied"] = facts.policies_checked ? std::move(not_applied) : json(nullptr);
   out["verdict"] = {{"ok", verdict.ok()},
                     {"kind", std::string(to_string(verdict.kind))},
                     {"summary", verdict.summary},

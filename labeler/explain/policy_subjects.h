@@ -21,6 +21,12 @@ struct SelectingPolicy {
   std::string file;
 };
 
+struct PolicyNotApplied {
+  std::string source;  // the variable path, or the file when no variable is known
+  std::string state;   // the distributor's state ("invalid", "pending", ...) or "unreadable"
+  std::string reason;
+};
+
 // Whether one LabelSelector object ({matchLabels, matchExpressions}) matches `labels`. A
 // selector this code cannot read (an unknown operator) matches nothing: explain then shows the
 // policy as not selecting, never the reverse.

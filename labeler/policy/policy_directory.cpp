@@ -4,13 +4,12 @@
 
 #include <cerrno>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "common/util/atomic_file.h"
 #include "common/util/json_read.h"
+#include "common/util/read_whole_file.h"
 
 namespace cn::labeler::policy {
 
@@ -27,9 +26,6 @@ std::optional<std::string> owned_name(std::string_view file_name) {
   return std::string(file_name.substr(kFilePrefix.size(),
                                       file_name.size() - kFilePrefix.size() - kFileSuffix.size()));
 }
-
-// Files are bounded by kMaxPolicyBytes when we write them; a larger one is not ours to parse.
-constexpr std::uintmax_t kMaxReadBytes = 4 * cn::policy::kMaxPolicyBytes;
 
 std::optional<cn::policy::PolicySource> source_of(const std::string& content) try {
   auto doc = json::parse_json_text(content, "policy file");
@@ -73,14 +69,10 @@ Result<std::map<std::string, OwnedFile>> PolicyDirectory::owned_files() const {
     OwnedFile file;
     file.path = it->path().string();
     file.name = *name;
-    if (it->file_size(ec) <= kMaxReadBytes && !ec) {
-      std::ifstream in(file.path, std::ios::binary);
-      std::ostringstream text;
-      text << in.rdbuf();
-      if (in || in.eof()) {
-        file.content = text.str();
-        file.source = source_of(file.content);
-      }
+    // A file too large or unreadable stays listed with no source: never removed as ours.
+    if (auto text = read_whole_file(file.path, cn::policy::kMaxPolicyFileBytes)) {
+      file.content = std::move(*text);
+      file.source = source_of(file.content);
     }
     out.emplace(*name, std::move(file));
   }
@@ -91,16 +83,9 @@ Status PolicyDirectory::write(std::string_view name, std::string_view content,
                               bool& changed) const {
   const std::string path = file_path(name);
   changed = true;
-  {
-    std::ifstream in(path, std::ios::binary);
-    if (in) {
-      std::ostringstream current;
-      current << in.rdbuf();
-      if (current.str() == content) {
-        changed = false;
-        return {};
-      }
-    }
+  if (auto current = read_whole_file(path, content.size()); current && *current == content) {
+    changed = false;
+    return {};
   }
   // 0644: the agent reads it; nothing in a policy is secret.
   return replace_file_atomically(path, content, 0644);

@@ -34,6 +34,7 @@ PolicyDistributor::PolicyDistributor(PolicySettings settings, nomad::NomadApi& n
       calls_(calls),
       log_(log ? std::move(log) : spdlog::default_logger()),
       dir_(settings_.dir),
+      list_prefix_(cn::policy::policy_list_prefix(settings_.prefix)),
       backoff_(settings_.backoff) {
   status_.nomad_namespace = settings_.nomad_namespace;
   status_.prefix = settings_.prefix;
@@ -63,7 +64,7 @@ void PolicyDistributor::set_state(PolicyRecord& rec, PolicyState state, std::str
 }
 
 Result<std::uint64_t> PolicyDistributor::reconcile(std::stop_token stop) {
-  auto listed = nomad_.variables(settings_.nomad_namespace, settings_.prefix, 0, settings_.wait,
+  auto listed = nomad_.variables(settings_.nomad_namespace, list_prefix_, 0, settings_.wait,
                                  clock_.now() + settings_.call_timeout, stop);
   calls_.record(Peer::nomad, listed);
   if (!listed) {
@@ -92,6 +93,9 @@ void PolicyDistributor::apply(const std::vector<nomad::VariableMeta>& listed,
     if (stop.stop_requested()) return;
     // `namespace=*` is never asked for, but a proxy or a future Nomad might widen the answer.
     if (meta.nomad_namespace != settings_.nomad_namespace) continue;
+    // Nomad's list matches the prefix as a string; a proxy or an older fake may still answer
+    // variables beside it ("cilium/policies-old/x"), which are someone else's, not invalid ones.
+    if (!meta.path.starts_with(list_prefix_)) continue;
     listed_paths.insert(meta.path);
     auto name = cn::policy::policy_name_from_path(settings_.prefix, meta.path);
     PolicyRecord rec;
@@ -189,8 +193,16 @@ void PolicyDistributor::apply_variable(const nomad::VariableMeta& meta, const st
       item->second, std::string(cn::policy::kFilePrefix) + name, source);
   if (!object) return refuse(object.error().message);
 
+  // Compact: the file stays about the size of the item Nomad accepted (pretty-printing a 39 KB
+  // item gave 106 KB); JSON is YAML, and the agent reads it as such.
+  const std::string content = object->dump() + "\n";
+  if (content.size() > cn::policy::kMaxPolicyFileBytes) {
+    return refuse("the policy item is " + std::to_string(item->second.size()) +
+                  " bytes and its file would be " + std::to_string(content.size()) +
+                  " bytes; the file limit is " + std::to_string(cn::policy::kMaxPolicyFileBytes));
+  }
   bool changed = false;
-  if (auto written = dir_.write(name, object->dump(2) + "\n", changed); !written) {
+  if (auto written = dir_.write(name, content, changed); !written) {
     metrics_.policy_errors(PolicyErrorReason::write).Increment();
     set_state(rec, PolicyState::pending, "cannot write the file: " + written.error().message);
     log_->warn("policy write failed path={} error=\"{}\"", meta.path, written.error().message);
@@ -313,8 +325,8 @@ void PolicyDistributor::watch(std::stop_token stop) {
     // that, or every quiet watch fails and backs off, and a write waits out the backoff.
     const MonoTime deadline =
         full ? now + settings_.call_timeout : now + wait + wait / 16 + settings_.call_timeout;
-    auto listed = nomad_.variables(settings_.nomad_namespace, settings_.prefix, full ? 0 : index,
-                                   wait, deadline, stop);
+    auto listed = nomad_.variables(settings_.nomad_namespace, list_prefix_, full ? 0 : index, wait,
+                                   deadline, stop);
     calls_.record(Peer::nomad, listed);
     if (!listed) {
       if (stop.stop_requested()) return;

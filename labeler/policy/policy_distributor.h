@@ -72,6 +72,7 @@ class PolicyDistributor {
   CallRecorder& calls_;
   std::shared_ptr<spdlog::logger> log_;
   PolicyDirectory dir_;
+  std::string list_prefix_;  // policy_list_prefix(settings_.prefix)
   Backoff backoff_;
 
   // Written by the one thread that runs passes; read by status() from others.

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/util/json_read.h"
+#include "common/util/read_whole_file.h"
 
 namespace cn::labeler::policy {
 
@@ -87,6 +88,14 @@ Result<PolicyStatus> parse_policy_status(std::string_view text) {
     status.policies[rec.variable_path] = std::move(rec);
   }
   return status;
+}
+
+Result<PolicyStatus> read_policy_status(const std::string& path) {
+  // Our own file: a record per policy, far below this even at the --policy-max-count bound.
+  constexpr std::size_t kMaxStatusBytes = std::size_t{64} << 20;
+  auto text = read_whole_file(path, kMaxStatusBytes);
+  if (!text) return std::unexpected(text.error());
+  return parse_policy_status(*text);
 }
 
 std::string policy_status_path(std::string_view state_file) {

@@ -43,6 +43,10 @@ struct PolicyStatus {
 std::string to_text(const PolicyStatus& status);
 Result<PolicyStatus> parse_policy_status(std::string_view text);
 
+// Reads and parses the file. Error kind from errno when it cannot be read (not_found when there
+// is none), `invalid` when it cannot be parsed.
+Result<PolicyStatus> read_policy_status(const std::string& path);
+
 // "<dir of state_file>/policy-status.json".
 std::string policy_status_path(std::string_view state_file);
 

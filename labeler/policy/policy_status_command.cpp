@@ -1,9 +1,6 @@
 #include "labeler/policy/policy_status_command.h"
 
-#include <cerrno>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "labeler/policy/policy_status.h"
 #include "labeler/text_table.h"
@@ -39,15 +36,13 @@ std::string changed_cell(const PolicyRecord& rec, StatusView view, Clock& clock)
 
 Result<std::string> render_policy_status(const std::string& status_file, StatusView view,
                                          Clock& clock) {
-  std::ifstream in(status_file, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    return fail_errno(errno_text(err) + " (is the labeler running with --policy-dir?)", err);
+  auto status = read_policy_status(status_file);
+  if (!status) {
+    Error error = status.error();
+    if (error.kind != ErrorKind::invalid)
+      error.message += " (is the labeler running with --policy-dir?)";
+    return std::unexpected(std::move(error));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto status = parse_policy_status(text.str());
-  if (!status) return std::unexpected(status.error());
   if (view == StatusView::json) return to_text(*status);
 
   std::vector<std::vector<std::string>> rows = {

@@ -7,6 +7,7 @@
 #include "labeler/explain/explain.h"
 #include "labeler/explain/explain_verdict.h"
 #include "labeler/explain/policy_subjects.h"
+#include "labeler/policy/policy_status.h"
 #include "tests/support/alloc_ids.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"
@@ -279,6 +280,38 @@ TEST_F(ExplainTest, ListsTheDistributedPoliciesSelectingTheEndpoint) {
   ASSERT_EQ(json_["policies"].size(), 1U) << json_.dump(2);
   EXPECT_EQ(json_["policies"][0]["name"], "nomad-web");
   EXPECT_NE(text_.find("nomad-web (CiliumClusterwideNetworkPolicy)"), std::string::npos) << text_;
+}
+
+TEST_F(ExplainTest, SaysWhichPoliciesTheNodeDoesNotEnforce) {
+  settings_.policy_dir = dir_.file("policies");
+  std::filesystem::create_directories(settings_.policy_dir);
+  cn::testing::write_file(settings_.policy_dir + "/nomad-broken.yaml", "{not json");
+  policy::PolicyStatus status;
+  policy::PolicyRecord refused;
+  refused.variable_path = "cilium/policies/big";
+  refused.state = policy::PolicyState::invalid;
+  refused.reason = "/spec: required";
+  status.policies[refused.variable_path] = refused;
+  policy::PolicyRecord applied = refused;
+  applied.variable_path = "cilium/policies/web";
+  applied.state = policy::PolicyState::applied;
+  applied.reason.clear();
+  status.policies[applied.variable_path] = applied;
+  cn::testing::write_file(policy::policy_status_path(settings_.state_file),
+                          policy::to_text(status));
+  nomad_.put(make_alloc(kAllocId));
+  auto ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
+  cilium_.set_identity_labels(ep, kWebLabels);
+  EXPECT_EQ(run(kAllocId), 0);
+  const json& not_applied = json_["policies_not_applied"];
+  ASSERT_EQ(not_applied.size(), 2U) << json_.dump(2);
+  EXPECT_EQ(not_applied[0]["state"], "unreadable");
+  EXPECT_EQ(not_applied[1]["source"], "cilium/policies/big");
+  EXPECT_EQ(not_applied[1]["reason"], "/spec: required");
+  EXPECT_NE(text_.find("cilium/policies/big (invalid: /spec: required)"), std::string::npos)
+      << text_;
+  EXPECT_NE(text_.find("nomad-broken.yaml (unreadable: "), std::string::npos) << text_;
+  EXPECT_EQ(text_.find("cilium/policies/web ("), std::string::npos) << "applied is not listed";
 }
 
 // ---- selectors, judged as the agent translates them

@@ -2,6 +2,7 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 #include <thread>
@@ -234,6 +235,50 @@ TEST_F(PolicyDistributorTest, SizeCountAndNameBoundsRefuseWithTheReason) {
   EXPECT_EQ(status.policies.at("cilium/policies/Not_DNS").state, PolicyState::invalid);
   EXPECT_NE(status.policies.at("cilium/policies/noitem").reason.find("\"policy\""),
             std::string::npos);
+}
+
+TEST_F(PolicyDistributorTest, VariablesBesideThePrefixAreNeitherPoliciesNorInvalid) {
+  auto d = distributor();
+  put("web", ccnp_web());
+  nomad_.put_variable("default", "cilium/policies-old/web", {{"policy", ccnp_web()}});
+  nomad_.put_variable("default", "cilium/policiesx", {{"policy", ccnp_web()}});
+  ASSERT_TRUE(d->reconcile());
+  const auto status = d->status();
+  EXPECT_EQ(status.policies.size(), 1U);
+  EXPECT_TRUE(status.policies.contains("cilium/policies/web"));
+  EXPECT_EQ(metrics_.policies_invalid().Value(), 0);
+  EXPECT_EQ(metrics_.policy_errors(PolicyErrorReason::invalid).Value(), 0);
+}
+
+// Nomad takes an item of up to 64 KiB; pretty-printing once turned a 39 KB item into a 106 KB
+// file. The file is compact JSON, about the item's size.
+TEST_F(PolicyDistributorTest, ALargeItemNomadAcceptsIsWrittenCompact) {
+  std::string yaml = R"(apiVersion: cilium.io/v2
+kind: CiliumClusterwideNetworkPolicy
+metadata:
+  name: many
+spec:
+  endpointSelector:
+    matchLabels:
+      nomad:nomad.job: web
+  ingress:
+)";
+  std::size_t rules = 0;
+  for (; yaml.size() < 39000; ++rules) {
+    yaml += "  - fromEndpoints:\n    - matchLabels:\n        nomad:nomad.job: client-" +
+            std::to_string(rules) + "\n";
+  }
+  ASSERT_LT(yaml.size(), cn::policy::kMaxPolicyBytes);
+  auto d = distributor();
+  put("many", yaml);
+  ASSERT_TRUE(d->reconcile());
+  ASSERT_EQ(d->status().policies.at("cilium/policies/many").state, PolicyState::applied)
+      << d->status().policies.at("cilium/policies/many").reason;
+  const std::string written = read_file(file("many"));
+  // JSON of this YAML is about as long as the YAML; the annotations add a few hundred bytes.
+  EXPECT_LT(written.size(), yaml.size() + 1024);
+  EXPECT_EQ(std::count(written.begin(), written.end(), '\n'), 1) << "one line";
+  EXPECT_EQ(file_json("many")["spec"]["ingress"].size(), rules);
 }
 
 TEST_F(PolicyDistributorTest, StatusFileFeedsThePolicyStatusCommand) {
