@@ -67,7 +67,8 @@ std::vector<UpstreamCorpusRow> read_upstream_manifest() {
 std::optional<std::string> upstream_as_submitted(const std::string& text) {
   auto doc = parse_policy_text(text);
   if (!doc || !doc->is_object()) return std::nullopt;
-  if (doc->value("kind", "") != "CiliumNetworkPolicy") return std::nullopt;
+  const auto kind = doc->find("kind");
+  if (kind == doc->end() || *kind != "CiliumNetworkPolicy") return std::nullopt;
   auto& metadata = (*doc)["metadata"];
   if (!metadata.is_object() || metadata.contains("namespace")) return std::nullopt;
   metadata["namespace"] = "default";
