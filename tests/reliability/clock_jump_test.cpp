@@ -13,9 +13,9 @@
 #include "labeler/metrics.h"
 #include "labeler/notify_server.h"
 #include "labeler/work_queue.h"
-#include "tests/reliability/support/clock_pump.h"
 #include "tests/reliability/support/in_process_labeler.h"
 #include "tests/reliability/support/wait.h"
+#include "tests/support/clock_pump.h"
 
 namespace cn::reliability {
 namespace {
@@ -138,7 +138,9 @@ TEST(ClockJumps, ApiCallDeadlineIsMonotonic) {
   jump_both_ways(clock);
   EXPECT_FALSE(eventually([&] { return done.load(); }, kQuiet));
   {
-    ClockPump pump(clock, 20ms);  // 10 s of monotonic time in about half a second
+    testing::ClockPump pump(
+        clock, 20ms,
+        testing::ClockPump::Mode::periodic);  // 10 s of monotonic time in about half a second
     EXPECT_TRUE(eventually([&] { return done.load(); }, 10s));
   }
   caller.join();

@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "common/labels/label_policy.h"
-#include "tests/reliability/support/clock_pump.h"
 #include "tests/reliability/support/in_process_labeler.h"
 #include "tests/reliability/support/wait.h"
+#include "tests/support/clock_pump.h"
 
 namespace cn::reliability {
 namespace {
@@ -63,13 +63,15 @@ class NomadOutage : public ::testing::Test {
     return n;
   }
 
-  void run_time() { pump_ = std::make_unique<ClockPump>(clock_, 100ms); }
+  void run_time() {
+    pump_ = std::make_unique<testing::ClockPump>(clock_, 100ms, testing::ClockPump::Mode::periodic);
+  }
 
   FakeNode node_;
   ManualClock clock_;
   // Declared before the daemon, so it still moves time while the daemon shuts down: a worker
   // in a retry sleep on this clock must be able to wake up and see the stop.
-  std::unique_ptr<ClockPump> pump_;
+  std::unique_ptr<testing::ClockPump> pump_;
   std::unique_ptr<InProcessLabeler> labeler_;
   std::vector<std::string> allocs_;
 };

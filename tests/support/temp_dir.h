@@ -1,4 +1,10 @@
 #pragma once
+// One temp directory for every test, header-only so that test binaries that do not link
+// cn_test_support (the fakes' tests) use it too.
+#include <stdlib.h>
+
+#include <filesystem>
+#include <stdexcept>
 #include <string>
 
 namespace cn::testing {
@@ -6,8 +12,15 @@ namespace cn::testing {
 // A fresh directory under /tmp, removed with everything in it on destruction.
 class TempDir {
  public:
-  TempDir();
-  ~TempDir();
+  TempDir() {
+    std::string tmpl = "/tmp/cn-test-XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   const std::string& path() const { return path_; }

@@ -225,7 +225,7 @@ class CiliumPolicyDirectory : public ::testing::Test {
   void start(CiliumVersion version = CiliumVersion::v1_17) {
     FakeCiliumAgentConfig cfg;
     cfg.socket_path = dir_.file("cilium.sock");
-    cfg.static_cnp_path = policies_.path().string();
+    cfg.static_cnp_path = policies_.path();
     cfg.version = version;
     cfg.cluster_name = "east";
     cfg.on_fatal = [this](const std::string& m) {
@@ -391,7 +391,7 @@ TEST_F(CiliumPolicyDirectory, ReportsSubjectAndPeerEndpoints) {
       endpoint("fe2", {"nomad:nomad.job=frontend", "k8s:io.kubernetes.pod.namespace=default",
                        "k8s:io.cilium.k8s.policy.cluster=west"});
   const int backend = endpoint("be", {"nomad:nomad.job=backend"});
-  install_file(policies_.path().string(), "frontend.yaml", kFrontendCcnp);
+  install_file(policies_.path(), "frontend.yaml", kFrontendCcnp);
   ASSERT_TRUE(eventually([&] { return loaded("frontend.yaml"); }, 5s));
   json p = policy("frontend.yaml");
   EXPECT_EQ(p["kind"], "CiliumClusterwideNetworkPolicy");
@@ -430,7 +430,7 @@ TEST_F(CiliumPolicyDirectory, Before119NoClusterIsInjectedAndV1PolicyAnswers) {
   start(CiliumVersion::v1_17);
   const int frontend =
       endpoint("fe", {"nomad:nomad.job=frontend", "k8s:io.kubernetes.pod.namespace=default"});
-  install_file(policies_.path().string(), "frontend.yaml", kFrontendCcnp);
+  install_file(policies_.path(), "frontend.yaml", kFrontendCcnp);
   ASSERT_TRUE(eventually([&] { return loaded("frontend.yaml"); }, 5s));
   EXPECT_EQ(policy("frontend.yaml")["peer_endpoints"], json::array({frontend}));
   auto v1 = http_request(HttpTarget::unix_socket(dir_.file("cilium.sock")), "GET", "/v1/policy");
@@ -458,8 +458,8 @@ class CiliumPolicyDirectoryBinary : public ::testing::Test {
     opts.log_path = dir_.file("agent.log");
     return std::make_unique<cn::testing::ChildProcess>(
         std::vector<std::string>{fake_agent_binary(), "--socket", dir_.file("cilium.sock"),
-                                 "--version", "1.17", "--static-cnp-path",
-                                 policies_.path().string(), "--ready-file", dir_.file("ready")},
+                                 "--version", "1.17", "--static-cnp-path", policies_.path(),
+                                 "--ready-file", dir_.file("ready")},
         cn::testing::current_environment(), opts);
   }
   TempDir dir_;

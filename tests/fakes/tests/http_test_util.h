@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 #include "tests/support/eventually.h"
+#include "tests/support/temp_dir.h"
 
 namespace cn::fakes::testing {
 
@@ -19,25 +20,7 @@ inline std::string fake_agent_binary() {
   return d ? std::string(d) + "/fake-cilium-agent" : "";
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "cnfk-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using TempDir = ::cn::testing::TempDir;
 
 using ::cn::testing::eventually;
 

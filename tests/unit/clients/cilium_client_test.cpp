@@ -311,7 +311,7 @@ TEST_F(CiliumClientTest, RateLimitedPatchBacksOffByTheAgentsHintThenSucceeds) {
 TEST_F(CiliumClientTest, RateLimitIsRetriedPastMaxAttemptsButNotPastTheDeadline) {
   create(kAllocId, "10.200.3.17");
   ManualClock clock;
-  ClockPump pump(clock, 1s);
+  ClockPump pump(clock, 1s, ClockPump::Mode::on_sleep);
   auto cfg = config();
   cfg.retry.max_attempts = 2;
   CurlCiliumClient client(cfg, clock);
@@ -331,7 +331,7 @@ TEST_F(CiliumClientTest, RateLimitIsRetriedPastMaxAttemptsButNotPastTheDeadline)
 TEST_F(CiliumClientTest, ServerErrorsAreRetriedUpToMaxAttempts) {
   create(kAllocId, "10.200.3.17");
   ManualClock clock;
-  ClockPump pump(clock, 10s);
+  ClockPump pump(clock, 10s, ClockPump::Mode::on_sleep);
   auto cfg = config();
   cfg.retry.max_attempts = 3;
   CurlCiliumClient client(cfg, clock);
@@ -352,7 +352,7 @@ TEST_F(CiliumClientTest, ServerErrorsAreRetriedUpToMaxAttempts) {
 TEST_F(CiliumClientTest, DroppedConnectionIsRetried) {
   create(kAllocId, "10.200.3.17");
   ManualClock clock;
-  ClockPump pump(clock, 10s);
+  ClockPump pump(clock, 10s, ClockPump::Mode::on_sleep);
   CurlCiliumClient client(config(), clock);
   agent_->inject_fault(FaultRule::drop("DELETE", "/endpoint/{id}"));
   ASSERT_TRUE(client.delete_endpoint(attach(kAllocId), clock.now() + 1min));

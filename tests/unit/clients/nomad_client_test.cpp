@@ -334,7 +334,7 @@ TEST_F(NomadClientTest, UnixSocketAddressTalksHttpTo127001) {
 TEST_F(NomadClientTest, ServerErrorsAreRetriedOnTheInjectedClock) {
   const std::string alloc = place();
   ManualClock clock;
-  ClockPump pump(clock, 10s);
+  ClockPump pump(clock, 10s, ClockPump::Mode::on_sleep);
   auto c = client(config(), clock);
   fake_->fail_next(2, 500, "/v1/allocation");
   auto a = c->allocation(alloc, clock.now() + 1min);
@@ -344,7 +344,7 @@ TEST_F(NomadClientTest, ServerErrorsAreRetriedOnTheInjectedClock) {
 
 TEST_F(NomadClientTest, ConnectionLimiter429IsRetried) {
   ManualClock clock;
-  ClockPump pump(clock, 10s);
+  ClockPump pump(clock, 10s, ClockPump::Mode::on_sleep);
   auto c = client(config(), clock);
   fake_->fail_next(1, 429, "/v1/agent/self");
   ASSERT_TRUE(c->local_node_id(clock.now() + 1min));
@@ -353,7 +353,7 @@ TEST_F(NomadClientTest, ConnectionLimiter429IsRetried) {
 
 TEST_F(NomadClientTest, RetriesStopAtTheDeadlineWithTheLastError) {
   ManualClock clock;
-  ClockPump pump(clock, 1s);
+  ClockPump pump(clock, 1s, ClockPump::Mode::on_sleep);
   auto cfg = config();
   cfg.retry.max_attempts = 1000;
   auto c = client(cfg, clock);

@@ -139,7 +139,7 @@ TEST(WithRetry, NonRetryableAnswersReturnAtOnce) {
 
 TEST(WithRetry, GivesUpAfterMaxAttemptsWithTheLastAnswer) {
   ManualClock clock;
-  ClockPump pump(clock, 1s);
+  ClockPump pump(clock, 1s, ClockPump::Mode::on_sleep);
   Backoff backoff(policy(3), 1);
   Script script({status(500, "first"), status(502, "second"), status(503, "last")}, clock);
   int made = 0;
@@ -186,7 +186,7 @@ TEST(WithRetry, PastDeadlineMakesNoAttempt) {
 
 TEST(WithRetry, RateLimitedIsRetriedUntilTheDeadlineWhenAsked) {
   ManualClock clock;
-  ClockPump pump(clock, 1s);
+  ClockPump pump(clock, 1s, ClockPump::Mode::on_sleep);
   Backoff limited(policy(2, 100ms, 1s, true), 1);
   Script until_deadline(
       {status(429), status(429), status(429), status(429), status(429), status(200)}, clock);

@@ -37,7 +37,7 @@ class Pki {
   static Pki* make() {
     if (!run("command -v openssl")) return nullptr;
     auto* p = new Pki;
-    const std::string d = p->dir.path().string();
+    const std::string d = p->dir.path();
     const std::string newkey =
         "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes ";
     std::ofstream(d + "/server.ext")
