@@ -9,7 +9,7 @@ packages=(
   # libraries (all from Debian; see README "Dependencies")
   nlohmann-json3-dev libcurl4-openssl-dev libspdlog-dev libfmt-dev libboost-dev
   libboost-filesystem-dev libcli11-dev libcpp-httplib-dev libssl-dev libgtest-dev libgmock-dev prometheus-cpp-dev
-  libyaml-cpp-dev
+  libyaml-cpp-dev libre2-dev
   # real CNI chains in tests and the demo (jq: the demo's JSON), test TLS material
   containernetworking-plugins iproute2 openssl curl procps jq
   # real etcd for the cluster-duties tests (tests/support/etcd_server.h, /usr/bin/etcd)

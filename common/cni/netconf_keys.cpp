@@ -5,6 +5,8 @@
 #include <cctype>
 #include <string>
 
+#include "common/util/edit_distance.h"
+
 namespace cn::cni {
 namespace {
 
@@ -29,22 +31,6 @@ char fold(char c) {
   return c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
 }
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min(
-          {row[j] + 1, row[j - 1] + 1, diagonal + (fold(a[i - 1]) == fold(b[j - 1]) ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 bool known(std::string_view key) {
   return std::find(kOurKeys.begin(), kOurKeys.end(), key) != kOurKeys.end() ||
          std::find(kSpecKeys.begin(), kSpecKeys.end(), key) != kSpecKeys.end();
@@ -66,7 +52,7 @@ std::string nearest_netconf_key(std::string_view key) {
   std::string best;
   std::size_t best_distance = kMaxEdits + 1;
   auto consider = [&](std::string_view candidate) {
-    const std::size_t d = edit_distance(key, candidate);
+    const std::size_t d = edit_distance(key, candidate, fold);
     if (d < best_distance) {
       best_distance = d;
       best = std::string(candidate);

@@ -2,6 +2,8 @@
 
 #include <string_view>
 
+#include "common/labels/derive_labels.h"
+#include "common/labels/label_text.h"
 #include "common/policy/policy_rules.h"
 #include "common/policy/policy_syntax.h"
 #include "common/policy/policy_text.h"
@@ -78,15 +80,42 @@ void printable_strings(const json& v, const std::string& pointer) {
   }
 }
 
+// The agent adds k8s:io.kubernetes.pod.namespace=<metadata.namespace> to every selector of a
+// namespaced policy (pkg/k8s/apis/cilium.io/utils/utils.go, getEndpointSelector), while our
+// endpoints carry that label with the value derive_labels() gives it: the namespace itself only
+// when it is a valid label value not in the hashed form (common/labels/label_text.cpp,
+// sanitize_label_value). Otherwise the policy could select nothing at all.
+void namespace_selects_endpoints(const std::string& ns) {
+  const std::string carried = labels::sanitize_label_value(ns);
+  if (carried == ns) return;
+  std::string why;
+  if (ns.size() > labels::kMaxLabelText) {
+    why = "is " + std::to_string(ns.size()) + " characters, more than a label value's 63";
+  } else if (ns.front() == '-' || ns.back() == '-') {
+    why = "starts or ends with '-', which a label value may not";
+  } else {
+    why = "ends in what looks like the labeler's own hash suffix (16 hex digits)";
+  }
+  refuse("/metadata/namespace",
+         "namespace \"" + ns + "\" " + why + ": Cilium injects it into the policy's selectors as " +
+             "k8s:" + std::string(labels::kKeyK8sNamespace) + "=" + ns +
+             ", but endpoints in it carry the value \"" + carried +
+             "\", so the policy would select no endpoint. Use a Nomad namespace of at most 63 "
+             "characters that starts and ends with a letter or digit, or a "
+             "CiliumClusterwideNetworkPolicy whose selectors match k8s:" +
+             std::string(labels::kKeyK8sNamespace) + ": \"" + carried + "\"");
+}
+
 // metadata decodes into Kubernetes' ObjectMeta: every typed member must have its type, or the
 // agent cannot decode the file at all.
 void metadata(const json& doc, bool namespaced) {
   const json* meta = member(doc, "metadata");
   if (!meta) refuse("/metadata", "required");
-  object(*meta, "/metadata",
-         {"name", "namespace", "labels", "annotations", "generateName", "uid", "resourceVersion",
-          "selfLink", "generation", "creationTimestamp", "deletionTimestamp",
-          "deletionGracePeriodSeconds", "finalizers", "ownerReferences", "managedFields"});
+  loose_object(
+      *meta, "/metadata",
+      {"name", "namespace", "labels", "annotations", "generateName", "uid", "resourceVersion",
+       "selfLink", "generation", "creationTimestamp", "deletionTimestamp",
+       "deletionGracePeriodSeconds", "finalizers", "ownerReferences", "managedFields"});
   for (const auto* key : {"generateName", "uid", "resourceVersion", "selfLink"}) {
     if (const json* v = member(*meta, key)) string(*v, child("/metadata", key));
   }
@@ -126,6 +155,7 @@ void metadata(const json& doc, bool namespaced) {
       refuse("/metadata/namespace",
              "\"" + ns_text + "\" is not a Nomad namespace name (1-128 of [a-zA-Z0-9-])");
     }
+    namespace_selects_endpoints(ns_text);
   } else if (!ns_text.empty()) {
     // The agent reads every file as a CiliumNetworkPolicy: a namespace would make it one.
     refuse("/metadata/namespace", "a CiliumClusterwideNetworkPolicy has no namespace");
@@ -138,7 +168,7 @@ Status validate_policy_object(const json& doc) {
   try {
     if (!doc.is_object()) refuse("", "the document must be one object, not " + type_name(doc));
     printable_strings(doc, "");
-    object(doc, "", {"apiVersion", "kind", "metadata", "spec", "specs", "status"});
+    object(doc, "", "policy");
     const json* api = member(doc, "apiVersion");
     if (!api) refuse("/apiVersion", "required");
     if (string(*api, "/apiVersion") != kApiVersion) {
@@ -163,7 +193,7 @@ Status validate_policy_object(const json& doc) {
     }
     // `status` is the API server's and the distributor drops it (policy_object_from_item);
     // its members are not checked.
-    if (const json* status = member(doc, "status")) object(*status, "/status", {});
+    if (const json* status = member(doc, "status")) loose_object(*status, "/status", {});
     return {};
   } catch (const Violation& v) {
     return fail(ErrorKind::invalid, (v.pointer.empty() ? "/" : v.pointer) + ": " + v.reason);

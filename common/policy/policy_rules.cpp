@@ -1,8 +1,10 @@
 #include "common/policy/policy_rules.h"
 
+#include <cctype>
 #include <string_view>
 #include <vector>
 
+#include "common/policy/policy_regex.h"
 #include "common/policy/policy_syntax.h"
 #include "common/policy/policy_walker.h"
 
@@ -26,10 +28,10 @@ std::size_t count(const json& obj, std::string_view key) {
 }
 
 void label_selector(const json& v, const std::string& p) {
-  object(v, p, {"matchLabels", "matchExpressions"});
+  object(v, p, "selector");
   if (const json* labels = member(v, "matchLabels")) {
     std::string lp = child(p, "matchLabels");
-    object(*labels, lp, {});
+    loose_object(*labels, lp, {});
     for (const auto& [key, value] : labels->items()) {
       std::string kp = child(lp, key);
       const std::string& text = string(value, kp);
@@ -43,7 +45,7 @@ void label_selector(const json& v, const std::string& p) {
     for (std::size_t i = 0; i < exprs->size(); ++i) {
       const json& e = (*exprs)[i];
       std::string xp = child(ep, i);
-      object(e, xp, {"key", "operator", "values"});
+      object(e, xp, "selectorRequirement");
       const json* key = member(e, "key");
       if (!key) refuse(child(xp, "key"), "required");
       const std::string& k = string(*key, child(xp, "key"));
@@ -112,8 +114,8 @@ void cidr_rule_list(const json& obj, std::string_view key, const std::string& p)
   for (std::size_t i = 0; i < list->size(); ++i) {
     const json& r = (*list)[i];
     std::string rp = child(lp, i);
-    object(r, rp, {"cidr", "cidrGroupRef", "cidrGroupSelector", "except"});
-    if (r.contains("cidrGroupSelector")) {  // even null: a 1.17+ agent reads it as a selector
+    object(r, rp, "cidrRule");
+    if (raw_member(r, "cidrGroupSelector")) {  // even null: a 1.17+ agent reads it as a selector
       refuse(child(rp, "cidrGroupSelector"),
              "needs Cilium 1.17 or later; a 1.16 agent would drop it and refuse the rule");
     }
@@ -168,10 +170,10 @@ void group_list(const json& obj, std::string_view key, const std::string& p) {
   array(*list, lp);
   for (std::size_t i = 0; i < list->size(); ++i) {
     std::string gp = child(lp, i);
-    object((*list)[i], gp, {"aws"});
+    object((*list)[i], gp, "groups");
     if (const json* aws = member((*list)[i], "aws")) {
       std::string ap = child(gp, "aws");
-      object(*aws, ap, {"labels", "region", "securityGroupsIds", "securityGroupsNames"});
+      object(*aws, ap, "awsGroup");
       if (const json* v = member(*aws, "labels")) string_map(*v, child(ap, "labels"));
       if (const json* v = member(*aws, "region")) string(*v, child(ap, "region"));
       if (const json* v = member(*aws, "securityGroupsIds")) {
@@ -192,16 +194,16 @@ void service_list(const json& obj, const std::string& p) {
   for (std::size_t i = 0; i < list->size(); ++i) {
     const json& s = (*list)[i];
     std::string sp = child(lp, i);
-    object(s, sp, {"k8sService", "k8sServiceSelector"});
+    object(s, sp, "service");
     if (const json* svc = member(s, "k8sService")) {
       std::string kp = child(sp, "k8sService");
-      object(*svc, kp, {"namespace", "serviceName"});
+      object(*svc, kp, "k8sService");
       if (const json* v = member(*svc, "namespace")) string(*v, child(kp, "namespace"));
       if (const json* v = member(*svc, "serviceName")) string(*v, child(kp, "serviceName"));
     }
     if (const json* sel = member(s, "k8sServiceSelector")) {
       std::string kp = child(sp, "k8sServiceSelector");
-      object(*sel, kp, {"namespace", "selector"});
+      object(*sel, kp, "k8sServiceSelector");
       if (const json* v = member(*sel, "namespace")) string(*v, child(kp, "namespace"));
       const json* selector = member(*sel, "selector");
       if (!selector) refuse(child(kp, "selector"), "required");
@@ -212,7 +214,7 @@ void service_list(const json& obj, const std::string& p) {
 
 // toFQDNs and DNS rules: the CRD's patterns, at most 255 characters, exactly one of the two.
 void fqdn_selector(const json& v, const std::string& p) {
-  object(v, p, {"matchName", "matchPattern"});
+  object(v, p, "fqdnSelector");
   const json* name = member(v, "matchName");
   const json* pattern = member(v, "matchPattern");
   if ((name != nullptr) == (pattern != nullptr)) {
@@ -236,6 +238,17 @@ void fqdn_selector(const json& v, const std::string& p) {
     } else {
       previous_dot = false;
     }
+  }
+  if (is_pattern) {
+    // pkg/fqdn/matchpattern (Validate, ToRegexp): the agent turns the pattern into an anchored
+    // Go regexp ('*' = any run of DNS characters, '.' literal) and refuses what fails to
+    // compile. The characters allowed above always give one that compiles; this keeps the
+    // check honest if that character rule is ever widened.
+    std::string re = "^";
+    for (char c : s)
+      re += c == '*' ? std::string("[-a-zA-Z0-9_]*") : c == '.' ? "[.]" : std::string(1, c);
+    re += "$";
+    if (auto why = go_regexp_problem(re)) refuse(vp, "\"" + s + "\" does not compile: " + *why);
   }
 }
 
@@ -319,7 +332,7 @@ void icmp_list(const json& obj, const std::string& p) {
   array(*list, lp);
   for (std::size_t i = 0; i < list->size(); ++i) {
     std::string ip = child(lp, i);
-    object((*list)[i], ip, {"fields"});
+    object((*list)[i], ip, "icmpRule");
     const json* fields = member((*list)[i], "fields");
     if (!fields) continue;
     std::string fp = child(ip, "fields");
@@ -327,7 +340,7 @@ void icmp_list(const json& obj, const std::string& p) {
     for (std::size_t j = 0; j < fields->size(); ++j) {
       const json& f = (*fields)[j];
       std::string ep = child(fp, j);
-      object(f, ep, {"family", "type"});
+      object(f, ep, "icmpField");
       bool v6 = false;
       if (const json* family = member(f, "family")) {
         v6 = one_of(*family, child(ep, "family"), {"IPv4", "IPv6"}) == "IPv6";
@@ -357,7 +370,7 @@ PortSummary port_list(const json& port_rule, const std::string& p) {
   for (std::size_t i = 0; i < ports->size(); ++i) {
     const json& pp = (*ports)[i];
     std::string ep = child(lp, i);
-    object(pp, ep, {"port", "endPort", "protocol"});
+    object(pp, ep, "portProtocol");
     std::string protocol = "ANY";
     if (const json* proto = member(pp, "protocol")) {
       // VRRP and IGMP exist from 1.19 only; an older agent refuses the rule.
@@ -390,14 +403,14 @@ PortSummary port_list(const json& port_rule, const std::string& p) {
 }
 
 void tls_context(const json& v, const std::string& p) {
-  object(v, p, {"secret", "certificate", "privateKey", "trustedCA"});
+  object(v, p, "tlsContext");
   for (const auto* key : {"certificate", "privateKey", "trustedCA"}) {
     if (const json* s = member(v, key)) string(*s, child(p, key));
   }
   const json* secret = member(v, "secret");
   if (!secret) refuse(child(p, "secret"), "required");
   std::string sp = child(p, "secret");
-  object(*secret, sp, {"name", "namespace"});
+  object(*secret, sp, "secret");
   const json* name = member(*secret, "name");
   if (!name) refuse(child(sp, "name"), "required");
   string(*name, child(sp, "name"));
@@ -409,7 +422,7 @@ void min_length_string(const json& v, const std::string& p) {
 }
 
 void header_match(const json& m, const std::string& xp) {
-  object(m, xp, {"mismatch", "name", "secret", "value"});
+  object(m, xp, "headerMatch");
   if (const json* mm = member(m, "mismatch")) {
     one_of(*mm, child(xp, "mismatch"), {"LOG", "ADD", "DELETE", "REPLACE"});
   }
@@ -419,7 +432,7 @@ void header_match(const json& m, const std::string& xp) {
   if (const json* v = member(m, "value")) string(*v, child(xp, "value"));
   if (const json* secret = member(m, "secret")) {
     std::string sp = child(xp, "secret");
-    object(*secret, sp, {"name", "namespace"});
+    object(*secret, sp, "secret");
     const json* sn = member(*secret, "name");
     if (!sn) refuse(child(sp, "name"), "required");
     string(*sn, child(sp, "name"));
@@ -428,9 +441,21 @@ void header_match(const json& m, const std::string& xp) {
 }
 
 void http_rule(const json& h, const std::string& ep) {
-  object(h, ep, {"headerMatches", "headers", "host", "method", "path"});
-  for (const auto* key : {"host", "method", "path"}) {
-    if (const json* s = member(h, key)) string(*s, child(ep, key));
+  object(h, ep, "httpRule");
+  if (const json* s = member(h, "host")) string(*s, child(ep, "host"));
+  // pkg/policy/api/http.go PortRuleHTTP.Sanitize compiles path and method with Go's regexp and
+  // refuses the rule on an error; host, headers and headerMatches it does not compile.
+  for (const auto* key : {"method", "path"}) {
+    if (const json* s = member(h, key)) {
+      const std::string& text = string(*s, child(ep, key));
+      if (text.empty()) continue;
+      if (auto why = go_regexp_problem(text)) {
+        refuse(child(ep, key), "\"" + text +
+                                   "\" is not a regular expression the agent compiles (Go "
+                                   "regexp, RE2 syntax): " +
+                                   *why);
+      }
+    }
   }
   if (const json* headers = member(h, "headers")) string_array(*headers, child(ep, "headers"));
   if (const json* matches = member(h, "headerMatches")) {
@@ -440,23 +465,99 @@ void http_rule(const json& h, const std::string& ep) {
   }
 }
 
+// The names of pkg/policy/api/kafka/kafka.go APIKeyMap (the Kafka protocol's API keys 0-33),
+// which Sanitize looks apiKey up in, case-insensitively.
+constexpr std::string_view kKafkaApiKeys[] = {"produce",
+                                              "fetch",
+                                              "offsets",
+                                              "metadata",
+                                              "leaderandisr",
+                                              "stopreplica",
+                                              "updatemetadata",
+                                              "controlledshutdown",
+                                              "offsetcommit",
+                                              "offsetfetch",
+                                              "findcoordinator",
+                                              "joingroup",
+                                              "heartbeat",
+                                              "leavegroup",
+                                              "syncgroup",
+                                              "describegroups",
+                                              "listgroups",
+                                              "saslhandshake",
+                                              "apiversions",
+                                              "createtopics",
+                                              "deletetopics",
+                                              "deleterecords",
+                                              "initproducerid",
+                                              "offsetforleaderepoch",
+                                              "addpartitionstotxn",
+                                              "addoffsetstotxn",
+                                              "endtxn",
+                                              "writetxnmarkers",
+                                              "txnoffsetcommit",
+                                              "describeacls",
+                                              "createacls",
+                                              "deleteacls",
+                                              "describeconfigs",
+                                              "alterconfigs"};
+
+bool kafka_topic_char(char c) {
+  // kafka.go TopicValidChar is ^[a-zA-Z0-9\\._\\-]+$ in a Go raw string: the doubled
+  // backslashes put a backslash itself into the class, so the agent admits it.
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '-' || c == '\\';
+}
+
+// pkg/policy/api/kafka/kafka.go PortRule.Sanitize, which the agent runs on every Kafka rule.
 void kafka_rule(const json& k, const std::string& ep) {
-  object(k, ep, {"apiKey", "apiVersion", "clientID", "role", "topic"});
-  for (const auto* key : {"apiKey", "apiVersion", "clientID"}) {
-    if (const json* s = member(k, key)) string(*s, child(ep, key));
+  object(k, ep, "kafkaRule");
+  if (const json* s = member(k, "clientID")) string(*s, child(ep, "clientID"));
+  const json* role = member(k, "role");
+  if (role) one_of(*role, child(ep, "role"), {"produce", "consume"});
+  if (const json* key = member(k, "apiKey")) {
+    const std::string& text = string(*key, child(ep, "apiKey"));
+    if (!text.empty()) {
+      if (role && !role->get_ref<const std::string&>().empty()) {
+        refuse(child(ep, "apiKey"), "cannot be set together with role");
+      }
+      std::string lower;
+      for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      bool known = false;
+      for (auto name : kKafkaApiKeys) known = known || lower == name;
+      if (!known) refuse(child(ep, "apiKey"), "\"" + text + "\" is not a Kafka API key name");
+    }
   }
-  if (const json* role = member(k, "role"))
-    one_of(*role, child(ep, "role"), {"produce", "consume"});
+  if (const json* version = member(k, "apiVersion")) {
+    const std::string& text = string(*version, child(ep, "apiVersion"));
+    // strconv.ParseInt(s, 10, 16) and 0 <= n: an optional sign, decimal digits, 0-32767.
+    std::string_view digits = text;
+    if (!digits.empty() && (digits[0] == '+' || digits[0] == '-')) digits.remove_prefix(1);
+    bool ok = !digits.empty();
+    long n = 0;
+    for (char c : digits) {
+      ok = ok && c >= '0' && c <= '9';
+      if (ok && n <= 32767) n = n * 10 + (c - '0');
+    }
+    if (!text.empty() && (!ok || n > 32767 || (text[0] == '-' && n != 0))) {
+      refuse(child(ep, "apiVersion"), "\"" + text + "\" is not a Kafka API version (0-32767)");
+    }
+  }
   if (const json* topic = member(k, "topic")) {
-    if (string(*topic, child(ep, "topic")).size() > 255) {
-      refuse(child(ep, "topic"), "longer than 255 characters");
+    const std::string& text = string(*topic, child(ep, "topic"));
+    if (text.size() > 255) refuse(child(ep, "topic"), "longer than 255 characters");
+    for (char c : text) {
+      if (!kafka_topic_char(c)) {
+        refuse(child(ep, "topic"),
+               "\"" + text + "\" is not a Kafka topic name (letters, digits, '.', '_', '-')");
+      }
     }
   }
 }
 
 // L7 rules; returns how many kinds are set and whether DNS is among them.
 void l7_rules(const json& rules, const std::string& p, bool& has_dns, bool& is_empty) {
-  object(rules, p, {"http", "kafka", "dns", "l7proto", "l7"});
+  object(rules, p, "l7Rules");
   int kinds = 0;
   is_empty = true;
   if (const json* http = member(rules, "http")) {
@@ -525,11 +626,11 @@ void server_name(const std::string& s, const std::string& ip) {
 }
 
 void listener(const json& l, const std::string& lp, bool ingress, bool rules_empty) {
-  object(l, lp, {"envoyConfig", "name", "priority"});
+  object(l, lp, "listener");
   const json* cfg = member(l, "envoyConfig");
   if (!cfg) refuse(child(lp, "envoyConfig"), "required");
   std::string cp = child(lp, "envoyConfig");
-  object(*cfg, cp, {"kind", "name"});
+  object(*cfg, cp, "envoyConfig");
   if (const json* kind = member(*cfg, "kind")) {
     one_of(*kind, child(cp, "kind"), {"CiliumEnvoyConfig", "CiliumClusterwideEnvoyConfig"});
   }
@@ -558,7 +659,7 @@ void l7_ports(const PortSummary& ports, const std::string& p, bool has_dns) {
 }
 
 void port_rule(const json& pr, const std::string& p, bool ingress, bool host) {
-  object(pr, p, {"ports", "rules", "listener", "originatingTLS", "terminatingTLS", "serverNames"});
+  object(pr, p, "portRule");
   PortSummary ports = port_list(pr, p);
   bool has_dns = false;
   bool rules_empty = true;
@@ -589,7 +690,7 @@ void port_rule(const json& pr, const std::string& p, bool ingress, bool host) {
 }
 
 void deny_port_rule(const json& pr, const std::string& p) {
-  object(pr, p, {"ports"});
+  object(pr, p, "portDenyRule");
   port_list(pr, p);
 }
 
@@ -610,7 +711,7 @@ void authentication(const json& rule, const std::string& p) {
   const json* auth = member(rule, "authentication");
   if (!auth) return;
   std::string ap = child(p, "authentication");
-  object(*auth, ap, {"mode"});
+  object(*auth, ap, "authentication");
   const json* mode = member(*auth, "mode");
   if (!mode) refuse(child(ap, "mode"), "required");
   one_of(*mode, child(ap, "mode"), {"disabled", "required", "test-always-fail"});
@@ -639,13 +740,9 @@ void icmps_without_ports(const json& rule, const std::string& p) {
 
 void ingress_rule(const json& r, const std::string& p, bool deny, bool host) {
   if (deny) {
-    object(r, p,
-           {"fromEndpoints", "fromRequires", "fromCIDR", "fromCIDRSet", "fromEntities",
-            "fromGroups", "fromNodes", "toPorts", "icmps"});
+    object(r, p, "ingressDenyRule");
   } else {
-    object(r, p,
-           {"fromEndpoints", "fromRequires", "fromCIDR", "fromCIDRSet", "fromEntities",
-            "fromGroups", "fromNodes", "toPorts", "icmps", "authentication"});
+    object(r, p, "ingressRule");
     authentication(r, p);
   }
   selector_list(r, "fromEndpoints", p);
@@ -665,13 +762,9 @@ void ingress_rule(const json& r, const std::string& p, bool deny, bool host) {
 
 void egress_rule(const json& r, const std::string& p, bool deny, bool host) {
   if (deny) {
-    object(r, p,
-           {"toEndpoints", "toRequires", "toCIDR", "toCIDRSet", "toEntities", "toGroups", "toNodes",
-            "toServices", "toPorts", "icmps"});
+    object(r, p, "egressDenyRule");
   } else {
-    object(r, p,
-           {"toEndpoints", "toRequires", "toCIDR", "toCIDRSet", "toEntities", "toGroups", "toNodes",
-            "toServices", "toFQDNs", "toPorts", "icmps", "authentication"});
+    object(r, p, "egressRule");
     authentication(r, p);
     fqdn_list(r, p);
   }
@@ -685,9 +778,16 @@ void egress_rule(const json& r, const std::string& p, bool deny, bool host) {
   service_list(r, p);
   icmp_list(r, p);
   port_rules(r, p, false, deny, host);
-  one_peer_kind(r, p,
-                {"toCIDR", "toCIDRSet", "toEndpoints", "toEntities", "toServices", "toGroups",
-                 "toNodes", "toFQDNs"});
+  // Deny rules have no toFQDNs (object() refused it already), so it is read for allow rules only.
+  if (deny) {
+    one_peer_kind(
+        r, p,
+        {"toCIDR", "toCIDRSet", "toEndpoints", "toEntities", "toServices", "toGroups", "toNodes"});
+  } else {
+    one_peer_kind(r, p,
+                  {"toCIDR", "toCIDRSet", "toEndpoints", "toEntities", "toServices", "toGroups",
+                   "toNodes", "toFQDNs"});
+  }
   // 1.16: "combining ToServices and ToPorts is not supported yet" (allowed from 1.17).
   if (count(r, "toServices") > 0 && count(r, "toPorts") > 0) {
     refuse(child(p, "toPorts"), "combining toServices and toPorts is not supported by Cilium 1.16");
@@ -716,7 +816,7 @@ void rule_label(const json& l, const std::string& ep) {
     if (l.get_ref<const std::string&>().empty()) refuse(ep, "an empty label");
     return;
   }
-  object(l, ep, {"key", "source", "value"});
+  object(l, ep, "ruleLabel");
   const json* key = member(l, "key");
   // labels.go Label.UnmarshalJSON refuses an empty key: the agent could not load the file.
   if (!key || string(*key, child(ep, "key")).empty()) refuse(child(ep, "key"), "required");
@@ -725,7 +825,7 @@ void rule_label(const json& l, const std::string& ep) {
 }
 
 void rule_log(const json& log, const std::string& lp) {
-  object(log, lp, {"value"});
+  object(log, lp, "ruleLog");
   if (const json* v = member(log, "value")) {
     const std::string& s = string(*v, child(lp, "value"));
     if (s.size() > 32) refuse(child(lp, "value"), "longer than 32 characters");
@@ -740,13 +840,11 @@ void rule_log(const json& log, const std::string& lp) {
 }  // namespace
 
 void check_rule(const json& rule, const std::string& p, bool namespaced) {
-  object(rule, p,
-         {"endpointSelector", "nodeSelector", "ingress", "ingressDeny", "egress", "egressDeny",
-          "labels", "description", "enableDefaultDeny", "log"});
+  object(rule, p, "rule");
   // The agent's selector decoder (selector.go UnmarshalJSON) also runs for null and makes an
   // empty selector of it: a null selector selects everything, and counts as present.
   for (const auto* key : {"endpointSelector", "nodeSelector"}) {
-    if (auto it = rule.find(key); it != rule.end() && it->is_null()) {
+    if (const json* raw = raw_member(rule, key); raw && raw->is_null()) {
       refuse(child(p, key), "null selects every endpoint in the agent; write {} if that is meant");
     }
   }
@@ -783,7 +881,7 @@ void check_rule(const json& rule, const std::string& p, bool namespaced) {
   if (const json* d = member(rule, "description")) string(*d, child(p, "description"));
   if (const json* dd = member(rule, "enableDefaultDeny")) {
     std::string dp = child(p, "enableDefaultDeny");
-    object(*dd, dp, {"ingress", "egress"});
+    object(*dd, dp, "defaultDeny");
     if (const json* v = member(*dd, "ingress")) boolean(*v, child(dp, "ingress"));
     if (const json* v = member(*dd, "egress")) boolean(*v, child(dp, "egress"));
   }

@@ -1,8 +1,12 @@
 #include "common/policy/policy_walker.h"
 
+#include <algorithm>
 #include <cctype>
+#include <vector>
 
+#include "common/policy/policy_fields.h"
 #include "common/policy/policy_text.h"
+#include "common/util/edit_distance.h"
 
 namespace cn::policy::walk {
 namespace {
@@ -24,6 +28,44 @@ std::string fold(std::string_view s) {
   }
   return out;
 }
+
+template <typename Fields>
+void refuse_case_variant(const std::string& pointer, const std::string& key, const Fields& fields) {
+  std::string folded = fold(key);
+  for (auto f : fields) {
+    if (folded == fold(f)) {
+      refuse(child(pointer, key), "unknown field; the agent would read it as \"" + std::string(f) +
+                                      "\": spell it exactly");
+    }
+  }
+}
+
+char fold_ascii_case(char c) {
+  return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+}
+
+// The field nearest to a misspelt `key`: at most two edits, or a quarter of the name for long
+// ones ("toPortz", "fromEndpoint", "matchLabel"), or nothing.
+std::string_view nearest_field(std::string_view key, const std::vector<std::string_view>& fields) {
+  std::string_view best;
+  std::size_t best_distance = std::max<std::size_t>(2, key.size() / 4) + 1;
+  for (auto f : fields) {
+    std::size_t d = edit_distance(key, f, fold_ascii_case);
+    if (d < best_distance) {
+      best_distance = d;
+      best = f;
+    }
+  }
+  return best;
+}
+
+// The members an object may have: the newest release's (older releases know a subset, checked
+// by the field table test; what an older agent would mis-read is refused in policy_rules.cpp).
+const std::vector<std::string_view>& known_fields(std::string_view table_object) {
+  return fields::newest().members(table_object);
+}
+
+thread_local FieldLog* field_log = nullptr;
 
 }  // namespace
 
@@ -61,27 +103,56 @@ std::string type_name(const json& v) {
   }
 }
 
-void object(const json& v, const std::string& pointer,
-            std::initializer_list<std::string_view> fields) {
+void loose_object(const json& v, const std::string& pointer,
+                  std::initializer_list<std::string_view> fields) {
   if (!v.is_object()) refuse(pointer, "must be an object, not " + type_name(v));
   for (const auto& [key, value] : v.items()) {
     bool known = false;
     for (auto f : fields) known = known || key == f;
-    if (known) continue;
-    std::string folded = fold(key);
-    for (auto f : fields) {
-      if (folded == fold(f)) {
-        refuse(child(pointer, key), "unknown field; the agent would read it as \"" +
-                                        std::string(f) + "\": spell it exactly");
-      }
-    }
+    if (!known) refuse_case_variant(pointer, key, fields);
   }
 }
 
-const json* member(const json& obj, std::string_view key) {
+void object(const json& v, const std::string& pointer, std::string_view table_object) {
+  if (!v.is_object()) refuse(pointer, "must be an object, not " + type_name(v));
+  const std::vector<std::string_view>& fields = known_fields(table_object);
+  if (field_log != nullptr) {
+    field_log->kind_of[&v] = std::string(table_object);
+    field_log->read[std::string(table_object)];
+  }
+  for (const auto& [key, value] : v.items()) {
+    if (std::find(fields.begin(), fields.end(), key) != fields.end()) continue;
+    refuse_case_variant(pointer, key, fields);
+    std::string why = "unknown field, which the agent would ignore";
+    if (auto near = nearest_field(key, fields); !near.empty()) {
+      why += "; did you mean \"" + std::string(near) + "\"?";
+    } else {
+      why += "; the fields here are ";
+      for (std::size_t i = 0; i < fields.size(); ++i) {
+        why += (i == 0 ? "" : ", ") + std::string(fields[i]);
+      }
+    }
+    refuse(child(pointer, key), why);
+  }
+}
+
+void set_field_log(FieldLog* log) {
+  field_log = log;
+}
+
+const json* raw_member(const json& obj, std::string_view key) {
+  if (field_log != nullptr) {
+    if (auto it = field_log->kind_of.find(&obj); it != field_log->kind_of.end()) {
+      field_log->read[it->second].insert(std::string(key));
+    }
+  }
   auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return nullptr;
-  return &*it;
+  return it == obj.end() ? nullptr : &*it;
+}
+
+const json* member(const json& obj, std::string_view key) {
+  const json* v = raw_member(obj, key);
+  return v == nullptr || v->is_null() ? nullptr : v;
 }
 
 const std::string& string(const json& v, const std::string& pointer) {

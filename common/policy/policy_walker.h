@@ -2,6 +2,8 @@
 // The walk over a policy document: the first violation ends it with "<JSON pointer>: <reason>".
 // Internal to common/policy; the checks in policy_schema.cpp and policy_rules.cpp use it.
 #include <initializer_list>
+#include <map>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -23,15 +25,33 @@ std::string child(const std::string& pointer, std::string_view key);
 std::string child(const std::string& pointer, std::size_t index);
 std::string type_name(const json& v);
 
-// Go's encoding/json (which the agent decodes with) ignores unknown members but matches names
-// case-insensitively, so "ToPorts" would be read as "toPorts" without our checks seeing it.
-// `v` must be an object (or null: absent); a member whose name differs from a known field only
-// in case is refused. Unknown members are otherwise left alone, as the agent leaves them.
-void object(const json& v, const std::string& pointer,
-            std::initializer_list<std::string_view> fields);
+// A member of the kind `table_object` in the field tables (policy_fields.h): `v` must be an
+// object whose members are all fields of that object in the newest supported release. Go's
+// encoding/json, which the agent decodes with, ignores unknown members and matches names
+// case-insensitively, so a misspelt member silently drops what it meant ("toPortz" leaves the
+// port list empty: every port allowed). A member differing from a field only in case is refused
+// as the agent's reading of it; any other unknown member is refused, with the nearest field
+// name when one is close.
+void object(const json& v, const std::string& pointer, std::string_view table_object);
+
+// For objects outside the CRD rule schema (metadata, status, label maps): `v` must be an object,
+// and only a member differing from one of `fields` in case alone is refused.
+void loose_object(const json& v, const std::string& pointer,
+                  std::initializer_list<std::string_view> fields);
 
 // The member, or nullptr when absent or null (the agent's zero value).
 const json* member(const json& obj, std::string_view key);
+// The member even when null (a null that the agent does not treat as absent), or nullptr.
+const json* raw_member(const json& obj, std::string_view key);
+
+// While installed on a thread, records which table objects object() visits and which of their
+// members the checks read (member(), raw_member()), whether present or not: the test that the
+// walker and the field tables agree reads it. Nothing is recorded otherwise.
+struct FieldLog {
+  std::map<std::string, std::set<std::string>, std::less<>> read;
+  std::map<const json*, std::string> kind_of;
+};
+void set_field_log(FieldLog* log);
 
 // Typed leaves. Each refuses another type; null never reaches them (member() hides it).
 const std::string& string(const json& v, const std::string& pointer);

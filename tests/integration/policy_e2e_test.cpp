@@ -6,6 +6,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -164,6 +165,45 @@ TEST_F(PolicyE2E, UpdatesReachTheAgentAndAnInvalidOneIsRefusedWhileTheAgentStays
     return it != status.end() && it->second.state == policy::PolicyState::invalid;
   }));
   EXPECT_EQ(loaded("web"), before);
+  EXPECT_TRUE(agent_alive());
+}
+
+// Issue 25: a misspelt field (the agent would drop it and allow every port), a path the agent's
+// regexp refuses, and a namespace its endpoints do not carry as a label value are each refused
+// with their pointer; none reaches the directory, and a good policy beside them still does.
+TEST_F(PolicyE2E, MisspeltFieldsBadRegexesAndUnlabelableNamespacesNeverReachTheAgent) {
+  start_daemon();
+  std::string typo = ccnp_web(8080);
+  typo.replace(typo.find("toPorts"), 7, "toPortz");
+  std::string regex = R"({"apiVersion": "cilium.io/v2", "kind": "CiliumClusterwideNetworkPolicy",
+    "metadata": {"name": "x"}, "spec": {"endpointSelector": {}, "ingress": [{"toPorts": [{
+    "ports": [{"port": "80", "protocol": "TCP"}], "rules": {"http": [{"path": "/["}]}}]}]}})";
+  std::string ns = kCnpDefault;
+  ns.replace(ns.find("\"default\""), 9, "\"payments-\"");
+  put("typo", typo);
+  put("regex", regex);
+  put("ns", ns);
+  put("ok", ccnp_web(8080));
+  ASSERT_TRUE(eventually([&] { return !loaded("ok").is_null(); }));
+  const std::map<std::string, std::string> pointers = {
+      {"typo", "toPortz: unknown field"},
+      {"regex", "/spec/ingress/0/toPorts/0/rules/http/0/path: "},
+      {"ns", "/metadata/namespace: namespace \"payments-\""}};
+  ASSERT_TRUE(eventually([&] {
+    auto status = daemon_->policies()->status().policies;
+    for (const auto& [name, pointer] : pointers) {
+      auto it = status.find("cilium/policies/" + name);
+      if (it == status.end() || it->second.state != policy::PolicyState::invalid) return false;
+    }
+    return true;
+  }));
+  auto status = daemon_->policies()->status().policies;
+  for (const auto& [name, pointer] : pointers) {
+    EXPECT_NE(status["cilium/policies/" + name].reason.find(pointer), std::string::npos)
+        << status["cilium/policies/" + name].reason;
+    EXPECT_FALSE(std::filesystem::exists(file(name))) << name;
+    EXPECT_TRUE(loaded(name).is_null()) << name;
+  }
   EXPECT_TRUE(agent_alive());
 }
 

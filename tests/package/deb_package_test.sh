@@ -45,7 +45,7 @@ field() { dpkg-deb -f "$deb" "$1"; }
 depends=$(field Depends)
 echo "Depends: $depends"
 depends_names=$(sed 's/ ([^)]*)//g; s/, /\n/g' <<<"$depends")
-for lib in libc6 libstdc++6 libgcc-s1 libcurl4 libprometheus-cpp-core1.0 libyaml-cpp0.7; do
+for lib in libc6 libstdc++6 libgcc-s1 libcurl4 libprometheus-cpp-core1.0 libyaml-cpp0.7 libre2-9; do
   grep -qxF "$lib" <<<"$depends_names" || fail "Depends lacks $lib"
 done
 # A sanitizer runtime there would mean the package was built from an instrumented tree.
