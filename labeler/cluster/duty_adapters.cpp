@@ -46,6 +46,8 @@ class IdentityGcDuty final : public Duty {
   PassOutcome run_pass(const LeaderFence& fence, std::stop_token stop) override {
     IdentityGcReport r = gc_.run_pass(fence, stop);
     metrics_.identity_range_size().Set(static_cast<double>(r.range_size));
+    if (r.in_use_reports_read)
+      metrics_.in_use_reports_unreadable().Set(static_cast<double>(r.unreadable_in_use_reports));
     if (r.counted) {
       metrics_.identities().Set(static_cast<double>(r.in_range));
       metrics_.identity_users("min").Set(static_cast<double>(r.users_min));
