@@ -254,8 +254,7 @@ void Metrics::init_cluster_duty_series() {
   for (DutyName duty : cluster::kAllDutyNames) {
     for (cluster::PassEnd end : cluster::kAllPassEnds) cluster_duty_passes(duty, end);
     cluster_duty_last_success(duty);
-    if (duty == DutyName::heartbeat) continue;
-    cluster_duty_deletions(duty, false);
+    if (cluster::deletes_keys(duty)) cluster_duty_deletions(duty, false);
     for (cluster::SkipReason reason : cluster::kAllSkipReasons)
       if (cluster::skips_for(duty, reason)) cluster_duty_skips(duty, reason);
   }

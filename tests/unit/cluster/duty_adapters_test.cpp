@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/nomad/client/nomad_api.h"
+#include "labeler/cluster/cluster_config.h"
 #include "labeler/cluster/identity_range.h"
 #include "labeler/metrics.h"
 #include "tests/unit/cluster/cluster_test_support.h"
@@ -88,6 +89,28 @@ TEST_F(DutyAdaptersTest, IdentityGcSetsTheUnreadableReportGauge) {
   duty->run_pass(fence, {});
   EXPECT_EQ(gauge_value(metrics, "cilium_nomad_in_use_reports_unreadable"), 0);
   EXPECT_TRUE(identity_exists(256));
+}
+
+// Expected: the cluster-config duty runs on upstream's 5-minute schedule, counts another writer's
+// value as not ours every pass, and leaves it alone.
+TEST_F(DutyAdaptersTest, ClusterConfigCountsAnotherWritersValueAsNotOurs) {
+  auto s = settings();
+  s.cluster_id = 4;
+  auto duty = labeler::cluster::make_cluster_config_duty(s, context());
+  EXPECT_EQ(duty->name(), labeler::cluster::DutyName::cluster_config);
+  EXPECT_EQ(duty->interval(), std::chrono::minutes{5});
+  auto ours = duty->run_pass(fence, {});
+  EXPECT_EQ(ours.end, labeler::cluster::PassEnd::complete);
+  EXPECT_EQ(ours.not_ours, 0);
+  const std::string key = labeler::cluster::cluster_config_key("default");
+  EXPECT_EQ(etcd.get(key)->value, R"({"id":4,"capabilities":{"maxConnectedClusters":255}})");
+
+  ASSERT_TRUE(
+      etcd.put(key, R"({"id":4,"capabilities":{"syncedCanaries":true}})", agent_lease, far()));
+  auto theirs = duty->run_pass(fence, {});
+  EXPECT_EQ(theirs.end, labeler::cluster::PassEnd::complete);
+  EXPECT_EQ(theirs.not_ours, 1);
+  EXPECT_EQ(etcd.get(key)->value, R"({"id":4,"capabilities":{"syncedCanaries":true}})");
 }
 
 }  // namespace
