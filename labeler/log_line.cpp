@@ -215,7 +215,7 @@ std::optional<LogLine> parse_log_line(std::string_view text) {
 
 LogFieldType log_field_type(std::string_view key) {
   // Keep in step with the tables in docs/logging.md (LogFormat.DocsListEveryKey checks the names).
-  static constexpr std::array<std::string_view, 51> kNumbers{"allocations",
+  static constexpr std::array<std::string_view, 52> kNumbers{"allocations",
                                                              "asked",
                                                              "attempt",
                                                              "candidates",
@@ -262,6 +262,7 @@ LogFieldType log_field_type(std::string_view key) {
                                                              "to",
                                                              "took_ms",
                                                              "uid",
+                                                             "unreadable_reports",
                                                              "wait_ms",
                                                              "wait_s",
                                                              "workers",

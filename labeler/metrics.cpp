@@ -188,6 +188,12 @@ Metrics::Metrics()
           counter(*registry_, "cilium_nomad_identities_first_seen_total",
                   "Identities in this cluster's range that an identity GC pass saw for the "
                   "first time")),
+      in_use_reports_unreadable_family_(
+          prometheus::BuildGauge()
+              .Name("cilium_nomad_in_use_reports_unreadable")
+              .Help("In-use reports the leader's last identity GC pass could not parse (their "
+                    "nodes' identities kept by their user keys alone)")
+              .Register(*registry_)),
       endpoints_deleted_(counter(*registry_, "cilium_nomad_endpoints_deleted_total",
                                  "Orphaned endpoints deleted with --gc-endpoints")
                              .Add({})),
@@ -248,8 +254,7 @@ void Metrics::init_cluster_duty_series() {
   for (DutyName duty : cluster::kAllDutyNames) {
     for (cluster::PassEnd end : cluster::kAllPassEnds) cluster_duty_passes(duty, end);
     cluster_duty_last_success(duty);
-    if (duty == DutyName::heartbeat) continue;
-    cluster_duty_deletions(duty, false);
+    if (cluster::deletes_keys(duty)) cluster_duty_deletions(duty, false);
     for (cluster::SkipReason reason : cluster::kAllSkipReasons)
       if (cluster::skips_for(duty, reason)) cluster_duty_skips(duty, reason);
   }
@@ -261,6 +266,7 @@ void Metrics::init_cluster_duty_series() {
   identity_range_size();
   for (std::string_view stat : {"min", "avg", "max"}) identity_users(stat);
   identities_first_seen();
+  in_use_reports_unreadable();
 }
 
 Gauge& Metrics::identity_users(std::string_view stat) {

@@ -137,6 +137,11 @@ class Metrics {
   prometheus::Gauge& identity_range_size() { return identity_range_size_family_.Add({}); }
   prometheus::Gauge& identity_users(std::string_view stat);
   prometheus::Counter& identities_first_seen() { return identities_first_seen_family_.Add({}); }
+  // In-use reports the leader's last identity GC pass could not parse: the pass went on, and
+  // those nodes' identities were kept by their user keys alone.
+  prometheus::Gauge& in_use_reports_unreadable() {
+    return in_use_reports_unreadable_family_.Add({});
+  }
   // Creates the cluster-duty series at 0; called only when the duties are configured, so that a
   // labeler without them does not expose a page of zeros.
   void init_cluster_duty_series();
@@ -190,6 +195,7 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>& identity_range_size_family_;
   prometheus::Family<prometheus::Gauge>& identity_users_family_;
   prometheus::Family<prometheus::Counter>& identities_first_seen_family_;
+  prometheus::Family<prometheus::Gauge>& in_use_reports_unreadable_family_;
   Mutex leader_info_mu_;
   prometheus::Gauge* cluster_leader_info_ GUARDED_BY(leader_info_mu_) = nullptr;
   std::string cluster_leader_holder_ GUARDED_BY(leader_info_mu_);

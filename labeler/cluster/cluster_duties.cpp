@@ -57,6 +57,7 @@ ClusterDuties::ClusterDuties(const ClusterDutySettings& settings, etcd::EtcdApi&
   if (settings_.identity_gc) duties.push_back(make_identity_gc_duty(settings_, ctx));
   if (settings_.lock_gc) duties.push_back(make_lock_gc_duty(settings_, ctx));
   if (settings_.node_reaping) duties.push_back(make_node_reaping_duty(settings_, ctx));
+  if (settings_.cluster_config) duties.push_back(make_cluster_config_duty(settings_, ctx));
   const bool dry_run = settings_.dry_run;
   Clock* wall = &clock;
   runner_ = std::make_unique<DutyRunner>(
@@ -84,6 +85,9 @@ ClusterDuties::ClusterDuties(const ClusterDutySettings& settings, etcd::EtcdApi&
         if (outcome.over_cap > 0)
           metrics_.cluster_duty_skips(duty, SkipReason::over_cap)
               .Increment(static_cast<double>(outcome.over_cap));
+        if (outcome.not_ours > 0)
+          metrics_.cluster_duty_skips(duty, SkipReason::not_ours)
+              .Increment(static_cast<double>(outcome.not_ours));
       },
       log_);
 }

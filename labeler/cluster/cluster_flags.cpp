@@ -72,6 +72,12 @@ void add_cluster_duty_options(CLI::App* cmd, ClusterDutyFlags& flags) {
       ->default_str(s.node_reaping ? "true" : "false")
       ->transform(cli::boolean_word())
       ->group(group);
+  cmd->add_option("--cluster-config", s.cluster_config,
+                  "Write cilium/cluster-config/<cluster> for ClusterMesh peers (with a non-zero "
+                  "--cluster-id; never over another writer's value)")
+      ->default_str(s.cluster_config ? "true" : "false")
+      ->transform(cli::boolean_word())
+      ->group(group);
   cmd->add_option("--identity-gc-rate-limit", s.identity_gc_rate_limit,
                   "Most identities deleted a minute (0: no limit)")
       ->capture_default_str()
@@ -79,7 +85,8 @@ void add_cluster_duty_options(CLI::App* cmd, ClusterDutyFlags& flags) {
       ->group(group);
   cmd->add_option("--cluster-id", s.cluster_id,
                   "The agent's --cluster-id: identity GC collects only this cluster's identity "
-                  "range, and refuses to run without it")
+                  "range, and refuses to run without it; non-zero, the leader writes "
+                  "cilium/cluster-config/<cluster> for ClusterMesh peers")
       ->check(CLI::Range(0, 511))
       ->group(group);
   cmd->add_option("--max-connected-clusters", s.max_connected_clusters,

@@ -26,6 +26,7 @@ struct ClusterDutySettings {
   bool identity_gc = true;
   bool lock_gc = true;
   bool node_reaping = true;
+  bool cluster_config = true;  // write cilium/cluster-config/<cluster> (with a cluster ID)
   bool dry_run = false;
   int identity_gc_rate_limit = 2500;  // deletions a minute; 0: no limit
   // The agent's cluster-id and max-connected-clusters, which fix the identity range the GC

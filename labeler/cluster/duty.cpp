@@ -12,6 +12,8 @@ std::string_view to_string(DutyName name) {
       return "lock_gc";
     case DutyName::node_reaping:
       return "node_reaping";
+    case DutyName::cluster_config:
+      return "cluster_config";
   }
   return "heartbeat";
 }
@@ -28,6 +30,8 @@ std::string_view to_string(SkipReason reason) {
       return "never_listed";
     case SkipReason::over_cap:
       return "over_cap";
+    case SkipReason::not_ours:
+      return "not_ours";
   }
   return "doubt";
 }

@@ -1,6 +1,7 @@
 #pragma once
 // One cluster duty as the runner sees it: a pass, run on a schedule while this labeler leads.
-// The duties (heartbeat, identity GC, lock GC, node reaping) adapt their own classes to this.
+// The duties (heartbeat, identity GC, lock GC, node reaping, cluster config) adapt their own
+// classes to this.
 #include <chrono>
 #include <stop_token>
 #include <string>
@@ -11,9 +12,14 @@
 
 namespace cn::labeler::cluster {
 
-enum class DutyName { heartbeat, identity_gc, lock_gc, node_reaping };
+enum class DutyName { heartbeat, identity_gc, lock_gc, node_reaping, cluster_config };
 inline constexpr DutyName kAllDutyNames[] = {DutyName::heartbeat, DutyName::identity_gc,
-                                             DutyName::lock_gc, DutyName::node_reaping};
+                                             DutyName::lock_gc, DutyName::node_reaping,
+                                             DutyName::cluster_config};
+// Whether a duty deletes keys at all (its deletion series exist only then).
+constexpr bool deletes_keys(DutyName duty) {
+  return duty != DutyName::heartbeat && duty != DutyName::cluster_config;
+}
 std::string_view to_string(DutyName name);
 
 inline constexpr PassEnd kAllPassEnds[] = {PassEnd::complete,     PassEnd::read_failed,
@@ -27,15 +33,26 @@ enum class SkipReason {
   doubt,          // a pass decided nothing: a partial read, a bad report, a doubtful Nomad list
   never_listed,   // node reaping: a node entry this Nomad region never listed, so not ours
   over_cap,       // node reaping: due, left for the next pass by --node-reap-max-per-pass
+  not_ours,       // cluster config: the key holds another writer's value, left alone
 };
-inline constexpr SkipReason kAllSkipReasons[] = {SkipReason::unknown_shape, SkipReason::changed,
-                                                 SkipReason::doubt, SkipReason::never_listed,
-                                                 SkipReason::over_cap};
+inline constexpr SkipReason kAllSkipReasons[] = {
+    SkipReason::unknown_shape, SkipReason::changed,  SkipReason::doubt,
+    SkipReason::never_listed,  SkipReason::over_cap, SkipReason::not_ours};
 // Whether a duty can skip for that reason at all (its series exist only then).
 constexpr bool skips_for(DutyName duty, SkipReason reason) {
-  if (reason == SkipReason::never_listed || reason == SkipReason::over_cap)
-    return duty == DutyName::node_reaping;
-  return duty != DutyName::heartbeat;
+  switch (reason) {
+    case SkipReason::never_listed:
+    case SkipReason::over_cap:
+      return duty == DutyName::node_reaping;
+    case SkipReason::not_ours:
+      return duty == DutyName::cluster_config;
+    case SkipReason::changed:
+      return duty != DutyName::heartbeat;
+    case SkipReason::unknown_shape:
+    case SkipReason::doubt:
+      return deletes_keys(duty);
+  }
+  return false;
 }
 std::string_view to_string(SkipReason reason);
 
@@ -46,6 +63,7 @@ struct PassOutcome {
   long long changed = 0;
   long long never_listed = 0;
   long long over_cap = 0;
+  long long not_ours = 0;
 };
 
 class Duty {

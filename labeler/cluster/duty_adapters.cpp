@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "labeler/cluster/cluster_config.h"
 #include "labeler/cluster/heartbeat.h"
 #include "labeler/cluster/identity_gc.h"
 #include "labeler/cluster/lock_gc.h"
@@ -46,6 +47,8 @@ class IdentityGcDuty final : public Duty {
   PassOutcome run_pass(const LeaderFence& fence, std::stop_token stop) override {
     IdentityGcReport r = gc_.run_pass(fence, stop);
     metrics_.identity_range_size().Set(static_cast<double>(r.range_size));
+    if (r.in_use_reports_read)
+      metrics_.in_use_reports_unreadable().Set(static_cast<double>(r.unreadable_in_use_reports));
     if (r.counted) {
       metrics_.identities().Set(static_cast<double>(r.in_range));
       metrics_.identity_users("min").Set(static_cast<double>(r.users_min));
@@ -158,6 +161,35 @@ class NodeReapingDuty final : public Duty {
   std::string local_name_;
 };
 
+class ClusterConfigDuty final : public Duty {
+ public:
+  ClusterConfigDuty(const ClusterDutySettings& settings, const DutyContext& ctx)
+      : writer_(ctx.etcd, ctx.clock, options(settings), ctx.log) {}
+  DutyName name() const override { return DutyName::cluster_config; }
+  // Upstream's schedule; a pass that failed is retried sooner by the runner.
+  std::chrono::milliseconds interval() const override { return kClusterConfigInterval; }
+  PassOutcome run_pass(const LeaderFence& fence, std::stop_token stop) override {
+    ClusterConfigReport r = writer_.run_pass(fence, stop);
+    PassOutcome out;
+    out.end = r.end;
+    out.not_ours = r.action == ClusterConfigAction::not_ours ? 1 : 0;
+    out.changed = r.action == ClusterConfigAction::changed ? 1 : 0;
+    return out;
+  }
+
+ private:
+  static ClusterConfigOptions options(const ClusterDutySettings& settings) {
+    ClusterConfigOptions o;
+    o.cluster_name = settings.cluster_name;
+    o.cluster_id = settings.cluster_id;
+    o.max_connected_clusters = settings.max_connected_clusters;
+    o.call_timeout = settings.call_timeout;
+    o.dry_run = settings.dry_run;
+    return o;
+  }
+  ClusterConfigWriter writer_;
+};
+
 }  // namespace
 
 std::unique_ptr<Duty> make_heartbeat_duty(const ClusterDutySettings& settings,
@@ -174,6 +206,11 @@ std::unique_ptr<Duty> make_lock_gc_duty(const ClusterDutySettings& settings,
 }
 std::unique_ptr<Duty> make_node_reaping_duty(const ClusterDutySettings& settings, DutyContext ctx) {
   return std::make_unique<NodeReapingDuty>(settings, std::move(ctx));
+}
+
+std::unique_ptr<Duty> make_cluster_config_duty(const ClusterDutySettings& settings,
+                                               const DutyContext& ctx) {
+  return std::make_unique<ClusterConfigDuty>(settings, ctx);
 }
 
 }  // namespace cn::labeler::cluster

@@ -1,5 +1,5 @@
 #pragma once
-// The four duties as the runner runs them (duty.h): each wraps its class, turns its report into
+// The duties as the runner runs them (duty.h): each wraps its class, turns its report into
 // the pass's outcome and metrics, and logs it in one line.
 #include <functional>
 #include <memory>
@@ -17,7 +17,7 @@
 
 namespace cn::labeler::cluster {
 
-// Everything a duty needs from outside, shared by the four.
+// Everything a duty needs from outside, shared by them all.
 struct DutyContext {
   etcd::EtcdApi& etcd;
   nomad::NomadApi& nomad;
@@ -36,5 +36,7 @@ std::unique_ptr<Duty> make_identity_gc_duty(const ClusterDutySettings& settings,
 std::unique_ptr<Duty> make_lock_gc_duty(const ClusterDutySettings& settings,
                                         const DutyContext& ctx);
 std::unique_ptr<Duty> make_node_reaping_duty(const ClusterDutySettings& settings, DutyContext ctx);
+std::unique_ptr<Duty> make_cluster_config_duty(const ClusterDutySettings& settings,
+                                               const DutyContext& ctx);
 
 }  // namespace cn::labeler::cluster

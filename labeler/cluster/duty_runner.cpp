@@ -73,7 +73,7 @@ void DutyRunner::run_duty(Duty& duty, std::stop_token stop) {
     } else {
       next_due = clock_.now() + backoff.delay(failures++);
     }
-    // The duties log what they found; this line is the pass's end, the same for all four.
+    // The duties log what they found; this line is the pass's end, the same for every duty.
     const bool notable = outcome.end != PassEnd::complete || outcome.deleted > 0 ||
                          duty.name() == DutyName::identity_gc;
     log_->log(outcome.end != PassEnd::complete && outcome.end != PassEnd::stopped

@@ -71,25 +71,27 @@ IdentityGcReport IdentityGc::run_pass(const LeaderFence& fence, std::stop_token 
   report.range_size = range.size();
 
   // 1. What the labelers report in use. The first answer's revision pins every later page.
+  // A report that cannot be parsed is one node's bug (or a format change mid-upgrade): it does
+  // not stop the GC for everyone. That node's identities are then kept by the evidence the
+  // operator relies on alone, its agent's user keys, which step 3 requires for every identity
+  // anyway. A read that fails is still doubt: then nobody's report is known.
   std::unordered_set<std::uint64_t> in_use;
   auto read = scan_prefix(etcd_, clock_, options_.scan, in_use_prefix(options_.cluster_name),
                           report.revision, counters, stop, [&](const etcd::KeyValue& kv) {
                             ++report.in_use_reports;
                             auto parsed = parse_in_use_report(kv.value);
                             if (!parsed) {
-                              ++report.malformed_in_use_reports;
+                              ++report.unreadable_in_use_reports;
                               log_->warn(
-                                  "identity gc: malformed in-use report: key=\"{}\" "
-                                  "error=\"{}\"",
+                                  "identity gc: unreadable in-use report, its node's identities "
+                                  "kept by their user keys only: key=\"{}\" error=\"{}\"",
                                   kv.key, parsed.error().message);
                               return;
                             }
                             in_use.insert(parsed->identities.begin(), parsed->identities.end());
                           });
   if (!read) return finish(scan_stop(read.error()), read.error().message);
-  if (report.malformed_in_use_reports > 0) {
-    return finish(PassEnd::doubt, "malformed in-use report");
-  }
+  report.in_use_reports_read = true;
 
   // 2. Every value key: the label strings and IDs in use on some node.
   // label hash or ID -> the value keys naming it (the users counted for the headroom).
@@ -167,10 +169,11 @@ IdentityGcReport IdentityGc::run_pass(const LeaderFence& fence, std::stop_token 
   if (report.end != PassEnd::complete) return finish(report.end, report.detail);
   log_->info(
       "identity gc pass: range={}-{} scanned={} in_range={} range_size={} first_seen={} "
-      "referenced={} candidates={} deleted={} would_delete={} refused={} requests={}",
+      "referenced={} candidates={} deleted={} would_delete={} refused={} unreadable_reports={} "
+      "requests={}",
       range.min, range.max, report.scanned, report.in_range, report.range_size, report.first_seen,
       report.referenced, report.candidates, report.deleted, report.would_delete, report.refused,
-      report.etcd_requests + counters.requests);
+      report.unreadable_in_use_reports, report.etcd_requests + counters.requests);
   return finish(PassEnd::complete, {});
 }
 

@@ -6,12 +6,14 @@
 //   - no value key references its label string, nor its ID, in this pass and in the previous
 //     complete pass, and its ModRevision is the one the previous pass remembered (the
 //     operator's two-pass rule, allocator RunGC);
-//   - no running labeler reported the ID in use (in_use_report.h);
+//   - no running labeler reported the ID in use (in_use_report.h). A report that cannot be
+//     parsed is counted and logged, and the pass goes on: its node's identities are kept by
+//     that node's user keys alone, the evidence cilium-operator itself relies on;
 //   - at delete time, in the same txn as the delete: the leader fence holds, the ModRevision is
 //     unchanged and no key exists under `value/<labels>/`;
 //   - the deletion rate stays under the limit.
-// A failed or partial read, or a malformed in-use report, deletes nothing and does not advance
-// the two-pass memory: a candidate needs two COMPLETE passes.
+// A failed or partial read deletes nothing and does not advance the two-pass memory: a candidate
+// needs two COMPLETE passes.
 //
 // A user is any value key whose label string is the master key's, or whose value is its ID:
 // stricter than every release (cilium 1.16-1.18 count any key under the label string; 1.19's
@@ -65,7 +67,9 @@ struct IdentityGcReport {
   std::int64_t value_keys = 0;  // value keys read
   std::int64_t value_keys_unknown_shape = 0;  // no `<labels>/<node>` after the prefix
   std::int64_t in_use_reports = 0;
-  std::int64_t malformed_in_use_reports = 0;  // > 0 makes the pass end in doubt
+  // Reports that could not be parsed: skipped, their nodes' identities kept by user keys only.
+  std::int64_t unreadable_in_use_reports = 0;
+  bool in_use_reports_read = false;  // every report was read (the count above is complete)
   std::int64_t referenced = 0;       // master keys a value key references (label string or ID)
   std::int64_t reported_in_use = 0;  // unreferenced, but a labeler reported the ID in use
   std::int64_t candidates = 0;       // unreferenced and unreported: remembered for the next pass

@@ -3,8 +3,9 @@
 // under a key leased to that labeler, so a report vanishes with the labeler that wrote it.
 //   key:   cilium-nomad/<cluster>/in-use/<node>
 //   value: {"node":"<node>","identities":[256,300],"at":"<RFC 3339>"}
-// The GC reads every report each pass and spares the IDs listed. A report it cannot read is
-// doubt: that pass deletes nothing.
+// The GC reads every report each pass and spares the IDs listed. A report it cannot parse is
+// skipped, logged and counted (cilium_nomad_in_use_reports_unreadable): its node's identities
+// are then kept by their user keys alone, as the operator keeps every identity.
 #include <chrono>
 #include <cstdint>
 #include <string>

@@ -451,7 +451,7 @@ TEST_F(LabelerE2E, ScrapeOfARunningLabelerPassesPromtoolCheckMetrics) {
   const std::regex metric_name("cilium_nomad_[a-z_]+");
   const std::regex duty_only(
       "cilium_nomad_(cluster_[a-z_]+|identities[a-z_]*|identity_range_size|"
-      "identity_users)");
+      "identity_users|in_use_reports_unreadable)");
   int used = 0;
   for (auto it = std::sregex_iterator(rules.begin(), rules.end(), metric_name);
        it != std::sregex_iterator(); ++it) {

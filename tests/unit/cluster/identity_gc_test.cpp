@@ -318,20 +318,57 @@ TEST_F(IdentityGcTest, IdentitiesReportedInUseAreNeverCollected) {
   EXPECT_FALSE(identity_exists(257));
 }
 
-TEST_F(IdentityGcTest, MalformedInUseReportMeansNoDeletion) {
+// Expected: one node's unreadable report neither stops the GC nor frees that node's
+// identities: what it uses is kept by its agent's user keys (the operator's evidence), what
+// nobody uses goes after two complete passes, and every pass counts the bad report.
+TEST_F(IdentityGcTest, UnreadableInUseReportFallsBackToThatNodesUserKeys) {
+  for (const char* bad :
+       {R"({"node":"node-b","at":"x"})", R"({"node":"node-b","identities":[-1],"at":"x"})",
+        R"({"node":"node-b","identities":["256"],"at":"x"})", "[256]", "{"}) {
+    SCOPED_TRACE(bad);
+    etcd.remove(master_key(256));
+    etcd.remove(master_key(257));
+    etcd.remove(master_key(258));
+    seed_identity(256, kFooLabels);
+    seed_user(kFooLabels, "10.0.0.2", 256);  // node B's agent: the only user of 256
+    seed_identity(257, kBarLabels);          // nobody's
+    seed_identity(258, job_labels(258));     // node A's report only
+    seed_in_use("node-a", {258});
+    ASSERT_TRUE(
+        etcd.put(labeler::cluster::in_use_key("default", "node-b"), bad, agent_lease, far()));
+    IdentityGc gc(etcd, clock, options());
+
+    auto first = pass(gc);
+    EXPECT_EQ(first.end, PassEnd::complete) << first.detail;
+    EXPECT_TRUE(first.in_use_reports_read);
+    EXPECT_EQ(first.in_use_reports, 2);
+    EXPECT_EQ(first.unreadable_in_use_reports, 1);
+    EXPECT_EQ(first.candidates, 1);
+    auto second = pass(gc);
+    EXPECT_EQ(second.end, PassEnd::complete) << second.detail;
+    EXPECT_EQ(second.unreadable_in_use_reports, 1);
+    EXPECT_EQ(second.referenced, 1);
+    EXPECT_EQ(second.reported_in_use, 1);
+    EXPECT_EQ(second.deleted, 1);
+    EXPECT_TRUE(identity_exists(256)) << "used through node B's user key";
+    EXPECT_FALSE(identity_exists(257)) << "unused by anyone: two complete passes";
+    EXPECT_TRUE(identity_exists(258)) << "node A's valid report still counts";
+  }
+}
+
+// Expected: a read of the reports that fails is still doubt: no report is known, nothing goes,
+// and the pass does not count as one of the two.
+TEST_F(IdentityGcTest, FailedReadOfTheReportsStillMeansNoDeletion) {
   seed_identity(257, kBarLabels);
   IdentityGc gc(etcd, clock, options());
-  pass(gc);
-  for (const char* bad : {R"({"node":"n","at":"x"})", R"({"node":"n","identities":[-1],"at":"x"})",
-                          R"({"node":"n","identities":["256"],"at":"x"})", "[256]", "{"}) {
-    ASSERT_TRUE(etcd.put(labeler::cluster::in_use_key("default", "bad"), bad, agent_lease, far()));
-    auto report = pass(gc);
-    EXPECT_EQ(report.end, PassEnd::doubt) << bad;
-    EXPECT_EQ(report.malformed_in_use_reports, 1) << bad;
-    EXPECT_EQ(report.deleted, 0) << bad;
-  }
+  ASSERT_EQ(pass(gc).end, PassEnd::complete);
+  etcd.fail_next(1, ErrorKind::transport, InMemoryEtcd::Method::range);
+  auto failed = pass(gc);
+  EXPECT_NE(failed.end, PassEnd::complete);
+  EXPECT_FALSE(failed.in_use_reports_read);
+  EXPECT_EQ(failed.deleted, 0);
   EXPECT_TRUE(identity_exists(257));
-  EXPECT_EQ(gc.remembered(), 1U);  // still the one pass before the doubt
+  EXPECT_EQ(gc.remembered(), 1U);
 }
 
 TEST_F(IdentityGcTest, UnknownShapesAndOtherClustersRangesAreSkippedNeverDeleted) {
