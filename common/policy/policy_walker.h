@@ -49,7 +49,10 @@ const json* raw_member(const json& obj, std::string_view key);
 // walker and the field tables agree reads it. Nothing is recorded otherwise.
 struct FieldLog {
   std::map<std::string, std::set<std::string>, std::less<>> read;
+  // By address, so valid for one document only: the next one's objects may reuse the
+  // addresses. Cleared by forget_document().
   std::map<const json*, std::string> kind_of;
+  void forget_document() { kind_of.clear(); }
 };
 void set_field_log(FieldLog* log);
 
