@@ -184,6 +184,11 @@ Metrics::Metrics()
                                  .Help("Users (value keys) of one identity in this cluster's "
                                        "range, by stat: min, avg, max")
                                  .Register(*registry_)),
+      policies_unsupported_family_(prometheus::BuildGauge()
+                                       .Name("cilium_nomad_policies_unsupported")
+                                       .Help("Policies not written on this node because the local "
+                                             "agent runs without the option they need, by option")
+                                       .Register(*registry_)),
       identities_first_seen_family_(
           counter(*registry_, "cilium_nomad_identities_first_seen_total",
                   "Identities in this cluster's range that an identity GC pass saw for the "
@@ -261,6 +266,10 @@ void Metrics::init_cluster_duty_series() {
   identity_range_size();
   for (std::string_view stat : {"min", "avg", "max"}) identity_users(stat);
   identities_first_seen();
+}
+
+Gauge& Metrics::policies_unsupported(std::string_view option) {
+  return policies_unsupported_family_.Add({{"option", std::string(option)}});
 }
 
 Gauge& Metrics::identity_users(std::string_view stat) {

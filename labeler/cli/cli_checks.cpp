@@ -1,4 +1,5 @@
 #include "labeler/cli/cli_checks.h"
+#include "common/cilium/model/agent_options.h"
 
 #include <algorithm>
 #include <cctype>
@@ -69,6 +70,15 @@ CLI::Validator go_duration() {
             return {};
           },
           "DURATION"};
+}
+
+CLI::Validator agent_option_assignment() {
+  return {[](std::string& input) -> std::string {
+            auto parsed = cilium::parse_agent_option_assignment(input);
+            if (!parsed) return parsed.error().message;
+            return {};
+          },
+          "NAME=true|false"};
 }
 
 CLI::Validator meta_label_keys() {

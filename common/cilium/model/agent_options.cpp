@@ -16,9 +16,10 @@ constexpr std::array<AgentOptionInfo, kAgentOptionCount> kAgentOptionRows = {{
      "pkg/defaults/defaults.go"},
     {AgentOption::host_firewall, "enable-host-firewall", "EnableHostFirewall", false,
      "daemon/cmd/daemon_main.go"},
+    // Older agents' pkg/auth/cell.go defaulted it to true; taken as off for 1.19 (issue 25), and
+    // moot while the mutual handler below is off.
     {AgentOption::mesh_auth, "mesh-auth-enabled", "", false, "pkg/auth/cell.go"},
-    {AgentOption::mesh_auth_mutual, "mesh-auth-mutual-enabled", "", false,
-     "pkg/auth/spire/cell.go"},
+    {AgentOption::mesh_auth_mutual, "mesh-auth-mutual-enabled", "", false, "pkg/auth/spire/"},
 }};
 
 }  // namespace

@@ -47,6 +47,7 @@ std::string_view to_string(AgentOptionOrigin origin);
 struct AgentOptionValue {
   bool enabled = false;
   AgentOptionOrigin origin = AgentOptionOrigin::upstream_default;
+  bool operator==(const AgentOptionValue&) const = default;
 };
 
 class AgentOptions {
