@@ -2,6 +2,8 @@
 
 #include <prometheus/text_serializer.h>
 
+#include "common/cilium/model/agent_options.h"
+
 namespace cn::labeler {
 namespace {
 
@@ -244,6 +246,7 @@ Metrics::Metrics()
   watch_reconnects(WatchMode::kNode);
   watch_reconnects(WatchMode::kEvents);
   for (PolicyErrorReason reason : kAllPolicyErrorReasons) policy_errors(reason);
+  for (const auto& row : cilium::agent_option_table()) policies_unsupported(row.flag);
   for (LabelFailure reason : kAllLabelFailures) label_failures(reason);
   for (IdentitySource source : kAllIdentitySources) identity_sources(source);
 }

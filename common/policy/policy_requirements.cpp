@@ -1,5 +1,7 @@
 #include "common/policy/policy_requirements.h"
 
+#include <algorithm>
+#include <array>
 #include <string_view>
 
 #include "common/policy/policy_text.h"
@@ -40,16 +42,15 @@ bool req_nonempty_array(const json& obj, std::string_view key) {
 bool req_has_l7_rules(const json& port_rule) {
   auto rules = port_rule.find("rules");
   if (rules == port_rule.end() || !rules->is_object()) return false;
-  for (auto key : {"http", "kafka", "dns", "l7"}) {
-    if (req_nonempty_array(*rules, key)) return true;
-  }
-  return false;
+  constexpr std::array<std::string_view, 4> kL7Members = {"http", "kafka", "dns", "l7"};
+  return std::ranges::any_of(kL7Members,
+                             [&](std::string_view key) { return req_nonempty_array(*rules, key); });
 }
 
 void req_direction(const json& entry, const std::string& p, bool deny, RequirementCollector& c) {
   if (!entry.is_object()) return;
   // IngressCommonRule/EgressCommonRule.Validate: ErrFromToNodesRequiresNodeSelectorOption.
-  for (auto key : {"fromNodes", "toNodes"}) {
+  for (const auto* key : {"fromNodes", "toNodes"}) {
     if (req_nonempty_array(entry, key)) {
       c.need(AgentOption::node_selector_labels, req_child(p, key), key,
              MissingOptionEffect::fatal_at_restart);

@@ -1,10 +1,10 @@
 #include "labeler/cli/cli_checks.h"
-#include "common/cilium/model/agent_options.h"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 
+#include "common/cilium/model/agent_options.h"
 #include "common/labels/label_policy.h"
 #include "common/util/go_duration.h"
 
