@@ -97,7 +97,7 @@ void PolicyDistributor::refresh_agent_options(std::stop_token stop) {
   assumed_logged_ = assumed;
   auto next = cilium::resolve_agent_options(reported, settings_.agent_option_overrides);
   if (next == options_) return;
-  options_ = std::move(next);
+  options_ = next;
   recheck_ = true;
   log_->info("agent options changed, policies re-checked options=\"{}\"", options_.describe());
   MutexLock lock(mu_);
