@@ -57,7 +57,7 @@ LabelerDaemon::LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium
       OrphanCollector::Options{config_.gc_endpoints, config_.gc_grace, config_.call_timeout}, log_);
   if (!config_.policies.dir.empty()) {
     policies_ = std::make_unique<policy::PolicyDistributor>(config_.policies, nomad_, clock_,
-                                                            metrics_, calls_, log_);
+                                                            metrics_, calls_, log_, &cilium_);
   }
   server_ = std::make_unique<NotifyServer>(
       NotifyServer::Options{config_.socket_path, config_.allowed_uids}, clock_, metrics_, log_);

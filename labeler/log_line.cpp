@@ -267,9 +267,9 @@ LogFieldType log_field_type(std::string_view key) {
                                                              "wait_s",
                                                              "workers",
                                                              "would_delete"};
-  static constexpr std::array<std::string_view, 8> kBooleans{
-      "baseline",          "degraded",  "dry_run",     "duties",
-      "k8s_compat_labels", "kept_file", "skip_verify", "wrote"};
+  static constexpr std::array<std::string_view, 9> kBooleans{
+      "baseline",  "degraded",     "dry_run",     "duties", "k8s_compat_labels",
+      "kept_file", "removed_file", "skip_verify", "wrote"};
   if (std::find(kNumbers.begin(), kNumbers.end(), key) != kNumbers.end()) {
     return LogFieldType::number;
   }

@@ -89,7 +89,25 @@ Result<labels::LabelPolicy> label_policy_of(const LabelFlags& flags) {
   return policy;
 }
 
+// --agent-option NAME=true|false, repeatable, the later of two for one NAME wins.
+cilium::ReportedAgentOptions agent_option_overrides(const std::vector<std::string>& assignments) {
+  cilium::ReportedAgentOptions out{};
+  for (const auto& a : assignments) {
+    // The flag's validator already refused anything this would not parse.
+    if (auto parsed = cilium::parse_agent_option_assignment(a))
+      out[static_cast<std::size_t>(parsed->first)] = parsed->second;
+  }
+  return out;
+}
+
+void add_agent_option_flag(CLI::App* cmd, std::vector<std::string>& into, const char* what) {
+  cmd->add_option("--agent-option", into, what)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(cli::agent_option_assignment());
+}
+
 struct RunFlags {
+  std::vector<std::string> agent_options;
   ConnectionFlags connection;
   LabelFlags labels;
   std::string log_level = "info";
@@ -166,6 +184,7 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
   config.policy = *policy;
   config.policies.resync_interval = std::chrono::seconds{flags.resync_seconds};
   config.policies.status_file = labeler::policy::policy_status_path(config.state_file);
+  config.policies.agent_option_overrides = agent_option_overrides(flags.agent_options);
   config.resync_interval = std::chrono::seconds{flags.resync_seconds};
   config.gc_grace = std::chrono::seconds{flags.gc_grace_seconds};
   config.unhealthy_after = std::chrono::seconds{flags.unhealthy_after_seconds};
@@ -422,6 +441,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
                    "Most policy files the labeler keeps in --policy-dir")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
+  add_agent_option_flag(run_cmd, flags.agent_options,
+                        "NAME=true|false: an agent option as the policies see it, over what the "
+                        "agent's GET /v1/config says (repeatable; docs/policies.md)");
 
   labeler::cluster::add_cluster_duty_options(run_cmd, flags.cluster);
 
@@ -453,6 +475,10 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   validate_cmd->add_option("files", policy_files, "Policy files")
       ->required()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  std::vector<std::string> validate_agent_options;
+  add_agent_option_flag(validate_cmd, validate_agent_options,
+                        "NAME=true|false: check against this agent option instead of its "
+                        "upstream default (repeatable)");
 
   labeler::explain::ExplainSettings explain_settings;
   explain_settings.state_file = config.state_file;
@@ -519,7 +545,12 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       return cli::runtime_failure(std::cerr, cli::command_path(app), ok.error().message);
   }
 
-  if (*validate_cmd) return labeler::validate_policy_files(policy_files, std::cout, std::cerr);
+  if (*validate_cmd) {
+    return labeler::validate_policy_files(
+        policy_files,
+        cilium::resolve_agent_options({}, agent_option_overrides(validate_agent_options)),
+        std::cout, std::cerr);
+  }
 
   if (*explain_cmd) return explain(explain_settings, explain_flags);
 

@@ -2,6 +2,8 @@
 
 #include <prometheus/text_serializer.h>
 
+#include "common/cilium/model/agent_options.h"
+
 namespace cn::labeler {
 namespace {
 
@@ -184,6 +186,11 @@ Metrics::Metrics()
                                  .Help("Users (value keys) of one identity in this cluster's "
                                        "range, by stat: min, avg, max")
                                  .Register(*registry_)),
+      policies_unsupported_family_(prometheus::BuildGauge()
+                                       .Name("cilium_nomad_policies_unsupported")
+                                       .Help("Policies not written on this node because the local "
+                                             "agent runs without the option they need, by option")
+                                       .Register(*registry_)),
       identities_first_seen_family_(
           counter(*registry_, "cilium_nomad_identities_first_seen_total",
                   "Identities in this cluster's range that an identity GC pass saw for the "
@@ -245,6 +252,7 @@ Metrics::Metrics()
   watch_reconnects(WatchMode::kNode);
   watch_reconnects(WatchMode::kEvents);
   for (PolicyErrorReason reason : kAllPolicyErrorReasons) policy_errors(reason);
+  for (const auto& row : cilium::agent_option_table()) policies_unsupported(row.flag);
   for (LabelFailure reason : kAllLabelFailures) label_failures(reason);
   for (IdentitySource source : kAllIdentitySources) identity_sources(source);
 }
@@ -267,6 +275,10 @@ void Metrics::init_cluster_duty_series() {
   for (std::string_view stat : {"min", "avg", "max"}) identity_users(stat);
   identities_first_seen();
   in_use_reports_unreadable();
+}
+
+Gauge& Metrics::policies_unsupported(std::string_view option) {
+  return policies_unsupported_family_.Add({{"option", std::string(option)}});
 }
 
 Gauge& Metrics::identity_users(std::string_view stat) {

@@ -154,6 +154,9 @@ class Metrics {
   prometheus::Gauge& policies_applied() { return policies_applied_; }
   prometheus::Gauge& policies_invalid() { return policies_invalid_; }
   prometheus::Gauge& policy_last_apply_timestamp() { return policy_last_apply_; }
+  // cilium_nomad_policies_unsupported{option}: policies not written on this node because its
+  // agent runs without `option` (an agent flag name, e.g. enable-node-selector-labels).
+  prometheus::Gauge& policies_unsupported(std::string_view option);
   // Allocations of this node whose endpoint does not carry its final labels yet, and how long
   // the one waiting longest has waited (labeler/unlabeled_tracker.h keeps both).
   prometheus::Gauge& unlabeled_allocations() { return unlabeled_allocations_; }
@@ -194,6 +197,7 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>& identities_family_;
   prometheus::Family<prometheus::Gauge>& identity_range_size_family_;
   prometheus::Family<prometheus::Gauge>& identity_users_family_;
+  prometheus::Family<prometheus::Gauge>& policies_unsupported_family_;
   prometheus::Family<prometheus::Counter>& identities_first_seen_family_;
   prometheus::Family<prometheus::Gauge>& in_use_reports_unreadable_family_;
   Mutex leader_info_mu_;

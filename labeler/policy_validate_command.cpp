@@ -4,12 +4,14 @@
 
 #include "common/policy/policy_document.h"
 #include "common/policy/policy_object.h"
+#include "common/policy/policy_requirements.h"
 #include "common/policy/policy_text.h"
 #include "common/util/read_whole_file.h"
 
 namespace cn::labeler {
 
-int validate_policy_files(const std::vector<std::string>& files, std::ostream& out,
+int validate_policy_files(const std::vector<std::string>& files,
+                          const cilium::AgentOptions& options, std::ostream& out,
                           std::ostream& err) {
   int status = 0;
   for (const auto& file : files) {
@@ -24,12 +26,25 @@ int validate_policy_files(const std::vector<std::string>& files, std::ostream& o
     auto doc = cn::policy::parse_policy_text(*text);
     Status verdict = doc ? Status{} : Status{std::unexpected(doc.error())};
     bool rule_array = doc && doc->is_array();
+    std::vector<cn::policy::PolicyRequirement> needs;
     if (rule_array) {
       // netreap's format is what many variables hold: checked as the distributor wraps it.
       auto wrapped = cn::policy::policy_object_from_item(*text, "nomad-validate", {});
-      if (!wrapped) verdict = std::unexpected(wrapped.error());
+      if (!wrapped) {
+        verdict = std::unexpected(wrapped.error());
+      } else {
+        needs = cn::policy::policy_requirements(*wrapped);
+        // Point into what the user wrote: "/specs/3/..." of the wrapper is "/3/..." of the array.
+        for (auto& n : needs) n.pointer.erase(0, 6);
+      }
     } else if (doc) {
       verdict = cn::policy::validate_policy_object(*doc);
+      if (verdict) needs = cn::policy::policy_requirements(*doc);
+    }
+    if (verdict) {
+      if (auto unmet = cn::policy::unmet_requirements(needs, options); !unmet.empty()) {
+        verdict = fail(ErrorKind::invalid, cn::policy::requirement_reason(unmet.front(), options));
+      }
     }
     if (verdict) {
       out << file << ": OK" << (rule_array ? " (rule array, written as a clusterwide policy)" : "")

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "common/cilium/model/agent_options.h"
 #include "common/labels/label_policy.h"
 #include "common/util/go_duration.h"
 
@@ -69,6 +70,15 @@ CLI::Validator go_duration() {
             return {};
           },
           "DURATION"};
+}
+
+CLI::Validator agent_option_assignment() {
+  return {[](std::string& input) -> std::string {
+            auto parsed = cilium::parse_agent_option_assignment(input);
+            if (!parsed) return parsed.error().message;
+            return {};
+          },
+          "NAME=true|false"};
 }
 
 CLI::Validator meta_label_keys() {

@@ -31,6 +31,10 @@ CLI::Validator listen_address();
 // A Go duration such as 500ms, 2s, 15m.
 CLI::Validator go_duration();
 
+// NAME=true|false for --agent-option: NAME one of the agent options the labeler knows
+// (common/cilium/model/agent_options.h).
+CLI::Validator agent_option_assignment();
+
 // A --meta-labels list that parse_label_policy accepts.
 CLI::Validator meta_label_keys();
 

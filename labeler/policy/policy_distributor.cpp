@@ -6,6 +6,7 @@
 
 #include "common/policy/policy_document.h"
 #include "common/util/atomic_file.h"
+#include "common/util/json_read.h"
 #include "labeler/watcher.h"
 
 namespace cn::labeler::policy {
@@ -26,7 +27,7 @@ bool proves_deleted(const Error& error) {
 
 PolicyDistributor::PolicyDistributor(PolicySettings settings, nomad::NomadApi& nomad, Clock& clock,
                                      Metrics& metrics, CallRecorder& calls,
-                                     std::shared_ptr<spdlog::logger> log)
+                                     std::shared_ptr<spdlog::logger> log, cilium::CiliumApi* cilium)
     : settings_(std::move(settings)),
       nomad_(nomad),
       clock_(clock),
@@ -35,7 +36,10 @@ PolicyDistributor::PolicyDistributor(PolicySettings settings, nomad::NomadApi& n
       log_(log ? std::move(log) : spdlog::default_logger()),
       dir_(settings_.dir),
       list_prefix_(cn::policy::policy_list_prefix(settings_.prefix)),
-      backoff_(settings_.backoff) {
+      backoff_(settings_.backoff),
+      cilium_(cilium) {
+  options_ = cilium::resolve_agent_options({}, settings_.agent_option_overrides);
+  status_.agent_options = options_.describe();
   status_.nomad_namespace = settings_.nomad_namespace;
   status_.prefix = settings_.prefix;
   status_.directory = settings_.dir;
@@ -63,6 +67,83 @@ void PolicyDistributor::set_state(PolicyRecord& rec, PolicyState state, std::str
   rec.changed_unix_ms = unix_millis(clock_.wall_now());
 }
 
+void PolicyDistributor::refresh_agent_options(std::stop_token stop) {
+  std::string unasked_reason;
+  if (cilium_) {
+    auto reported = cilium_->agent_options(call_deadline(stop));
+    calls_.record(Peer::cilium, reported);
+    if (reported) {
+      last_reported_ = *reported;
+    } else {
+      unasked_reason = reported.error().message;
+    }
+  } else {
+    unasked_reason = "the agent is not asked";
+  }
+  // An answer that failed now keeps what the agent said last: its options change only when it
+  // restarts, and a restart is what this pass may be racing.
+  const cilium::ReportedAgentOptions reported =
+      last_reported_.value_or(cilium::ReportedAgentOptions{});
+  std::string assumed;
+  for (const auto& row : cilium::agent_option_table()) {
+    const auto i = static_cast<std::size_t>(row.option);
+    if (reported[i] || settings_.agent_option_overrides[i]) continue;
+    assumed += (assumed.empty() ? "" : ",") + std::string(row.flag);
+  }
+  if (!assumed.empty() && assumed != assumed_logged_) {
+    log_->info(
+        "agent options assumed at upstream defaults options={} reason=\"{}\"", assumed,
+        unasked_reason.empty() ? "not in the agent's GET /v1/config answer" : unasked_reason);
+  }
+  assumed_logged_ = assumed;
+  auto next = cilium::resolve_agent_options(reported, settings_.agent_option_overrides);
+  if (next == options_) return;
+  options_ = next;
+  recheck_ = true;
+  log_->info("agent options changed, policies re-checked options=\"{}\"", options_.describe());
+  MutexLock lock(mu_);
+  status_.agent_options = options_.describe();
+}
+
+std::vector<cn::policy::PolicyRequirement> PolicyDistributor::file_unmet(
+    const OwnedFile& file) const {
+  // Written by this labeler as JSON; anything else is not ours to judge here.
+  auto doc = json::parse_json_text(file.content, "policy file");
+  if (!doc) return {};
+  return cn::policy::unmet_requirements(cn::policy::policy_requirements(*doc), options_);
+}
+
+void PolicyDistributor::mark_unsupported(const nomad::VariableMeta& meta, std::uint64_t index,
+                                         const std::vector<cn::policy::PolicyRequirement>& unmet,
+                                         const OwnedFile* file, PolicyRecord& rec) {
+  const auto& first = unmet.front();
+  const std::string option(cilium::agent_option_info(first.option).flag);
+  std::string reason = cn::policy::requirement_reason(first, options_);
+  bool removed = false;
+  if (file && !file_unmet(*file).empty()) {
+    // The last good file needs an option the agent lacks too (the agent's options changed):
+    // leaving it would stop the agent at its next start.
+    if (auto gone = dir_.remove(file->name); gone) {
+      removed = true;
+      rec.file.clear();
+      rec.applied_index = 0;
+      metrics_.policy_last_apply_timestamp().Set(
+          static_cast<double>(unix_millis(clock_.wall_now())) / 1000.0);
+    } else {
+      metrics_.policy_errors(PolicyErrorReason::remove).Increment();
+      log_->warn("policy removal failed file={} error=\"{}\"", file->path, gone.error().message);
+    }
+  }
+  if (rec.state != PolicyState::unsupported || rec.reason != reason || removed) {
+    log_->warn(
+        "policy unsupported by the local agent, not written path={} modify_index={} pointer={} "
+        "option={} kept_file={} removed_file={} reason=\"{}\"",
+        meta.path, index, first.pointer, option, file != nullptr && !removed, removed, reason);
+  }
+  rec.option = option;
+  set_state(rec, PolicyState::unsupported, std::move(reason));
+}
+
 Result<std::uint64_t> PolicyDistributor::reconcile(std::stop_token stop) {
   auto listed = nomad_.variables(settings_.nomad_namespace, list_prefix_, 0, settings_.wait,
                                  clock_.now() + settings_.call_timeout, stop);
@@ -71,6 +152,7 @@ Result<std::uint64_t> PolicyDistributor::reconcile(std::stop_token stop) {
     metrics_.policy_errors(PolicyErrorReason::list).Increment();
     return std::unexpected(listed.error());
   }
+  refresh_agent_options(stop);
   apply(listed->value, stop);
   return listed->index;
 }
@@ -89,6 +171,7 @@ void PolicyDistributor::apply(const std::vector<nomad::VariableMeta>& listed,
   std::set<std::string> listed_paths;
   // Files of ours as this pass leaves them: the --policy-max-count bound counts new ones too.
   std::size_t owned_count = files->size();
+  const bool recheck = std::exchange(recheck_, false);
   for (const auto& meta : listed) {
     if (stop.stop_requested()) return;
     // `namespace=*` is never asked for, but a proxy or a future Nomad might widen the answer.
@@ -104,6 +187,9 @@ void PolicyDistributor::apply(const std::vector<nomad::VariableMeta>& listed,
       rec = status_.policies[meta.path];
     }
     rec.variable_path = meta.path;
+    // New agent options: what was written or held back is looked at again.
+    if (recheck && (rec.state == PolicyState::applied || rec.state == PolicyState::unsupported))
+      rec.seen_index = 0;
     if (!name) {
       if (rec.seen_index != meta.modify_index || rec.state != PolicyState::invalid) {
         metrics_.policy_errors(PolicyErrorReason::invalid).Increment();
@@ -145,13 +231,21 @@ void PolicyDistributor::apply_variable(const nomad::VariableMeta& meta, const st
   };
   // Nothing moved and the file still holds what we wrote: the common case, no Nomad call.
   if (rec.seen_index == meta.modify_index && rec.state != PolicyState::pending &&
-      (rec.state == PolicyState::invalid || file_holds(rec.applied_index))) {
+      (rec.state == PolicyState::invalid || rec.state == PolicyState::unsupported ||
+       file_holds(rec.applied_index))) {
     return;
   }
-  // A restart finds the directory already current: no read, no rewrite.
+  // A restart finds the directory already current: no read, no rewrite, unless the file needs
+  // an option the agent now lacks.
   if (file_holds(meta.modify_index)) {
-    rec.seen_index = rec.applied_index = meta.modify_index;
+    rec.seen_index = meta.modify_index;
+    if (auto unmet = file_unmet(file->second); !unmet.empty()) {
+      rec.file = file->second.path;
+      return mark_unsupported(meta, meta.modify_index, unmet, &file->second, rec);
+    }
+    rec.applied_index = meta.modify_index;
     rec.file = file->second.path;
+    rec.option.clear();
     set_state(rec, PolicyState::applied, "");
     return;
   }
@@ -192,6 +286,12 @@ void PolicyDistributor::apply_variable(const nomad::VariableMeta& meta, const st
   auto object = cn::policy::policy_object_from_item(
       item->second, std::string(cn::policy::kFilePrefix) + name, source);
   if (!object) return refuse(object.error().message);
+  if (auto unmet =
+          cn::policy::unmet_requirements(cn::policy::policy_requirements(*object), options_);
+      !unmet.empty()) {
+    return mark_unsupported(meta, var->meta.modify_index, unmet,
+                            file_exists ? &file->second : nullptr, rec);
+  }
 
   // Compact: the file stays about the size of the item Nomad accepted (pretty-printing a 39 KB
   // item gave 106 KB); JSON is YAML, and the agent reads it as such.
@@ -211,6 +311,7 @@ void PolicyDistributor::apply_variable(const nomad::VariableMeta& meta, const st
   if (!file_exists && rec.file.empty()) ++owned_count;
   rec.applied_index = var->meta.modify_index;
   rec.file = dir_.file_path(name);
+  rec.option.clear();
   set_state(rec, PolicyState::applied, "");
   if (changed) {
     rec.changed_unix_ms = unix_millis(clock_.wall_now());
@@ -263,12 +364,16 @@ void PolicyDistributor::publish() {
     MutexLock lock(mu_);
     int applied = 0;
     int invalid = 0;
+    std::map<std::string, int> unsupported;
+    for (const auto& row : cilium::agent_option_table()) unsupported[std::string(row.flag)] = 0;
     for (const auto& [path, rec] : status_.policies) {
       if (rec.state == PolicyState::applied) ++applied;
       if (rec.state == PolicyState::invalid) ++invalid;
+      if (rec.state == PolicyState::unsupported) ++unsupported[rec.option];
     }
     metrics_.policies_applied().Set(applied);
     metrics_.policies_invalid().Set(invalid);
+    for (const auto& [option, n] : unsupported) metrics_.policies_unsupported(option).Set(n);
     // The status file changes only with the policies, not with every pass.
     PolicyStatus copy = status_;
     copy.updated_unix_ms = 0;
@@ -349,6 +454,7 @@ void PolicyDistributor::watch(std::stop_token stop) {
       continue;
     }
     const bool moved = full || listed->index != index;
+    if (full) refresh_agent_options(stop);
     if (moved || has_pending()) apply(listed->value, stop);
     if (full && settings_.resync_interval.count() > 0) next_full = now + settings_.resync_interval;
     if (full && settings_.resync_interval.count() == 0) next_full = MonoTime::max();

@@ -12,6 +12,11 @@
 //    not found". A list that lacks it proves nothing: an ACL filters lists silently, and a
 //    failed or partial list must never read as "everything was deleted".
 //
+// A policy that needs an agent option the local agent runs without (common/policy/
+// policy_requirements.h) is not written on this node: the agent would refuse it and exit at its
+// next start. Its options come from GET /v1/config at every full pass, --agent-option overrides
+// them, and the upstream defaults stand in for what the agent does not tell.
+//
 // The watch is a blocking query on the variable list; a variable is read only when its
 // ModifyIndex moved. Every resync re-lists without blocking and re-reads any variable whose file
 // is missing or holds another version.
@@ -19,6 +24,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <stop_token>
 #include <string>
@@ -26,7 +32,10 @@
 
 #include <spdlog/fwd.h>
 
+#include "common/cilium/client/cilium_api.h"
+#include "common/cilium/model/agent_options.h"
 #include "common/nomad/client/nomad_api.h"
+#include "common/policy/policy_requirements.h"
 #include "common/util/backoff.h"
 #include "common/util/clock.h"
 #include "common/util/mutex.h"
@@ -40,8 +49,10 @@ namespace cn::labeler::policy {
 
 class PolicyDistributor {
  public:
+  // `cilium` null: the agent is never asked, its options are the defaults and the overrides.
   PolicyDistributor(PolicySettings settings, nomad::NomadApi& nomad, Clock& clock, Metrics& metrics,
-                    CallRecorder& calls, std::shared_ptr<spdlog::logger> log);
+                    CallRecorder& calls, std::shared_ptr<spdlog::logger> log,
+                    cilium::CiliumApi* cilium = nullptr);
 
   // The watch loop, full reconciles included, until stop.
   void run(std::stop_token stop);
@@ -61,6 +72,15 @@ class PolicyDistributor {
   void remove_unlisted(const std::map<std::string, OwnedFile>& files,
                        const std::set<std::string>& listed_names, std::stop_token stop);
   void set_state(PolicyRecord& rec, PolicyState state, std::string reason);
+  // Asks the agent (on full passes); a change of options re-checks every policy.
+  void refresh_agent_options(std::stop_token stop);
+  // What an existing file of ours needs that the agent lacks (empty when unreadable).
+  std::vector<cn::policy::PolicyRequirement> file_unmet(const OwnedFile& file) const;
+  // Records `unmet` (not empty) for this version; removes the file when it too needs an option
+  // the agent lacks, so that the agent's next start does not read it.
+  void mark_unsupported(const nomad::VariableMeta& meta, std::uint64_t index,
+                        const std::vector<cn::policy::PolicyRequirement>& unmet,
+                        const OwnedFile* file, PolicyRecord& rec);
   void publish();  // metrics and the status file
   bool has_pending() const;
   Deadline call_deadline(std::stop_token stop) const;
@@ -74,6 +94,12 @@ class PolicyDistributor {
   PolicyDirectory dir_;
   std::string list_prefix_;  // policy_list_prefix(settings_.prefix)
   Backoff backoff_;
+  cilium::CiliumApi* cilium_;
+  // Only the pass thread touches these.
+  cilium::AgentOptions options_;
+  std::optional<cilium::ReportedAgentOptions> last_reported_;
+  std::string assumed_logged_;  // what the last "assuming" log line said
+  bool recheck_ = false;
 
   // Written by the one thread that runs passes; read by status() from others.
   mutable Mutex mu_;

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <string>
 
+#include "common/cilium/model/agent_options.h"
 #include "common/util/backoff.h"
 
 namespace cn::labeler::policy {
@@ -21,6 +22,8 @@ struct PolicySettings {
   // ignores ?index= cannot make the loop spin.
   std::chrono::milliseconds min_quiet_interval{1'000};
   BackoffPolicy backoff;
+  // --agent-option NAME=true|false: wins over what the agent reports (nullopt: not given).
+  cilium::ReportedAgentOptions agent_option_overrides{};
 };
 
 }  // namespace cn::labeler::policy

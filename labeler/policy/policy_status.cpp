@@ -17,6 +17,8 @@ std::string_view to_string(PolicyState state) {
       return "invalid";
     case PolicyState::pending:
       return "pending";
+    case PolicyState::unsupported:
+      return "unsupported";
   }
   return "pending";
 }
@@ -24,7 +26,8 @@ std::string_view to_string(PolicyState state) {
 namespace {
 
 Result<PolicyState> parse_state(std::string_view text) {
-  for (PolicyState s : {PolicyState::applied, PolicyState::invalid, PolicyState::pending}) {
+  for (PolicyState s : {PolicyState::applied, PolicyState::invalid, PolicyState::pending,
+                        PolicyState::unsupported}) {
     if (to_string(s) == text) return s;
   }
   return fail("unknown policy state \"" + std::string(text) + "\"");
@@ -35,20 +38,23 @@ Result<PolicyState> parse_state(std::string_view text) {
 std::string to_text(const PolicyStatus& status) {
   nlohmann::json policies = nlohmann::json::array();
   for (const auto& [path, r] : status.policies) {
-    policies.push_back({{"variable_path", r.variable_path},
+    nlohmann::json p = {{"variable_path", r.variable_path},
                         {"name", r.name},
                         {"file", r.file},
                         {"seen_index", r.seen_index},
                         {"applied_index", r.applied_index},
                         {"state", to_string(r.state)},
                         {"reason", r.reason},
-                        {"changed_unix_ms", r.changed_unix_ms}});
+                        {"changed_unix_ms", r.changed_unix_ms}};
+    if (!r.option.empty()) p["option"] = r.option;
+    policies.push_back(std::move(p));
   }
   nlohmann::json doc = {{"namespace", status.nomad_namespace},
                         {"prefix", status.prefix},
                         {"directory", status.directory},
                         {"updated_unix_ms", status.updated_unix_ms},
                         {"policies", std::move(policies)}};
+  if (!status.agent_options.empty()) doc["agent_options"] = status.agent_options;
   return doc.dump(2) + "\n";
 }
 
@@ -61,6 +67,7 @@ Result<PolicyStatus> parse_policy_status(std::string_view text) {
   r.read("namespace", status.nomad_namespace);
   r.read("prefix", status.prefix);
   r.read("directory", status.directory);
+  r.read("agent_options", status.agent_options);  // absent in older files
   std::int64_t updated = 0;
   r.read("updated_unix_ms", updated);
   status.updated_unix_ms = updated;
@@ -79,6 +86,7 @@ Result<PolicyStatus> parse_policy_status(std::string_view text) {
     p.read("applied_index", rec.applied_index);
     p.read("state", state);
     p.read("reason", rec.reason);
+    p.read("option", rec.option);  // absent in older files
     p.read("changed_unix_ms", changed);
     if (!p.ok()) return fail(p.error());
     auto parsed = parse_state(state);

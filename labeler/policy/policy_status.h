@@ -14,6 +14,10 @@ enum class PolicyState {
   applied,  // the file in the directory holds the variable's current version
   invalid,  // the current version was refused; the last good file (if any) stays
   pending,  // the current version could not be read or written yet; retried
+  // valid, but needs an agent option this node's agent runs without (`option`): not written
+  // here, the last good file stays if it needs nothing the agent lacks. Valid on other nodes,
+  // so it is not `invalid`.
+  unsupported,
 };
 std::string_view to_string(PolicyState state);
 
@@ -24,7 +28,8 @@ struct PolicyRecord {
   std::uint64_t seen_index = 0;     // the variable's ModifyIndex last listed
   std::uint64_t applied_index = 0;  // the ModifyIndex whose content the file holds; 0: none
   PolicyState state = PolicyState::pending;
-  std::string reason;             // why invalid or pending; empty when applied
+  std::string reason;             // why invalid, pending or unsupported; empty when applied
+  std::string option;             // unsupported: the agent option it needs (its flag name)
   long long changed_unix_ms = 0;  // last change of state or of the file
 
   friend bool operator==(const PolicyRecord&, const PolicyRecord&) = default;
@@ -35,6 +40,9 @@ struct PolicyStatus {
   std::string prefix;
   std::string directory;
   long long updated_unix_ms = 0;
+  // The options the distributor checked against, "enable-l7-proxy=true(agent) ..."; empty in
+  // files of labelers before it.
+  std::string agent_options;
   std::map<std::string, PolicyRecord> policies;  // by variable path
 };
 

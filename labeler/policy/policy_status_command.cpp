@@ -66,6 +66,7 @@ Result<std::string> render_policy_status(const std::string& status_file, StatusV
     if (view == StatusView::table) out += "; --wide: whole cells, --json: for machines";
     out += "\n";
   }
+  if (!status->agent_options.empty()) out += "agent options: " + status->agent_options + "\n";
   return out;
 }
 

@@ -7,12 +7,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "common/cilium/client/curl_cilium_client.h"
 #include "common/nomad/client/curl_nomad_client.h"
 #include "labeler/labeler_daemon.h"
+#include "labeler/policy/policy_status_command.h"
 #include "tests/fakes/cilium/fake_cilium_agent.h"
 #include "tests/fakes/nomad/fake_nomad.h"
 #include "tests/support/eventually.h"
@@ -68,8 +70,9 @@ class PolicyE2E : public ::testing::Test {
     if (nomad_) nomad_->stop();
   }
 
-  void start_daemon() {
+  void start_daemon(cilium::ReportedAgentOptions overrides = {}) {
     DaemonConfig config;
+    config.policies.agent_option_overrides = overrides;
     config.socket_path = dir_.file("run/labeler.sock");
     config.state_file = dir_.file("run/state.json");
     config.resync_interval = std::chrono::seconds{0};
@@ -117,6 +120,22 @@ class PolicyE2E : public ::testing::Test {
     return nullptr;
   }
   bool agent_alive() const { return !agent_->policies().contains("fatal"); }
+  // A new agent process on the same directory: it re-reads every file, and a rule it refuses is
+  // fatal there (start() throws).
+  void restart_agent(bool node_selector_labels) {
+    auto ac = agent_->config();
+    agent_->stop();
+    agent_.reset();
+    ac.options.enable_node_selector_labels = node_selector_labels;
+    agent_ = std::make_unique<fakes::FakeCiliumAgent>(ac);
+    agent_->start();
+  }
+  std::optional<policy::PolicyRecord> record(const std::string& name) const {
+    auto status = daemon_->policies()->status().policies;
+    auto it = status.find("cilium/policies/" + name);
+    if (it == status.end()) return std::nullopt;
+    return it->second;
+  }
 
   testing::TempDir dir_;
   std::string policy_dir_;
@@ -290,6 +309,63 @@ TEST_F(PolicyE2E, NetreapRuleArraysAreAcceptedAsClusterwidePolicies) {
   EXPECT_EQ(loaded("netreap")["kind"], "CiliumClusterwideNetworkPolicy");
   ASSERT_TRUE(eventually([&] { return loaded("netreap")["subject_endpoints"].size() == 1; }));
   EXPECT_EQ(loaded("netreap")["subject_endpoints"], json::array({web}));
+}
+
+// fromNodes needs enable-node-selector-labels (off by default, cilium/cilium
+// pkg/policy/api/rule_validation.go); the fake agent refuses it as the real one does.
+constexpr const char* kFromNodesPolicy = R"({"apiVersion": "cilium.io/v2",
+  "kind": "CiliumClusterwideNetworkPolicy",
+  "metadata": {"name": "db-nodes"},
+  "spec": {"endpointSelector": {"matchLabels": {"nomad:nomad.job": "web"}},
+           "ingress": [{"fromNodes": [{"matchLabels": {"role": "db"}}]}]}})";
+
+// Issue 25, item 1: one variable must not turn into a crash loop of agents at their next start.
+TEST_F(PolicyE2E, APolicyNeedingAnOptionTheAgentLacksIsHeldBackAndTheAgentSurvivesARestart) {
+  start_daemon();
+  put("web", ccnp_web(8080));
+  put("db-nodes", kFromNodesPolicy);
+  ASSERT_TRUE(eventually([&] {
+    auto rec = record("db-nodes");
+    return rec && rec->state == policy::PolicyState::unsupported && !loaded("web").is_null();
+  }));
+  EXPECT_FALSE(std::filesystem::exists(file("db-nodes")));
+  const auto rec = *record("db-nodes");
+  EXPECT_EQ(rec.option, "enable-node-selector-labels");
+  EXPECT_NE(rec.reason.find("/spec/ingress/0/fromNodes"), std::string::npos) << rec.reason;
+  EXPECT_EQ(daemon_->metrics().policies_unsupported("enable-node-selector-labels").Value(), 1);
+  EXPECT_EQ(daemon_->metrics().policies_unsupported("enable-l7-proxy").Value(), 0);
+  ASSERT_TRUE(eventually([&] {
+    auto shown = policy::render_policy_status(dir_.file("run/policy-status.json"),
+                                              policy::StatusView::wide, system_clock());
+    return shown && shown->find("unsupported: /spec/ingress/0/fromNodes") != std::string::npos;
+  }));
+
+  EXPECT_NO_THROW(restart_agent(false)) << "the next start reads every file of the directory";
+  EXPECT_TRUE(agent_alive());
+  EXPECT_FALSE(loaded("web").is_null());
+}
+
+TEST_F(PolicyE2E, AnAgentWithTheOptionGetsThePolicy) {
+  restart_agent(true);
+  start_daemon();
+  put("db-nodes", kFromNodesPolicy);
+  ASSERT_TRUE(eventually([&] { return !loaded("db-nodes").is_null(); }))
+      << agent_->policies().dump(2);
+  EXPECT_EQ(record("db-nodes")->state, policy::PolicyState::applied);
+  EXPECT_EQ(daemon_->metrics().policies_unsupported("enable-node-selector-labels").Value(), 0);
+}
+
+// --agent-option wins over what the agent says: the operator takes the responsibility.
+TEST_F(PolicyE2E, TheOperatorsOverrideWinsOverTheAgent) {
+  cilium::ReportedAgentOptions overrides{};
+  overrides[static_cast<std::size_t>(cilium::AgentOption::node_selector_labels)] = true;
+  start_daemon(overrides);
+  put("db-nodes", kFromNodesPolicy);
+  ASSERT_TRUE(eventually([&] {
+    auto rec = record("db-nodes");
+    return rec && rec->state == policy::PolicyState::applied;
+  }));
+  EXPECT_TRUE(std::filesystem::exists(file("db-nodes")));
 }
 
 }  // namespace

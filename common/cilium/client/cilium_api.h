@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cilium/model/agent_options.h"
 #include "common/cilium/model/endpoint.h"
 #include "common/cilium/model/endpoint_ref.h"
 #include "common/util/clock.h"
@@ -26,6 +27,15 @@ class CiliumApi {
   // The agent's --cluster-name, from GET /v1/healthz `cluster.self` (model/agent_cluster.h).
   // bad_answer when the answer does not tell it (no `cluster.self` yet).
   virtual Result<std::string> cluster_name(Deadline deadline) = 0;
+
+  // The policy-relevant options GET /v1/config reports (model/agent_options.h); an option the
+  // answer leaves out is not reported. bad_answer when the body is not a DaemonConfiguration.
+  // Not pure: a double that does not model the agent's options reports none.
+  // By value like every call of this interface, which the overrides follow.
+  // NOLINTNEXTLINE(performance-unnecessary-value-param)
+  virtual Result<ReportedAgentOptions> agent_options(Deadline /*deadline*/) {
+    return ReportedAgentOptions{};
+  }
 
   virtual Result<Endpoint> endpoint(const EndpointRef& ref, Deadline deadline) = 0;
   virtual Result<EndpointList> endpoints(Deadline deadline) = 0;

@@ -100,6 +100,14 @@ Result<std::string> CurlCiliumClient::cluster_name(Deadline deadline) {
   return http::refused_answer(parse_cluster_name(res->body));
 }
 
+Result<ReportedAgentOptions> CurlCiliumClient::agent_options(Deadline deadline) {
+  auto res = call(http::Request{http::Method::get, "/v1/config", {}, std::nullopt, milliseconds{0}},
+                  deadline, true);
+  if (!res) return std::unexpected(res.error());
+  if (res->status != 200) return std::unexpected(error_from(*res, false));
+  return http::refused_answer(parse_agent_options(res->body));
+}
+
 Result<Endpoint> CurlCiliumClient::endpoint(const EndpointRef& ref, Deadline deadline) {
   auto res =
       call(http::Request{http::Method::get, endpoint_path(ref), {}, std::nullopt, milliseconds{0}},

@@ -20,6 +20,7 @@ class CurlCiliumClient final : public CiliumApi {
 
   Status ready(Deadline deadline) override;
   Result<std::string> cluster_name(Deadline deadline) override;
+  Result<ReportedAgentOptions> agent_options(Deadline deadline) override;
   Result<Endpoint> endpoint(const EndpointRef& ref, Deadline deadline) override;
   Result<EndpointList> endpoints(Deadline deadline) override;
   Status replace_identity_labels(const EndpointRef& ref, const std::vector<std::string>& labels,

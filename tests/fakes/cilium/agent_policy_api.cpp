@@ -128,6 +128,7 @@ void FakeCiliumAgent::start_policy_directory() {
   // policy-default-local-cluster is on by default from 1.19 (cilium PR #40108); of the emulated
   // releases only 1.20 is that recent.
   if (config_.version == CiliumVersion::v1_20) opts.injection.cluster_name = config_.cluster_name;
+  opts.injection.flags = config_.options;
   opts.log = [this](const std::string& line) {
     {
       std::lock_guard lock(agent_log_mu_);

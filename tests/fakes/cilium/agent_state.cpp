@@ -180,6 +180,7 @@ cilium::DaemonView AgentState::daemon_view() const {
   v.cilium_msg = health_msg;
   v.version_text = "Ok   " + to_string(cfg.version) + ".0 (fake)";
   v.cluster_name = cfg.cluster_name;
+  if (cfg.report_options) v.options = cfg.options;
   for (const auto& [uid, ep] : endpoints) {
     if (!ep.ipv4.empty()) v.allocated_ipv4.push_back(ep.ipv4);
   }

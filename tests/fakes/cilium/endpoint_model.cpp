@@ -206,18 +206,31 @@ json daemon_config_json(const DaemonView& view) {
   }
   addressing["ipv6"] = v6;  // disabled family: a present, empty element
   const json realized = {{"options", mutable_options()}, {"policy-enforcement", "default"}};
-  return json{{"spec", realized},
-              {"status",
-               {{"addressing", addressing},
-                {"datapathMode", "veth"},
-                {"deviceMTU", 1500},
-                {"routeMTU", 1500},
-                {"ipam-mode", "cluster-pool"},
-                {"masquerade", true},
-                {"masqueradeProtocols", {{"ipv4", true}}},
-                {"realized", realized},
-                {"kvstoreConfiguration", json::object()},
-                {"nodeMonitor", {{"cpus", 2}, {"npages", 64}, {"pagesize", 4096}}}}}};
+  json out = json{{"spec", realized},
+                  {"status",
+                   {{"addressing", addressing},
+                    {"datapathMode", "veth"},
+                    {"deviceMTU", 1500},
+                    {"routeMTU", 1500},
+                    {"ipam-mode", "cluster-pool"},
+                    {"masquerade", true},
+                    {"masqueradeProtocols", {{"ipv4", true}}},
+                    {"realized", realized},
+                    {"kvstoreConfiguration", json::object()},
+                    {"nodeMonitor", {{"cpus", 2}, {"npages", 64}, {"pagesize", 4096}}}}}};
+  if (view.options) {
+    // option.Config by Go field name (daemon/cmd/config.go, getConfigHandler): a few of its
+    // fields, values of every JSON type as the real map has them.
+    out["status"]["daemonConfigurationMap"] = {
+        {"EnableNodeSelectorLabels", view.options->enable_node_selector_labels},
+        {"EnableL7Proxy", view.options->enable_l7_proxy},
+        {"EnableICMPRules", view.options->enable_icmp_rules},
+        {"EnableHostFirewall", view.options->enable_host_firewall},
+        {"EnablePolicy", "default"},
+        {"Devices", json::array({"eth0"})},
+        {"MTU", 0}};
+  }
+  return out;
 }
 
 json healthz_json(const DaemonView& view, bool brief) {

@@ -2,10 +2,12 @@
 // JSON the agent emits, shaped like Go encoding/json over the go-swagger models: omitempty
 // everywhere except `state`, and `{}` for present-but-empty nested structs.
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "common/util/clock.h"
 #include "tests/fakes/cilium/fake_endpoint.h"
+#include "tests/fakes/cilium/policy_translate.h"
 
 namespace cn::fakes::cilium {
 
@@ -31,6 +33,8 @@ struct DaemonView {
   std::string version_text;
   std::vector<std::string> allocated_ipv4;
   std::string cluster_name = "default";
+  // status.daemonConfigurationMap's policy options; nullopt: the map is left out.
+  std::optional<RuleValidationFlags> options;
 };
 nlohmann::json daemon_config_json(const DaemonView& view);
 nlohmann::json healthz_json(const DaemonView& view, bool brief);

@@ -21,6 +21,7 @@
 #include "common/util/clock.h"
 #include "common/util/result.h"
 #include "tests/fakes/cilium/api_rate_limiter.h"
+#include "tests/fakes/cilium/policy_translate.h"
 #include "tests/fakes/http/http_server.h"
 
 namespace cn::fakes {
@@ -69,6 +70,10 @@ struct FakeCiliumAgentConfig {
   // --cluster-name; injected into peer selectors of directory policies from 1.19 (emulated
   // 1.20), and the prefix of healthz cluster.self when not "default".
   std::string cluster_name = "default";
+  // The agent options its rule validation reads (upstream defaults); `report_options` false
+  // answers GET /v1/config without daemonConfigurationMap, as an agent the labeler cannot ask.
+  cilium::RuleValidationFlags options;
+  bool report_options = true;
   // logging.Fatal of the directory watcher. Empty: the fake records the message (policies()
   // "fatal") and stops watching, like a dead agent. fake-cilium-agent exits the process.
   std::function<void(const std::string&)> on_fatal;

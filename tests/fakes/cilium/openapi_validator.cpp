@@ -151,6 +151,10 @@ void OpenApiSpec::check(const json& value, const json& raw_schema, const std::st
       const json& ap = schema["additionalProperties"];
       if (ap.is_boolean()) {
         if (!ap.get<bool>()) errors.push_back(child + ": unknown property");
+      } else if (ap == nlohmann::json{{"type", "object"}}) {
+        // A bare `type: object` is interface{} in go-swagger's generated models: the agent's
+        // daemonConfigurationMap holds option.Config's fields of every JSON type
+        // (daemon/cmd/config.go) under this schema.
       } else {
         check(member, ap, child, strict, depth + 1, errors);
       }
@@ -174,6 +178,9 @@ std::vector<std::string> go_omitempty_violations(const json& value) {
                            (m.is_array() && m.empty()) || (m.is_boolean() && !m.get<bool>()) ||
                            (m.is_number() && m.get<double>() == 0.0);
         if (empty && !kAlwaysPresent.contains(k)) out.push_back(child);
+        // A Go map, not a struct: omitempty does not reach its entries (daemon/cmd/config.go
+        // copies every option.Config field into it, false and 0 included).
+        if (k == "daemonConfigurationMap") continue;
         walk(m, child);
       }
     } else if (v.is_array()) {

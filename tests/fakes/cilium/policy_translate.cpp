@@ -253,10 +253,51 @@ constexpr const char* kNamespaceKey = "io.kubernetes.pod.namespace";
 constexpr const char* kClusterKey = "io.cilium.k8s.policy.cluster";
 constexpr const char* kNamespaceLabelsPrefix = "io.cilium.k8s.namespace.labels";
 
+// Ingress/Egress(Deny)Rule.Validate and their common rules (cilium/cilium
+// pkg/policy/api/rule_validation.go): the checks that depend on an agent option, in its order:
+// the common rule's from/toNodes error comes back before the L7 and ICMP checks run.
+bool part_has_l7_rules(const json& part) {
+  auto ports = part.find("toPorts");
+  if (ports == part.end() || !ports->is_array()) return false;
+  for (const auto& pr : *ports) {
+    if (!pr.is_object()) continue;
+    auto rules = pr.find("rules");
+    if (rules == pr.end() || !rules->is_object()) continue;
+    for (auto key : {"http", "kafka", "dns", "l7"}) {
+      auto it = rules->find(key);
+      if (it != rules->end() && it->is_array() && !it->empty()) return true;
+    }
+  }
+  return false;
+}
+
+bool part_has_nonempty(const json& part, const char* key) {
+  auto it = part.find(key);
+  return it != part.end() && it->is_array() && !it->empty();
+}
+
+Status check_option_dependent(const json& part, bool ingress, bool deny,
+                              const RuleValidationFlags& flags) {
+  if (part_has_nonempty(part, ingress ? "fromNodes" : "toNodes") &&
+      !flags.enable_node_selector_labels) {
+    return fail(
+        "FromNodes/ToNodes rules can only be applied when the \"enable-node-selector-labels\" "
+        "flag is set");
+  }
+  if (!deny && part_has_l7_rules(part) && !flags.enable_l7_proxy) {
+    return fail("L7 policy is not supported since L7 proxy is not enabled");
+  }
+  if (part_has_nonempty(part, "icmps") && !flags.enable_icmp_rules) {
+    return fail("ICMP rules can only be applied when the \"enable-icmp-rules\" flag is set");
+  }
+  return {};
+}
+
 struct ParseContext {
   std::string ns;
   std::string cluster;
   bool matches_init = false;
+  RuleValidationFlags flags;
 };
 
 // utils.go getEndpointSelector.
@@ -348,14 +389,18 @@ Result<TranslatedRule> translate_rule(const json& in, const ParseContext& base, 
   struct Section {
     const char* name;
     bool ingress;
+    bool deny;
   };
-  for (const Section sec : {Section{"ingress", true}, Section{"ingressDeny", true},
-                            Section{"egress", false}, Section{"egressDeny", false}}) {
+  for (const Section sec : {Section{"ingress", true, false}, Section{"ingressDeny", true, true},
+                            Section{"egress", false, false}, Section{"egressDeny", false, true}}) {
     auto it = out.rule.find(sec.name);
     if (it == out.rule.end() || !it->is_array()) continue;
     for (auto& part : *it) {
       if (!part.is_object()) continue;
       if (auto st = check_ports(part); !st) {
+        return fail("Invalid " + what + " spec: " + st.error().message);
+      }
+      if (auto st = check_option_dependent(part, sec.ingress, sec.deny, ctx.flags); !st) {
         return fail("Invalid " + what + " spec: " + st.error().message);
       }
       auto peers = translate_peers(part, sec.ingress ? "fromEndpoints" : "toEndpoints", ctx, true);
@@ -405,7 +450,7 @@ Result<TranslatedPolicy> parse_policy(const json& doc, const InjectionOptions& o
     for (const auto& r : doc.at("specs")) rules.push_back(r);
   }
   if (rules.empty()) return fail("Invalid " + what + " spec(s): empty policy");
-  ParseContext ctx{out.namespace_, options.cluster_name, false};
+  ParseContext ctx{out.namespace_, options.cluster_name, false, options.flags};
   for (const auto& r : rules) {
     if (r.is_null()) continue;
     auto translated = translate_rule(r, ctx, namespaced);

@@ -27,10 +27,21 @@ Result<nlohmann::json> yaml_to_json(std::string_view text);
 // a known field of the wrong JSON type is an error naming its path.
 Status check_decodes(const nlohmann::json& doc);
 
+// The agent options its rule validation reads from option.Config (cilium/cilium
+// pkg/policy/api/rule_validation.go); defaults as pkg/defaults/defaults.go has them.
+struct RuleValidationFlags {
+  bool enable_node_selector_labels = false;  // fromNodes/toNodes
+  bool enable_l7_proxy = true;               // toPorts[].rules
+  bool enable_icmp_rules = true;             // icmps
+  // Reported by GET /v1/config only: host policies load either way (no host endpoint enforces).
+  bool enable_host_firewall = false;
+};
+
 struct InjectionOptions {
   // Cluster name injected into peer selectors (policy-default-local-cluster, default from 1.19);
   // empty: none.
   std::string cluster_name;
+  RuleValidationFlags flags;
 };
 
 struct TranslatedRule {

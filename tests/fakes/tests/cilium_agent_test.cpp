@@ -94,6 +94,29 @@ TEST_F(CiliumAgentTest, ConfigAndHealthzAnswerAnyHost) {
   EXPECT_FALSE(brief.contains("kubernetes"));
 }
 
+// daemonConfigurationMap is option.Config by Go field name (cilium/cilium daemon/cmd/config.go,
+// getConfigHandler), the options at upstream defaults (pkg/defaults/defaults.go) unless set.
+TEST_F(CiliumAgentTest, ConfigReportsThePolicyOptions) {
+  start();
+  json m = get_json("/v1/config")["status"]["daemonConfigurationMap"];
+  EXPECT_EQ(m["EnableNodeSelectorLabels"], false);
+  EXPECT_EQ(m["EnableL7Proxy"], true);
+  EXPECT_EQ(m["EnableICMPRules"], true);
+  EXPECT_EQ(m["EnableHostFirewall"], false);
+  agent_->stop();
+  FakeCiliumAgentConfig cfg;
+  cfg.options.enable_node_selector_labels = true;
+  cfg.options.enable_l7_proxy = false;
+  start(cfg);
+  m = get_json("/v1/config")["status"]["daemonConfigurationMap"];
+  EXPECT_EQ(m["EnableNodeSelectorLabels"], true);
+  EXPECT_EQ(m["EnableL7Proxy"], false);
+  agent_->stop();
+  cfg.report_options = false;  // an agent the labeler cannot ask
+  start(cfg);
+  EXPECT_FALSE(get_json("/v1/config")["status"].contains("daemonConfigurationMap"));
+}
+
 TEST_F(CiliumAgentTest, HostAndHealthEndpointsArePrePopulated) {
   start();
   const json list = get_json("/v1/endpoint");

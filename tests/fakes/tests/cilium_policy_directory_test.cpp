@@ -4,6 +4,8 @@
 //   pkg/k8s/apis/cilium.io/utils/utils.go     (namespace and cluster selector injection)
 //   pkg/k8s/apis/cilium.io/v2/cnp_types.go    (Parse: name required, empty policy)
 //   pkg/policy/api/selector.go                (label sources in selectors, matching)
+//   pkg/policy/api/rule_validation.go         (rules that need enable-node-selector-labels,
+//                                              enable-l7-proxy, enable-icmp-rules)
 //   pkg/node/address.go GetAbsoluteNodeName    (healthz cluster.self carries the cluster name)
 // and fsnotify's inotify backend (the watch mask: IN_MODIFY, not IN_CLOSE_WRITE).
 #include <gtest/gtest.h>
@@ -132,6 +134,41 @@ TEST(CiliumPolicyTranslate, ParseErrorsAreSemantic) {
   EXPECT_FALSE(cilium::is_dns1123_subdomain(".yaml"));
 }
 
+// Rule validation reads option.Config: with an option off, the rules that need it are refused
+// with upstream's messages; on, they pass.
+TEST(CiliumPolicyTranslate, OptionDependentRulesFollowTheAgentsFlags) {
+  const std::string nodes =
+      "metadata:\n  name: a\nspec:\n  endpointSelector: {}\n  ingress:\n"
+      "  - fromNodes:\n    - matchLabels: {role: db}\n";
+  const std::string l7 =
+      "metadata:\n  name: a\nspec:\n  endpointSelector: {}\n  egress:\n  - toPorts:\n"
+      "    - ports: [{port: '80', protocol: TCP}]\n      rules:\n        http: [{method: GET}]\n";
+  const std::string icmp =
+      "metadata:\n  name: a\nspec:\n  endpointSelector: {}\n  egressDeny:\n"
+      "  - icmps: [{fields: [{type: 8}]}]\n";
+  InjectionOptions defaults;
+  std::string error;
+  EXPECT_EQ(parse_yaml_policy(nodes, defaults, &error), json(nullptr));
+  EXPECT_NE(error.find("FromNodes/ToNodes rules can only be applied when the "
+                       "\"enable-node-selector-labels\" flag is set"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(parse_yaml_policy(l7, defaults), json(nullptr)) << "enable-l7-proxy is on by default";
+  EXPECT_NE(parse_yaml_policy(icmp, defaults), json(nullptr)) << "enable-icmp-rules too";
+
+  InjectionOptions flipped;
+  flipped.flags.enable_node_selector_labels = true;
+  flipped.flags.enable_l7_proxy = false;
+  flipped.flags.enable_icmp_rules = false;
+  EXPECT_NE(parse_yaml_policy(nodes, flipped), json(nullptr));
+  EXPECT_EQ(parse_yaml_policy(l7, flipped, &error), json(nullptr));
+  EXPECT_NE(error.find("L7 policy is not supported since L7 proxy is not enabled"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(parse_yaml_policy(icmp, flipped, &error), json(nullptr));
+  EXPECT_NE(error.find("\"enable-icmp-rules\" flag is set"), std::string::npos) << error;
+}
+
 // ---- injection (utils.go) ----
 
 TEST(CiliumPolicyInjection, ClusterwidePeersGetNamespaceExistsAndTheSubjectIsKept) {
@@ -173,7 +210,7 @@ spec:
 }
 
 TEST(CiliumPolicyInjection, From119PeersAlsoGetTheClusterButSubjectsDoNot) {
-  json rules = parse_yaml_policy(kFrontendCcnp, InjectionOptions{"east"});
+  json rules = parse_yaml_policy(kFrontendCcnp, InjectionOptions{"east", {}});
   EXPECT_EQ(rules[0]["ingress"][0]["fromEndpoints"][0]["matchLabels"],
             json::parse(R"({"nomad:nomad.job":"frontend",
                             "k8s:io.cilium.k8s.policy.cluster":"east"})"));
@@ -188,7 +225,7 @@ spec:
     - matchLabels:
         reserved:host: ""
 )",
-                                    InjectionOptions{"east"});
+                                    InjectionOptions{"east", {}});
   EXPECT_EQ(reserved[0]["ingress"][0]["fromEndpoints"][0],
             json::parse(R"({"matchLabels":{"reserved:host":""}})"));
 }
@@ -228,6 +265,7 @@ class CiliumPolicyDirectory : public ::testing::Test {
     cfg.static_cnp_path = policies_.path();
     cfg.version = version;
     cfg.cluster_name = "east";
+    cfg.options = options_;
     cfg.on_fatal = [this](const std::string& m) {
       std::lock_guard lock(mu_);
       fatal_ = m;
@@ -269,6 +307,7 @@ class CiliumPolicyDirectory : public ::testing::Test {
 
   TempDir dir_;
   TempDir policies_;
+  cilium::RuleValidationFlags options_;
   std::unique_ptr<FakeCiliumAgent> agent_;
   std::mutex mu_;
   std::string fatal_;
@@ -378,6 +417,40 @@ TEST_F(CiliumPolicyDirectory, AStartupRuleErrorIsFatal) {
   write_file(path("noname.yaml"), "spec:\n  endpointSelector: {}\n");
   EXPECT_THROW(start(), std::runtime_error);
   EXPECT_NE(fatal().find("must have name"), std::string::npos);
+}
+
+// The crash loop a policy variable could cause: a fromNodes file on an agent without
+// enable-node-selector-labels is only logged when it appears, and is fatal at the next start.
+constexpr const char* kFromNodesCcnp = R"(apiVersion: cilium.io/v2
+kind: CiliumClusterwideNetworkPolicy
+metadata:
+  name: db-from-nodes
+spec:
+  endpointSelector: {}
+  ingress:
+  - fromNodes:
+    - matchLabels: {role: db}
+)";
+
+TEST_F(CiliumPolicyDirectory, AFlagDependentRuleIsLoggedAtRuntimeAndFatalAtTheNextStart) {
+  start();
+  write_file(path("nodes.yaml"), kFromNodesCcnp);
+  ASSERT_TRUE(eventually([&] { return logged("enable-node-selector-labels"); }, 5s));
+  EXPECT_TRUE(logged("Failed to add network policy to policy engine"));
+  EXPECT_FALSE(loaded("nodes.yaml"));
+  EXPECT_EQ(fatal(), "");
+  agent_->stop();
+  agent_.reset();
+  EXPECT_THROW(start(), std::runtime_error);
+  EXPECT_NE(fatal().find("enable-node-selector-labels"), std::string::npos) << fatal();
+}
+
+TEST_F(CiliumPolicyDirectory, WithTheOptionOnTheSameFileLoads) {
+  options_.enable_node_selector_labels = true;
+  write_file(path("nodes.yaml"), kFromNodesCcnp);
+  start();
+  EXPECT_TRUE(loaded("nodes.yaml"));
+  EXPECT_EQ(fatal(), "");
 }
 
 TEST_F(CiliumPolicyDirectory, ReportsSubjectAndPeerEndpoints) {

@@ -180,6 +180,22 @@ TEST_F(CiliumClientTest, HealthzThatDoesNotTellTheClusterIsABadAnswer) {
   EXPECT_NE(name.error().message.find("cluster.self"), std::string::npos) << name.error().message;
 }
 
+TEST_F(CiliumClientTest, AgentOptionsFromConfig) {
+  CurlCiliumClient client(config());
+  auto reported = client.agent_options(soon());
+  ASSERT_TRUE(reported) << reported.error().message;
+  EXPECT_EQ((*reported)[static_cast<std::size_t>(AgentOption::node_selector_labels)], false);
+  EXPECT_EQ((*reported)[static_cast<std::size_t>(AgentOption::l7_proxy)], true);
+  EXPECT_FALSE((*reported)[static_cast<std::size_t>(AgentOption::mesh_auth)])
+      << "not in daemonConfigurationMap: never reported";
+
+  agent_->inject_fault(FaultRule::fail(
+      "GET", "/config", 200, 1, R"({"status":{"daemonConfigurationMap":{"EnableL7Proxy":1}}})"));
+  auto bad = client.agent_options(soon());
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().kind, ErrorKind::bad_answer) << bad.error().message;
+}
+
 TEST_F(CiliumClientTest, HostHeaderIsLocalhost) {
   TempDir dir;
   std::mutex mu;

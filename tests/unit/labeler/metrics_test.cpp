@@ -117,6 +117,7 @@ TEST(Metrics, FamiliesAreTheDocumentedOnes) {
       {"cilium_nomad_ready", T::Gauge},
       {"cilium_nomad_policies_applied", T::Gauge},
       {"cilium_nomad_policies_invalid", T::Gauge},
+      {"cilium_nomad_policies_unsupported", T::Gauge},
       {"cilium_nomad_policy_last_apply_timestamp_seconds", T::Gauge},
       {"cilium_nomad_unlabeled_allocations", T::Gauge},
       {"cilium_nomad_unlabeled_oldest_seconds", T::Gauge},

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -108,6 +109,85 @@ TEST_F(PolicyDistributorTest, AnInvalidUpdateKeepsTheLastGoodFileAndSaysWhy) {
   // Refused once, not again at every pass while nothing changes.
   ASSERT_TRUE(d->reconcile());
   EXPECT_EQ(metrics_.policy_errors(PolicyErrorReason::invalid).Value(), 1);
+}
+
+// An agent whose GET /v1/config the test sets: nullopt answers an error (unreachable).
+class OptionsReportingCilium : public cn::testing::InMemoryCilium {
+ public:
+  Result<cilium::ReportedAgentOptions> agent_options(Deadline) override {
+    if (!reported) return fail(ErrorKind::transport, "connection refused");
+    return *reported;
+  }
+  void node_selector_labels(std::optional<bool> on) {
+    reported = cilium::ReportedAgentOptions{};
+    (*reported)[static_cast<std::size_t>(cilium::AgentOption::node_selector_labels)] = on;
+  }
+  std::optional<cilium::ReportedAgentOptions> reported = cilium::ReportedAgentOptions{};
+};
+
+constexpr const char* kFromNodesDistributed = R"({"apiVersion": "cilium.io/v2",
+  "kind": "CiliumClusterwideNetworkPolicy", "metadata": {"name": "x"},
+  "spec": {"endpointSelector": {}, "ingress": [{"fromNodes": [{"matchLabels": {"role": "db"}}]}]}})";
+
+TEST_F(PolicyDistributorTest, AnUpdateTheAgentCannotTakeKeepsTheLastGoodFileAndOthersLand) {
+  OptionsReportingCilium agent;  // reports nothing: upstream defaults, node selectors off
+  PolicyDistributor d(settings_, nomad_, clock_, metrics_, calls_, nullptr, &agent);
+  put("web", ccnp_web());
+  ASSERT_TRUE(d.reconcile());
+  const std::string good = read_file(file("web"));
+  put("web", kFromNodesDistributed);
+  put("db", ccnp_web(5432));
+  ASSERT_TRUE(d.reconcile());
+  EXPECT_EQ(read_file(file("web")), good);
+  EXPECT_TRUE(exists("db"));
+  const auto rec = d.status().policies.at("cilium/policies/web");
+  EXPECT_EQ(rec.state, PolicyState::unsupported);
+  EXPECT_EQ(rec.option, "enable-node-selector-labels");
+  EXPECT_NE(rec.reason.find("/spec/ingress/0/fromNodes"), std::string::npos) << rec.reason;
+  EXPECT_EQ(metrics_.policies_unsupported("enable-node-selector-labels").Value(), 1);
+  EXPECT_EQ(metrics_.policies_invalid().Value(), 0) << "valid elsewhere: not invalid";
+  auto parsed = parse_policy_status(read_file(settings_.status_file));
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->policies.at("cilium/policies/web").state, PolicyState::unsupported);
+  EXPECT_EQ(parsed->policies.at("cilium/policies/web").option, "enable-node-selector-labels");
+}
+
+TEST_F(PolicyDistributorTest, ChangedAgentOptionsRecheckWrittenAndHeldBackPolicies) {
+  OptionsReportingCilium agent;
+  agent.node_selector_labels(true);
+  PolicyDistributor d(settings_, nomad_, clock_, metrics_, calls_, nullptr, &agent);
+  put("nodes", kFromNodesDistributed);
+  ASSERT_TRUE(d.reconcile());
+  ASSERT_TRUE(exists("nodes"));
+
+  // Restarted without the option: the file would stop it at its next start, so it goes.
+  agent.node_selector_labels(false);
+  ASSERT_TRUE(d.reconcile());
+  EXPECT_FALSE(exists("nodes"));
+  EXPECT_EQ(d.status().policies.at("cilium/policies/nodes").state, PolicyState::unsupported);
+
+  // Unreachable: the last answer stands, nothing flips.
+  agent.reported.reset();
+  ASSERT_TRUE(d.reconcile());
+  EXPECT_FALSE(exists("nodes"));
+
+  agent.node_selector_labels(true);
+  ASSERT_TRUE(d.reconcile());
+  EXPECT_TRUE(exists("nodes"));
+  EXPECT_EQ(d.status().policies.at("cilium/policies/nodes").state, PolicyState::applied);
+  EXPECT_EQ(metrics_.policies_unsupported("enable-node-selector-labels").Value(), 0);
+}
+
+TEST_F(PolicyDistributorTest, TheOperatorsOverrideWinsOverTheAgent) {
+  OptionsReportingCilium agent;
+  agent.node_selector_labels(false);
+  settings_
+      .agent_option_overrides[static_cast<std::size_t>(cilium::AgentOption::node_selector_labels)] =
+      true;
+  PolicyDistributor d(settings_, nomad_, clock_, metrics_, calls_, nullptr, &agent);
+  put("nodes", kFromNodesDistributed);
+  ASSERT_TRUE(d.reconcile());
+  EXPECT_TRUE(exists("nodes"));
 }
 
 TEST_F(PolicyDistributorTest, AFailedOrForbiddenListDeletesNothing) {

@@ -53,6 +53,25 @@ TEST(PolicyValidateCommand, MissingFileIsInvalidNotACrash) {
   EXPECT_NE(r.err.find("/nonexistent/policy.yaml: cannot read"), std::string::npos) << r.err;
 }
 
+// Checked against the upstream defaults unless --agent-option says otherwise; the later of two
+// assignments wins.
+TEST(PolicyValidateCommand, APolicyNeedingAnOptionOffByDefaultIsRefusedWithTheOption) {
+  const std::string file = data("needs-option/ccnp-from-nodes.yaml");
+  auto r = validate({"validate", file});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find(file + ": /spec/ingress/0/fromNodes: fromNodes needs the agent option "
+                              "enable-node-selector-labels (off by default"),
+            std::string::npos)
+      << r.err;
+  r = validate({"validate", "--agent-option", "enable-node-selector-labels=true", file});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = validate({"validate", "--agent-option", "enable-node-selector-labels=true", "--agent-option",
+                "enable-node-selector-labels=false", file});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(validate({"validate", "--agent-option", "enable-foo=true", file}).exit_code, 2);
+  EXPECT_EQ(validate({"validate", "--agent-option", "enable-l7-proxy=yes", file}).exit_code, 2);
+}
+
 TEST(PolicyValidateCommand, BadUsageExitsTwo) {
   EXPECT_EQ(validate({"validate"}).exit_code, 2);
   EXPECT_EQ(validate({}).exit_code, 2);

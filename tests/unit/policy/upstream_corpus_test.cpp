@@ -1,4 +1,4 @@
-// Agreement with upstream (issue 25, "Tests and measurements"): the example and test policies of
+// Agreement with upstream: the example and test policies of
 // cilium/cilium, one object per file in tests/data/policies/upstream/, each with the verdict an
 // agent with default options gives it and the verdict `policy validate` must give, in
 // MANIFEST.tsv (columns and provenance: tests/data/policies/upstream/README.md).

@@ -55,6 +55,17 @@ int main(int argc, char** argv) {
                  "Cluster name (healthz cluster.self; peer selectors of directory policies on "
                  "1.19+)")
       ->capture_default_str();
+  // The agent's own flag names; defaults are upstream's (pkg/defaults/defaults.go).
+  app.add_option("--enable-node-selector-labels", cfg.options.enable_node_selector_labels,
+                 "fromNodes/toNodes rules allowed")
+      ->capture_default_str();
+  app.add_option("--enable-l7-proxy", cfg.options.enable_l7_proxy, "L7 rules allowed")
+      ->capture_default_str();
+  app.add_option("--enable-icmp-rules", cfg.options.enable_icmp_rules, "ICMP rules allowed")
+      ->capture_default_str();
+  app.add_option("--enable-host-firewall", cfg.options.enable_host_firewall,
+                 "Host policies enforced")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   const auto v = cn::fakes::parse_cilium_version(version);
