@@ -208,7 +208,9 @@ start_labeler() {  # start_labeler LOG
   labeler_log=$1
   wait_for "the labeler's ready line" 10 labeler_ready
 }
-labeler_ready() { alive "$labeler_pid" || die "the labeler exited (see $(basename "$labeler_log"))"; grep -q ' ready: node=' "$labeler_log"; }
+# The unit logs JSON (--log-format json, for the journal): log lines are matched by their "msg".
+logged() { grep -q "\"msg\":\"$1\"" "$labeler_log"; }
+labeler_ready() { alive "$labeler_pid" || die "the labeler exited (see $(basename "$labeler_log"))"; logged ready; }
 # Exited: gone, or a zombie waiting for `wait` (kill -0 still succeeds on a zombie).
 exited() { [ ! -e "/proc/$1/stat" ] || [ "$(sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f1)" = Z ]; }
 stop_labeler() {  # within the unit's TimeoutStopSec=20s, as systemd would allow
@@ -332,11 +334,11 @@ echo "== the old labeler stopped, the new one started"
 writes_before=$(label_writes)
 stop_labeler
 start_labeler "$work/labeler-new.log"
-reconciled() { alive "$labeler_pid" || die "the new labeler exited"; grep -q 'reconcile done: ' "$labeler_log"; }
+reconciled() { alive "$labeler_pid" || die "the new labeler exited"; logged 'reconcile done'; }
 wait_for "the new labeler's startup reconcile" 10 reconciled
-watching() { alive "$labeler_pid" || die "the new labeler exited"; grep -q 'node watch started: ' "$labeler_log"; }
+watching() { alive "$labeler_pid" || die "the new labeler exited"; logged 'node watch started'; }
 wait_for "the new labeler's node watch" 10 watching
-grep -o 'reconcile done: .*' "$labeler_log" | head -n 1
+grep -m 1 '"msg":"reconcile done"' "$labeler_log"
 wait_for "the new labeler to see the policy" 10 policy_applied
 # The new labeler has read the state and the policy variable, and stays up: settled means the
 # agent has nothing in flight.
