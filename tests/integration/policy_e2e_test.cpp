@@ -187,9 +187,10 @@ TEST_F(PolicyE2E, UpdatesReachTheAgentAndAnInvalidOneIsRefusedWhileTheAgentStays
   EXPECT_TRUE(agent_alive());
 }
 
-// Issue 25: a misspelt field (the agent would drop it and allow every port), a path the agent's
-// regexp refuses, and a namespace its endpoints do not carry as a label value are each refused
-// with their pointer; none reaches the directory, and a good policy beside them still does.
+// Refused before any file is written (docs/policies.md): a misspelt field (the agent would drop
+// it and allow every port), a path the agent's regexp refuses, and a namespace its endpoints do
+// not carry as a label value, each with its pointer; none reaches the directory, and a good policy
+// beside them still does.
 TEST_F(PolicyE2E, MisspeltFieldsBadRegexesAndUnlabelableNamespacesNeverReachTheAgent) {
   start_daemon();
   std::string typo = ccnp_web(8080);
@@ -319,7 +320,8 @@ constexpr const char* kFromNodesPolicy = R"({"apiVersion": "cilium.io/v2",
   "spec": {"endpointSelector": {"matchLabels": {"nomad:nomad.job": "web"}},
            "ingress": [{"fromNodes": [{"matchLabels": {"role": "db"}}]}]}})";
 
-// Issue 25, item 1: one variable must not turn into a crash loop of agents at their next start.
+// One variable must not turn into a crash loop of agents at their next start (docs/policies.md,
+// "Agent options").
 TEST_F(PolicyE2E, APolicyNeedingAnOptionTheAgentLacksIsHeldBackAndTheAgentSurvivesARestart) {
   start_daemon();
   put("web", ccnp_web(8080));
