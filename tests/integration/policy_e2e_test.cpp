@@ -268,7 +268,14 @@ TEST_F(PolicyE2E, NoReaderEverSeesAPartialFileAcrossAThousandUpdates) {
       ++reads;
     }
   });
-  for (int port = 2; port <= 1000; ++port) put("web", ccnp_web(port));
+  // Each update waits until the reader has read once more, so the reads overlap the whole run
+  // of updates however fast the distributor coalesces them (a bare count raced the machine).
+  bool paced = true;
+  for (int port = 2; port <= 1000 && paced; ++port) {
+    const int before = reads;
+    put("web", ccnp_web(port));
+    paced = eventually([&] { return reads > before; });
+  }
   const bool applied = eventually(
       [&] {
         std::ifstream in(file("web"));
@@ -279,6 +286,7 @@ TEST_F(PolicyE2E, NoReaderEverSeesAPartialFileAcrossAThousandUpdates) {
       std::chrono::seconds{60});
   done = true;
   reader.join();
+  ASSERT_TRUE(paced) << "the reader stopped reading";
   ASSERT_TRUE(applied);
   EXPECT_EQ(partial, 0) << "of " << reads << " reads";
   EXPECT_GT(reads, 100);
