@@ -189,7 +189,8 @@ class PropertyRun {
         return fail(result, "labeler A's last requests never came back");
       }
       nomad.purge();
-      for (etcd::LeaseId lease : etcd_a.leases()) (void)admin_.revoke_lease(lease, property_soon());
+      for (etcd::LeaseId lease : etcd_a.leases())
+        if (!revoke(lease)) return fail(result, "labeler A's lease could not be revoked");
       if (restart && !restart_while_first_leads && !restart_etcd())
         return fail(result, "etcd did not come back");
       if (!eventually([&] { return second.election()->view().leading; }, 30s)) {
@@ -206,7 +207,7 @@ class PropertyRun {
       end_run();
     }
     auto verdict = check_world(admin_, world, agent_lease->id);
-    (void)admin_.revoke_lease(agent_lease->id, property_soon());
+    (void)revoke(agent_lease->id);
     if (!verdict) return fail(result, "reading the store: " + verdict.error().message);
     result.deletable = verdict->deletable;
     result.deleted = verdict->deletable_deleted;
@@ -220,9 +221,28 @@ class PropertyRun {
   }
 
  private:
+  // What etcd does when a lease expires. The admin client's connection may be the one an etcd
+  // restart broke: the first call then fails, the next reconnects.
+  bool revoke(etcd::LeaseId lease) {
+    return eventually(
+        [&] {
+          auto r = admin_.revoke_lease(lease, property_soon());
+          return r || r.error().kind == ErrorKind::not_found;
+        },
+        20s, 10ms);
+  }
+
   bool restart_etcd() {
     server_.kill();
-    return server_.restart();
+    if (!server_.restart()) return false;
+    // The admin client's kept-alive connection died with etcd; its first call reconnects.
+    return eventually(
+        [&] {
+          etcd::RangeRequest probe;
+          probe.key = "cilium/";
+          return admin_.range(probe, property_soon()).has_value();
+        },
+        20s, 10ms);
   }
 
   RunResult fail(RunResult& result, std::string why) {
