@@ -8,7 +8,7 @@
 // some nodes; A's leases are revoked from outside, which is what their expiry does in etcd (the
 // keys on them deleted at once), without waiting for etcd's minimum TTL (1.5 s with the test
 // member's 500 ms election timeout) a thousand times; labeler B takes over and runs every duty
-// for a few simulated minutes (a ManualClock pumped ~1000x: GC intervals, grace periods and the
+// for 45 simulated seconds (a ManualClock pumped ~1000x: GC intervals, grace periods and the
 // runner's schedule pass in milliseconds; etcd's own clock is real).
 //
 // CN_PROPERTY_RUNS (default 1000) sets the number of runs, split over the shards below;
@@ -80,8 +80,7 @@ ClusterDutySettings property_settings(const World& world, const Labeler& labeler
   s.leader_lease_ttl = 60s;
   s.heartbeat_interval = 1min;
   s.identity_gc_interval = 30s;
-  s.lock_gc_interval = 10s;
-  s.node_reap_grace = 20s;
+  s.node_reap_grace = 30s;
   s.nomad_region = world.region;
   s.cluster_id = world.cluster_id;
   s.max_connected_clusters = world.max_connected_clusters;
@@ -138,7 +137,7 @@ class PropertyRun {
     if (!client_a || !client_b) return fail(result, "etcd client");
     KillableEtcd etcd_a(*client_a);
     KillableEtcd etcd_b(*client_b);
-    etcd_a.arm(static_cast<long long>(rng_() % 80) + 1,
+    etcd_a.arm(static_cast<long long>(rng_() % 60) + 1,
                rng_() % 2 == 0 ? KillableEtcd::CrashPoint::before_send
                                : KillableEtcd::CrashPoint::after_answer);
     WorldNomad nomad(world.nomad_before, world.nomad_after);
@@ -176,8 +175,8 @@ class PropertyRun {
       second.start(stop_b.get_token());
       if (restart && restart_while_first_leads && !restart_etcd())
         return fail(result, "etcd did not come back");
-      // A dies at its armed request, or after a simulated minute and a half at the latest.
-      const MonoTime latest = clock.now() + 90s;
+      // A dies at its armed request, or after 45 simulated seconds at the latest.
+      const MonoTime latest = clock.now() + 45s;
       if (!eventually([&] { return etcd_a.dead() || clock.now() >= latest; }, 60s)) {
         end_run();
         return fail(result, "labeler A's lead phase did not end");
@@ -197,7 +196,8 @@ class PropertyRun {
         end_run();
         return fail(result, "labeler B did not take over");
       }
-      const MonoTime until = clock.now() + 1min;
+      // Long enough for the longest wait of a deletion: a reaped node's grace, plus a pass.
+      const MonoTime until = clock.now() + 45s;
       if (!eventually(
               [&] { return clock.now() >= until && each_deleting_duty_completed(metrics_b, 2); },
               60s)) {

@@ -251,6 +251,7 @@ class WorldBuilder {
       // 0: unused; 1: user keys; 2: a report only; 3: both.
       const int use = pick(0, 3);
       const bool used = use != 0;
+      if (used && !other_cluster) in_use_ids_.push_back(id);
       add(kv::master_key(id), labels, false, used || other_cluster,
           other_cluster ? "another cluster's identity"
           : used        ? "an identity in use"
@@ -287,6 +288,7 @@ class WorldBuilder {
       const std::uint64_t used_id = fresh_id(ours);
       const std::uint64_t spare_id = fresh_id(ours);
       add(kv::master_key(used_id), labels, false, true, "the used one of a duplicate pair");
+      in_use_ids_.push_back(used_id);
       add(kv::master_key(spare_id), labels, false, false, "the unused one of a duplicate pair");
       const WorldNode* n = with_agents[rng_() % with_agents.size()];
       user_key(labels, *n, used_id);
@@ -314,15 +316,18 @@ class WorldBuilder {
           true, true, n == garbled ? "a malformed in-use report" : "a labeler's in-use report");
     }
 
-    // The ipcache: one key per endpoint IP. A key of a gone node of this region is stale.
+    // The ipcache: one key per endpoint IP, with the identity its endpoint uses (one in use, so
+    // that no key of the ipcache makes a deletable identity used). A key of a gone node of this
+    // region is stale.
     int pod = 0;
     for (const WorldNode& n : nodes_) {
+      if (in_use_ids_.empty()) break;
       if (n.fate == NodeFate::purged_before && chance(2)) continue;
       for (int k = pick(0, 2); k > 0; --k) {
         const std::string ip =
             "10.200." + std::to_string(pod / 250) + "." + std::to_string(pod % 250 + 1);
         ++pod;
-        const std::uint64_t id = used_ids_.empty() ? ours.min : *used_ids_.begin();
+        const std::uint64_t id = in_use_ids_[rng_() % in_use_ids_.size()];
         add("cilium/state/ip/v1/default/" + ip, ip_pair_json(ip, n.host_ip, id, n.name), true,
             !node_is_gone(n), node_is_gone(n) ? "a stale IP key of a gone node" : "a live IP key");
       }
@@ -349,7 +354,8 @@ class WorldBuilder {
   std::mt19937_64 rng_;
   World world_;
   std::vector<WorldNode> nodes_;
-  std::set<std::uint64_t> used_ids_;
+  std::set<std::uint64_t> used_ids_;       // every ID handed out, used or not
+  std::vector<std::uint64_t> in_use_ids_;  // this cluster's IDs in use
   std::map<std::string, std::size_t> index_;
 };
 
