@@ -6,10 +6,10 @@
 // --cluster-duties` uses, so a duty added there runs here too); A dies at a random request
 // (property_doubles.h, KillableEtcd), before it is sent or with its answer lost; Nomad purges
 // some nodes; A's leases are revoked from outside, which is what their expiry does in etcd (the
-// keys on them deleted at once), without waiting for etcd's minimum TTL (1.5 s with the test
-// member's 500 ms election timeout) a thousand times; labeler B takes over and runs every duty
-// for 45 simulated seconds (a ManualClock pumped ~1000x: GC intervals, grace periods and the
-// runner's schedule pass in milliseconds; etcd's own clock is real).
+// keys on them deleted at once), without waiting for etcd's shortest TTL (1 s for the test
+// member: etcd rounds 1.5 election timeouts up to whole seconds) a thousand times; labeler B takes
+// over and runs every duty for 45 simulated seconds (a ManualClock pumped ~1000x: GC intervals,
+// grace periods and the runner's schedule pass in milliseconds; etcd's own clock is real).
 //
 // CN_PROPERTY_RUNS (default 1000) sets the number of runs, split over the shards below;
 // CN_PROPERTY_SEED=<n> replays one run alone (in shard 0). docs/testing.md has the figures.
