@@ -105,8 +105,11 @@ bool LeaderElection::keep_alive(std::stop_token stop) {
     lose("our lease expired");
   } else if (clock_.now() >= lease_.valid_until) {
     // etcd may have expired the lease meanwhile: a leader that cannot tell must stop acting. The
-    // fence would refuse its writes anyway; this keeps it from trying.
-    lease_ = {};
+    // fence would refuse its writes anyway; this keeps it from trying. The lease itself is kept:
+    // an etcd that restarted renews every lease it had for a whole TTL, so the leader key may
+    // well still be on it. The next keep-alive that etcd answers says which (not_found above),
+    // and campaign() takes back a key still on it at once; a new lease would find that key held
+    // for up to a TTL, with no leader meanwhile.
     lose("no keep-alive confirmed for a whole lease TTL");
   }
   set_holder(view().holder, "lease keep-alive: " + ttl.error().message);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include "tests/support/eventually.h"
@@ -126,6 +127,77 @@ TEST_F(LeaderElectionTest, ALeaderThatCannotRenewForATtlStopsLeadingAndEndsItsTe
   }
   EXPECT_FALSE(a.leading());
   EXPECT_TRUE(term.stop_requested());
+}
+
+// etcd unreachable for the leader, its lease kept alive meanwhile (as an etcd restart does: it
+// renews every lease for a whole TTL): the leader stops leading after a TTL; once etcd answers,
+// it finds its key still on its lease and leads again at once, instead of waiting with a new lease
+// until the old key expires with no leader at all.
+class CutOffEtcd final : public etcd::EtcdApi {
+ public:
+  explicit CutOffEtcd(etcd::EtcdApi& real) : real_(real) {}
+  std::atomic<bool> cut{false};
+  Result<etcd::RangePage> range(const etcd::RangeRequest& r, Deadline d) override {
+    if (cut) return refuse();
+    return real_.range(r, d);
+  }
+  Result<etcd::TxnResult> txn(const etcd::TxnRequest& r, Deadline d) override {
+    if (cut) return refuse();
+    return real_.txn(r, d);
+  }
+  Result<etcd::Revision> put(std::string_view k, std::string_view v, etcd::LeaseId l,
+                             Deadline d) override {
+    if (cut) return refuse();
+    return real_.put(k, v, l, d);
+  }
+  Result<etcd::Lease> grant_lease(std::chrono::seconds ttl, Deadline d) override {
+    if (cut) return refuse();
+    return real_.grant_lease(ttl, d);
+  }
+  Result<std::chrono::seconds> keep_alive(etcd::LeaseId l, Deadline d) override {
+    if (cut) return refuse();
+    return real_.keep_alive(l, d);
+  }
+  Status revoke_lease(etcd::LeaseId l, Deadline d) override {
+    if (cut) return refuse();
+    return real_.revoke_lease(l, d);
+  }
+  std::string describe() const override { return "cut-off etcd"; }
+
+ private:
+  static std::unexpected<Error> refuse() {
+    return std::unexpected(Error{ErrorKind::transport, "connection refused"});
+  }
+  etcd::EtcdApi& real_;
+};
+
+TEST_F(LeaderElectionTest, ALeaderCutOffPastItsTtlTakesItsKeyBackWhileItsLeaseLives) {
+  CutOffEtcd cut_off(etcd);
+  LeaderElection election(cut_off, clock, settings_for("node-a"), nullptr);
+  std::jthread thread([&](std::stop_token stop) { election.run(stop); });
+  ASSERT_TRUE(eventually([&] { return election.view().leading; }));
+  const LeaderFence fence = *election.view().fence;
+  cut_off.cut = true;
+  const Deadline now_deadline{MonoTime::max()};
+  for (int i = 0; i < 6 && election.view().leading; ++i) {
+    ASSERT_TRUE(clock.wait_for_sleepers(1));
+    clock.advance(4s);
+    // etcd renews the lease as a restarted etcd does; the labeler cannot reach it.
+    ASSERT_TRUE(etcd.keep_alive(fence.lease, now_deadline));
+    eventually([&] { return !election.view().leading; }, std::chrono::milliseconds{200});
+  }
+  ASSERT_FALSE(election.view().leading);
+  cut_off.cut = false;
+  for (int i = 0; i < 10 && !election.view().leading; ++i) {
+    ASSERT_TRUE(clock.wait_for_sleepers(1));
+    clock.advance(1s);
+    ASSERT_TRUE(etcd.keep_alive(fence.lease, now_deadline));
+    eventually([&] { return election.view().leading; }, std::chrono::milliseconds{200});
+  }
+  ASSERT_TRUE(election.view().leading) << "the key on its live lease was not taken back";
+  EXPECT_EQ(election.view().fence->lease, fence.lease);
+  EXPECT_EQ(election.view().fence->create_revision, fence.create_revision);
+  EXPECT_EQ(election.view().terms, 2U);
 }
 
 TEST_F(LeaderElectionTest, ALeaderKeyDeletedBehindItsBackEndsTheTerm) {
