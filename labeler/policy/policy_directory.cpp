@@ -1,5 +1,6 @@
 #include "labeler/policy/policy_directory.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -62,20 +63,35 @@ Result<std::map<std::string, OwnedFile>> PolicyDirectory::owned_files() const {
   fs::directory_iterator it(dir_, ec);
   if (ec) return fail_errno("cannot list " + dir_ + ": " + ec.message(), ec.value());
   std::map<std::string, OwnedFile> out;
+  std::map<std::string, CachedFile> seen;
+  MutexLock lock(cache_mu_);
   for (; it != fs::directory_iterator(); it.increment(ec)) {
     if (ec) return fail_errno("cannot list " + dir_ + ": " + ec.message(), ec.value());
-    auto name = owned_name(it->path().filename().string());
-    if (!name || !it->is_regular_file(ec)) continue;
+    const std::string file_name = it->path().filename().string();
+    auto name = owned_name(file_name);
+    if (!name) continue;
     OwnedFile file;
     file.path = it->path().string();
     file.name = *name;
-    // A file too large or unreadable stays listed with no source: never removed as ours.
-    if (auto text = read_whole_file(file.path, cn::policy::kMaxPolicyFileBytes)) {
+    struct stat st {};
+    if (::lstat(file.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    const FileVersion version{
+        st.st_dev, st.st_ino, st.st_size,
+        static_cast<long long>(st.st_mtim.tv_sec) * 1'000'000'000LL + st.st_mtim.tv_nsec,
+        static_cast<long long>(st.st_ctim.tv_sec) * 1'000'000'000LL + st.st_ctim.tv_nsec};
+    if (auto cached = cache_.find(file_name);
+        cached != cache_.end() && cached->second.version == version) {
+      file = cached->second.file;
+    } else if (auto text = read_whole_file(file.path, cn::policy::kMaxPolicyFileBytes)) {
+      // A file too large or unreadable stays listed with no source: never removed as ours.
       file.content = std::move(*text);
       file.source = source_of(file.content);
     }
+    // Only what was read whole is remembered: an unreadable file is tried again next time.
+    if (file.source || !file.content.empty()) seen.emplace(file_name, CachedFile{version, file});
     out.emplace(*name, std::move(file));
   }
+  cache_ = std::move(seen);
   return out;
 }
 

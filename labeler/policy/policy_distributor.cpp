@@ -374,12 +374,15 @@ void PolicyDistributor::publish() {
     metrics_.policies_applied().Set(applied);
     metrics_.policies_invalid().Set(invalid);
     for (const auto& [option, n] : unsupported) metrics_.policies_unsupported(option).Set(n);
-    // The status file changes only with the policies, not with every pass.
-    PolicyStatus copy = status_;
-    copy.updated_unix_ms = 0;
-    text = to_text(copy);
-    if (text == last_status_text_ || settings_.status_file.empty()) return;
-    last_status_text_ = text;
+    // The status file changes only with the policies, not with every pass. Compared as records,
+    // not as text: with thousands of policies, rendering the file to compare was most of a pass.
+    if (settings_.status_file.empty()) return;
+    const long long updated = std::exchange(status_.updated_unix_ms, 0);
+    if (last_published_ == status_) {
+      status_.updated_unix_ms = updated;
+      return;
+    }
+    last_published_ = status_;
     status_.updated_unix_ms = unix_millis(clock_.wall_now());
     text = to_text(status_);
   }

@@ -104,7 +104,8 @@ class PolicyDistributor {
   // Written by the one thread that runs passes; read by status() from others.
   mutable Mutex mu_;
   PolicyStatus status_ GUARDED_BY(mu_);
-  std::string last_status_text_ GUARDED_BY(mu_);
+  // What the status file last said, its time left out.
+  std::optional<PolicyStatus> last_published_ GUARDED_BY(mu_);
 };
 
 }  // namespace cn::labeler::policy

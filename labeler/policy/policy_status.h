@@ -44,6 +44,8 @@ struct PolicyStatus {
   // files of labelers before it.
   std::string agent_options;
   std::map<std::string, PolicyRecord> policies;  // by variable path
+
+  friend bool operator==(const PolicyStatus&, const PolicyStatus&) = default;
 };
 
 // The file is the labeler's own output, but it is read back by a separate command: parsing is
