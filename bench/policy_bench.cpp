@@ -143,7 +143,7 @@ Figures write_to_file(int writes) {
                                                  spdlog::default_logger());
   FileArrival arrival(settings.dir);
   const std::string path = kPrefix + "/web";
-  const std::string file = settings.dir + "/nomad-web.yaml";
+  const std::string file = settings.dir + "/nomad-default.web.yaml";
   std::jthread loop([&](std::stop_token stop) { distributor.run(stop); });
 
   std::vector<double> ms, put_ms;
@@ -214,7 +214,7 @@ Figures write_after_idle(int samples, std::chrono::milliseconds call_timeout,
                                                  spdlog::default_logger());
   FileArrival arrival(settings.dir);
   const std::string path = kPrefix + "/web";
-  const std::string file = settings.dir + "/nomad-web.yaml";
+  const std::string file = settings.dir + "/nomad-default.web.yaml";
   std::jthread loop([&](std::stop_token stop) { distributor.run(stop); });
   std::vector<double> ms;
   int missed = 0;
@@ -368,7 +368,7 @@ Figures many_policies(int count, int changes) {
       const auto t0 = Steady::now();
       put_variable_http(fake, kPrefix + "/" + job(i), policy_yaml(i, port));
       auto seen = arrival.wait(
-          settings.dir + "/nomad-" + job(i) + ".yaml",
+          settings.dir + "/nomad-default." + job(i) + ".yaml",
           [&](const std::string& text) { return holds_port(text, port); },
           std::chrono::seconds{30});
       if (!seen) {
@@ -548,13 +548,14 @@ Figures netreap_vs_ours(int changes) {
     const auto start = Steady::now();
     put_variable_http(fake, kPrefix + "/" + job(i), policy_yaml(i, 9000 + c));
     auto written = arrival.wait(
-        settings.dir + "/nomad-" + job(i) + ".yaml",
+        settings.dir + "/nomad-default." + job(i) + ".yaml",
         [&](const std::string& content) { return holds_port(content, 9000 + c); },
         std::chrono::seconds{10});
     if (!written)
       throw std::runtime_error("change " + std::to_string(c) + " never reached the file");
     to_file_ms.push_back(std::chrono::duration<double, std::milli>(*written - start).count());
-    auto seen = upserts.wait(expected, "nomad-" + job(i) + ".yaml", std::chrono::seconds{10});
+    auto seen =
+        upserts.wait(expected, "nomad-default." + job(i) + ".yaml", std::chrono::seconds{10});
     if (!seen) throw std::runtime_error("the agent never loaded change " + std::to_string(c));
     o_change.ms.push_back(std::chrono::duration<double, std::milli>(*seen - start).count());
   }

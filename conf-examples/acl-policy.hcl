@@ -11,17 +11,17 @@
 #                                              token cannot read are silently left out,
 #                                              so "*" matters here too)
 
+# Policies come from every namespace (docs/policies.md, "Delegation"):
+#   GET /v1/vars?prefix=cilium/policies/&namespace=*  -> list (entries the token may not list
+#                                                        are left out silently: a token that
+#                                                        lists only some namespaces sees only
+#                                                        their policies)
+#   GET /v1/var/cilium/policies/<name>?namespace=N     -> read
+# Nomad applies the most specific namespace rule alone, not merged with "*": a namespace block
+# added here for another purpose must repeat read-job and this variables block.
 namespace "*" {
   # "read-job" alone is enough; `policy = "read"` would also work but grants more
   # (scaling policies, CSI volume listing, ...).
-  capabilities = ["read-job"]
-}
-
-# The namespace of the policy variables (--policy-namespace). Nomad applies the most
-# specific namespace rule alone, not merged with "*", so read-job is repeated here.
-#   GET /v1/vars?prefix=cilium/policies   -> list   (entries without it are left out silently)
-#   GET /v1/var/cilium/policies/<name>    -> read
-namespace "default" {
   capabilities = ["read-job"]
   variables {
     path "cilium/policies/*" {

@@ -430,7 +430,8 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
                       "there (empty: off)");
   run_cmd
       ->add_option("--policy-namespace", config.policies.nomad_namespace,
-                   "Nomad namespace of the policy variables")
+                   "The operator's Nomad namespace: its policy variables may hold any policy; "
+                   "every other namespace's only CiliumNetworkPolicies for itself")
       ->capture_default_str();
   run_cmd
       ->add_option("--policy-prefix", config.policies.prefix,
@@ -475,6 +476,17 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   validate_cmd->add_option("files", policy_files, "Policy files")
       ->required()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  labeler::ValidateScope validate_scope;
+  validate_cmd
+      ->add_option("--nomad-namespace", validate_scope.variable_namespace,
+                   "The Nomad namespace of the variable the files would be in (docs/policies.md, "
+                   "\"Delegation\")")
+      ->capture_default_str();
+  validate_cmd
+      ->add_option("--policy-namespace", validate_scope.operator_namespace,
+                   "The daemon's --policy-namespace: the operator's namespace, which may write "
+                   "every policy")
+      ->capture_default_str();
   std::vector<std::string> validate_agent_options;
   add_agent_option_flag(validate_cmd, validate_agent_options,
                         "NAME=true|false: check against this agent option instead of its "
@@ -549,7 +561,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
     return labeler::validate_policy_files(
         policy_files,
         cilium::resolve_agent_options({}, agent_option_overrides(validate_agent_options)),
-        std::cout, std::cerr);
+        validate_scope, std::cout, std::cerr);
   }
 
   if (*explain_cmd) return explain(explain_settings, explain_flags);

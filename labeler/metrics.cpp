@@ -78,6 +78,8 @@ std::string_view to_string(PolicyErrorReason reason) {
       return "read";
     case PolicyErrorReason::invalid:
       return "invalid";
+    case PolicyErrorReason::not_delegated:
+      return "not_delegated";
     case PolicyErrorReason::write:
       return "write";
     case PolicyErrorReason::remove:

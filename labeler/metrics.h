@@ -83,15 +83,16 @@ std::string_view to_string(NotifyOutcome outcome);
 
 // cilium_nomad_policy_errors_total{reason}: what kept a policy from the directory.
 enum class PolicyErrorReason {
-  list,     // the variable list failed
-  read,     // a variable could not be read
-  invalid,  // a policy was refused (validation, size, count, name)
-  write,    // the directory could not be listed or a file written
-  remove,   // a file of a deleted variable could not be removed
+  list,           // the variable list failed
+  read,           // a variable could not be read
+  invalid,        // a policy was refused (validation, size, count, name)
+  not_delegated,  // its variable's namespace may not write it (docs/policies.md "Delegation")
+  write,          // the directory could not be listed or a file written
+  remove,         // a file of a deleted variable could not be removed
 };
 inline constexpr PolicyErrorReason kAllPolicyErrorReasons[] = {
-    PolicyErrorReason::list, PolicyErrorReason::read, PolicyErrorReason::invalid,
-    PolicyErrorReason::write, PolicyErrorReason::remove};
+    PolicyErrorReason::list,          PolicyErrorReason::read,  PolicyErrorReason::invalid,
+    PolicyErrorReason::not_delegated, PolicyErrorReason::write, PolicyErrorReason::remove};
 std::string_view to_string(PolicyErrorReason reason);
 
 class Metrics {

@@ -2,6 +2,7 @@
 
 #include <ostream>
 
+#include "common/policy/policy_delegation.h"
 #include "common/policy/policy_document.h"
 #include "common/policy/policy_object.h"
 #include "common/policy/policy_requirements.h"
@@ -11,8 +12,8 @@
 namespace cn::labeler {
 
 int validate_policy_files(const std::vector<std::string>& files,
-                          const cilium::AgentOptions& options, std::ostream& out,
-                          std::ostream& err) {
+                          const cilium::AgentOptions& options, const ValidateScope& scope,
+                          std::ostream& out, std::ostream& err) {
   int status = 0;
   for (const auto& file : files) {
     // Read past the item bound, so that parse_policy_text's refusal gives the true size: a
@@ -33,13 +34,25 @@ int validate_policy_files(const std::vector<std::string>& files,
       if (!wrapped) {
         verdict = std::unexpected(wrapped.error());
       } else {
+        verdict = cn::policy::check_delegation(*wrapped, scope.variable_namespace,
+                                               scope.operator_namespace);
         needs = cn::policy::policy_requirements(*wrapped);
         // Point into what the user wrote: "/specs/3/..." of the wrapper is "/3/..." of the array.
         for (auto& n : needs) n.pointer.erase(0, 6);
       }
     } else if (doc) {
+      cn::policy::default_policy_namespace(*doc, scope.variable_namespace);
       verdict = cn::policy::validate_policy_object(*doc);
+      if (verdict) {
+        verdict =
+            cn::policy::check_delegation(*doc, scope.variable_namespace, scope.operator_namespace);
+      }
       if (verdict) needs = cn::policy::policy_requirements(*doc);
+    }
+    if (!verdict && verdict.error().kind == ErrorKind::permission) {
+      // Valid, but not from this namespace: said apart from a broken document.
+      const auto colon = verdict.error().message.find(": ");
+      verdict.error().message.insert(colon + 2, "not delegated: ");
     }
     if (verdict) {
       if (auto unmet = cn::policy::unmet_requirements(needs, options); !unmet.empty()) {

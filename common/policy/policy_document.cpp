@@ -1,5 +1,6 @@
 #include "common/policy/policy_document.h"
 
+#include "common/policy/policy_delegation.h"
 #include "common/policy/policy_object.h"
 #include "common/policy/policy_syntax.h"
 #include "common/policy/policy_text.h"
@@ -51,6 +52,7 @@ Result<json> policy_object_from_item(std::string_view policy_item, std::string_v
   } else {
     return fail(ErrorKind::invalid, "/: the document must be one object or a rule array");
   }
+  default_policy_namespace(out, source.nomad_namespace);
   if (out["metadata"].is_object()) {
     out["metadata"]["name"] = std::string(object_name);
     json& annotations = out["metadata"]["annotations"];
@@ -96,6 +98,25 @@ Result<std::string> policy_name_from_path(std::string_view prefix, std::string_v
                     "each '/'-separated part starting and ending with a letter or digit");
   }
   return name;
+}
+
+Result<std::string> policy_file_stem(std::string_view nomad_namespace, std::string_view name) {
+  std::string stem = std::string(nomad_namespace) + "." + std::string(name);
+  if (stem.size() > kMaxNameLength) {
+    return fail(ErrorKind::invalid, "the policy's file name \"" + std::string(kFilePrefix) + stem +
+                                        std::string(kFileSuffix) + "\" is longer than " +
+                                        std::to_string(kMaxNameLength) + " characters without \"" +
+                                        std::string(kFilePrefix) + "\" and \"" +
+                                        std::string(kFileSuffix) + "\"");
+  }
+  if (!is_dns1123_subdomain(stem)) {
+    return fail(ErrorKind::invalid,
+                "Nomad namespace \"" + std::string(nomad_namespace) +
+                    "\" cannot be part of a policy file name, which the agent requires to be a "
+                    "DNS-1123 subdomain (lowercase letters, digits and '-', starting and ending "
+                    "with a letter or digit)");
+  }
+  return stem;
 }
 
 }  // namespace cn::policy

@@ -93,19 +93,20 @@ void find_policies(ExplainFacts& facts, const ExplainSettings& settings) {
   for (const auto& [name, file] : *files) {
     auto doc = cn::policy::parse_policy_text(file.content, cn::policy::kMaxPolicyFileBytes);
     if (!doc) {
-      facts.policies_not_applied.push_back({file.path, "unreadable", doc.error().message});
+      facts.policies_not_applied.push_back({file.path, "", "unreadable", doc.error().message});
       continue;
     }
     if (!policy_selects(*doc, subject)) continue;
-    facts.policies.push_back(
-        {doc->value("/metadata/name"_json_pointer, name), doc->value("kind", ""), file.path});
+    facts.policies.push_back({doc->value("/metadata/name"_json_pointer, name),
+                              file.source ? file.source->nomad_namespace : std::string(),
+                              doc->value("kind", ""), file.path});
   }
   // No status file: no distributor ran on this node, so it refused nothing.
   if (auto status = policy::read_policy_status(policy::policy_status_path(settings.state_file))) {
-    for (const auto& [path, rec] : status->policies) {
+    for (const auto& [key, rec] : status->policies) {
       if (rec.state == policy::PolicyState::applied) continue;
-      facts.policies_not_applied.push_back(
-          {path, std::string(policy::to_string(rec.state)), rec.reason});
+      facts.policies_not_applied.push_back({rec.variable_path, rec.nomad_namespace,
+                                            std::string(policy::to_string(rec.state)), rec.reason});
     }
   }
 }

@@ -79,14 +79,20 @@ std::string policies_text(const ExplainFacts& facts) {
   if (!facts.policy_error.empty()) return "policy directory unreadable: " + facts.policy_error;
   if (facts.policies.empty()) return "none of the distributed policies selects it";
   std::vector<std::string> names;
-  for (const auto& p : facts.policies) names.push_back(p.name + " (" + p.kind + ")");
+  for (const auto& p : facts.policies) {
+    names.push_back(
+        p.name + " (" + p.kind +
+        (p.nomad_namespace.empty() ? "" : ", from Nomad namespace " + p.nomad_namespace) + ")");
+  }
   return join(names, ", ");
 }
 
 std::string not_applied_text(const ExplainFacts& facts) {
   std::vector<std::string> items;
   for (const auto& p : facts.policies_not_applied) {
-    items.push_back(p.source + " (" + p.state + (p.reason.empty() ? "" : ": " + p.reason) + ")");
+    const std::string where =
+        p.nomad_namespace.empty() ? p.source : p.source + " in namespace " + p.nomad_namespace;
+    items.push_back(where + " (" + p.state + (p.reason.empty() ? "" : ": " + p.reason) + ")");
   }
   return join(items, "; ");
 }
@@ -180,13 +186,19 @@ json render_json(const ExplainFacts& facts, const Verdict& verdict) {
   }
   json policies = json::array();
   for (const auto& p : facts.policies) {
-    policies.push_back({{"name", p.name}, {"kind", p.kind}, {"file", p.file}});
+    policies.push_back({{"name", p.name},
+                        {"nomad_namespace", p.nomad_namespace},
+                        {"kind", p.kind},
+                        {"file", p.file}});
   }
   out["policies"] = facts.policies_checked ? std::move(policies) : json(nullptr);
   if (!facts.policy_error.empty()) out["policy_error"] = facts.policy_error;
   json not_applied = json::array();
   for (const auto& p : facts.policies_not_applied) {
-    not_applied.push_back({{"source", p.source}, {"state", p.state}, {"reason", p.reason}});
+    not_applied.push_back({{"source", p.source},
+                           {"nomad_namespace", p.nomad_namespace},
+                           {"state", p.state},
+                           {"reason", p.reason}});
   }
   out["policies_not_applied"] = facts.policies_checked ? std::move(not_applied) : json(nullptr);
   out["verdict"] = {{"ok", verdict.ok()},

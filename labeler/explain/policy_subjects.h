@@ -16,14 +16,16 @@
 namespace cn::labeler::explain {
 
 struct SelectingPolicy {
-  std::string name;  // metadata.name
-  std::string kind;  // CiliumNetworkPolicy or CiliumClusterwideNetworkPolicy
+  std::string name;             // metadata.name
+  std::string nomad_namespace;  // its variable's, from the file's annotations ("" if none)
+  std::string kind;             // CiliumNetworkPolicy or CiliumClusterwideNetworkPolicy
   std::string file;
 };
 
 struct PolicyNotApplied {
-  std::string source;  // the variable path, or the file when no variable is known
-  std::string state;   // the distributor's state ("invalid", "pending", ...) or "unreadable"
+  std::string source;           // the variable path, or the file when no variable is known
+  std::string nomad_namespace;  // the variable's; "" for a file
+  std::string state;  // the distributor's state ("invalid", "pending", ...) or "unreadable"
   std::string reason;
 };
 

@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/policy/policy_delegation.h"
 #include "common/policy/policy_document.h"
 #include "common/util/atomic_file.h"
 #include "common/util/json_read.h"
@@ -21,6 +22,18 @@ using std::chrono::seconds;
 bool proves_deleted(const Error& error) {
   return error.kind == ErrorKind::not_found && error.status == 404 &&
          error.message.find("variable not found") != std::string::npos;
+}
+
+// Every namespace in one list (nomad/variables_endpoint.go listAllVariables in hashicorp/nomad):
+// Nomad drops the variables the token may not list, silently, so a token that reads only some
+// namespaces sees their policies and no error.
+constexpr std::string_view kAllNamespaces = "*";
+
+// "<pointer>: <rule>" of a refusal -> its two halves ("/" when the message has no pointer).
+std::pair<std::string, std::string> split_refusal(const std::string& message) {
+  const auto colon = message.find(": ");
+  if (!message.starts_with('/') || colon == std::string::npos) return {"/", message};
+  return {message.substr(0, colon), message.substr(colon + 2)};
 }
 
 }  // namespace
@@ -136,16 +149,17 @@ void PolicyDistributor::mark_unsupported(const nomad::VariableMeta& meta, std::u
   }
   if (rec.state != PolicyState::unsupported || rec.reason != reason || removed) {
     log_->warn(
-        "policy unsupported by the local agent, not written path={} modify_index={} pointer={} "
-        "option={} kept_file={} removed_file={} reason=\"{}\"",
-        meta.path, index, first.pointer, option, file != nullptr && !removed, removed, reason);
+        "policy unsupported by the local agent, not written namespace={} path={} modify_index={} "
+        "pointer={} option={} kept_file={} removed_file={} reason=\"{}\"",
+        meta.nomad_namespace, meta.path, index, first.pointer, option, file != nullptr && !removed,
+        removed, reason);
   }
   rec.option = option;
   set_state(rec, PolicyState::unsupported, std::move(reason));
 }
 
 Result<std::uint64_t> PolicyDistributor::reconcile(std::stop_token stop) {
-  auto listed = nomad_.variables(settings_.nomad_namespace, list_prefix_, 0, settings_.wait,
+  auto listed = nomad_.variables(kAllNamespaces, list_prefix_, 0, settings_.wait,
                                  clock_.now() + settings_.call_timeout, stop);
   calls_.record(Peer::nomad, listed);
   if (!listed) {
@@ -172,38 +186,54 @@ void PolicyDistributor::apply(const std::vector<nomad::VariableMeta>& listed,
   // Files of ours as this pass leaves them: the --policy-max-count bound counts new ones too.
   std::size_t owned_count = files->size();
   const bool recheck = std::exchange(recheck_, false);
-  for (const auto& meta : listed) {
+  // The operator's namespace first: a file of the previous release named after one of its
+  // variables ("nomad-team-a.web.yaml" for "cilium/policies/team-a/web") may bear the name a
+  // team's variable now maps to, and is migrated out of the way before that one is written.
+  std::vector<const nomad::VariableMeta*> order;
+  order.reserve(listed.size());
+  for (const auto& meta : listed) order.push_back(&meta);
+  std::stable_partition(order.begin(), order.end(), [&](const nomad::VariableMeta* m) {
+    return m->nomad_namespace == settings_.nomad_namespace;
+  });
+  for (const nomad::VariableMeta* listed_meta : order) {
+    const nomad::VariableMeta& meta = *listed_meta;
     if (stop.stop_requested()) return;
-    // `namespace=*` is never asked for, but a proxy or a future Nomad might widen the answer.
-    if (meta.nomad_namespace != settings_.nomad_namespace) continue;
     // Nomad's list matches the prefix as a string; a proxy or an older fake may still answer
     // variables beside it ("cilium/policies-old/x"), which are someone else's, not invalid ones.
-    if (!meta.path.starts_with(list_prefix_)) continue;
-    listed_paths.insert(meta.path);
+    if (!meta.path.starts_with(list_prefix_) || meta.nomad_namespace.empty()) continue;
+    const std::string key = policy_record_key(meta.nomad_namespace, meta.path);
+    listed_paths.insert(key);
     auto name = cn::policy::policy_name_from_path(settings_.prefix, meta.path);
+    Result<std::string> stem = name ? cn::policy::policy_file_stem(meta.nomad_namespace, *name)
+                                    : Result<std::string>(std::unexpected(name.error()));
     PolicyRecord rec;
     {
       MutexLock lock(mu_);
-      rec = status_.policies[meta.path];
+      rec = status_.policies[key];
     }
+    rec.nomad_namespace = meta.nomad_namespace;
     rec.variable_path = meta.path;
     // New agent options: what was written or held back is looked at again.
     if (recheck && (rec.state == PolicyState::applied || rec.state == PolicyState::unsupported))
       rec.seen_index = 0;
-    if (!name) {
+    if (!stem) {
       if (rec.seen_index != meta.modify_index || rec.state != PolicyState::invalid) {
         metrics_.policy_errors(PolicyErrorReason::invalid).Increment();
-        log_->warn("policy refused path={} reason=\"{}\"", meta.path, name.error().message);
+        log_->warn("policy refused namespace={} path={} reason=\"{}\"", meta.nomad_namespace,
+                   meta.path, stem.error().message);
       }
       rec.seen_index = meta.modify_index;
-      set_state(rec, PolicyState::invalid, name.error().message);
+      set_state(rec, PolicyState::invalid, stem.error().message);
     } else {
-      listed_names.insert(*name);
-      rec.name = *name;
-      apply_variable(meta, *name, *files, owned_count, rec, stop);
+      listed_names.insert(*stem);
+      rec.name = *stem;
+      // The previous release's file of this variable stays ours until the new one replaces it.
+      const OwnedFile* legacy = legacy_file(meta, *name, *stem, *files);
+      if (legacy) listed_names.insert(legacy->name);
+      apply_variable(meta, *stem, legacy, *files, owned_count, rec, stop);
     }
     MutexLock lock(mu_);
-    status_.policies[meta.path] = std::move(rec);
+    status_.policies[key] = std::move(rec);
   }
   remove_unlisted(*files, listed_names, stop);
   {
@@ -217,56 +247,100 @@ void PolicyDistributor::apply(const std::vector<nomad::VariableMeta>& listed,
   publish();
 }
 
+const OwnedFile* PolicyDistributor::legacy_file(
+    const nomad::VariableMeta& meta, const std::string& name, const std::string& stem,
+    const std::map<std::string, OwnedFile>& files) const {
+  // The previous release read the operator's namespace only and named files nomad-<name>.yaml;
+  // its annotations say which variable a file holds, so only a file that names this very
+  // variable is taken for its old copy.
+  if (meta.nomad_namespace != settings_.nomad_namespace || name == stem) return nullptr;
+  const auto it = files.find(name);
+  if (it == files.end() || !it->second.source) return nullptr;
+  const auto& source = *it->second.source;
+  if (source.nomad_namespace != meta.nomad_namespace || source.variable_path != meta.path)
+    return nullptr;
+  return &it->second;
+}
+
+void PolicyDistributor::retire_legacy(const OwnedFile* legacy, const nomad::VariableMeta& meta) {
+  // Only after the new file holds a good version: the policy is never missing from the
+  // directory, and for a moment both carry it (the same rules, which the agent merges).
+  if (!legacy) return;
+  if (auto gone = dir_.remove(legacy->name); !gone) {
+    metrics_.policy_errors(PolicyErrorReason::remove).Increment();
+    log_->warn("policy removal failed file={} error=\"{}\"", legacy->path, gone.error().message);
+    return;
+  }
+  log_->info("policy file renamed, previous release's removed namespace={} path={} file={}",
+             meta.nomad_namespace, meta.path, legacy->path);
+}
+
 void PolicyDistributor::apply_variable(const nomad::VariableMeta& meta, const std::string& name,
+                                       const OwnedFile* legacy,
                                        const std::map<std::string, OwnedFile>& files,
                                        std::size_t& owned_count, PolicyRecord& rec,
                                        std::stop_token stop) {
-  const auto file = files.find(name);
-  const bool file_exists = file != files.end();
+  const auto found = files.find(name);
+  const OwnedFile* file = found == files.end() ? nullptr : &found->second;
+  // What a refusal keeps: the file of this name, else the previous release's.
+  const OwnedFile* last_good = file ? file : legacy;
+  const auto holds_this_variable = [&](const OwnedFile* f) {
+    return f && f->source && f->source->nomad_namespace == meta.nomad_namespace &&
+           f->source->variable_path == meta.path;
+  };
   const auto file_holds = [&](std::uint64_t index) {
-    return file_exists && file->second.source &&
-           file->second.source->nomad_namespace == settings_.nomad_namespace &&
-           file->second.source->variable_path == meta.path &&
-           file->second.source->modify_index == index;
+    return holds_this_variable(file) && file->source->modify_index == index;
   };
   // Nothing moved and the file still holds what we wrote: the common case, no Nomad call.
   if (rec.seen_index == meta.modify_index && rec.state != PolicyState::pending &&
       (rec.state == PolicyState::invalid || rec.state == PolicyState::unsupported ||
-       file_holds(rec.applied_index))) {
+       rec.state == PolicyState::not_delegated || file_holds(rec.applied_index)) &&
+      !(legacy && file_holds(rec.applied_index))) {
     return;
   }
   // A restart finds the directory already current: no read, no rewrite, unless the file needs
   // an option the agent now lacks.
   if (file_holds(meta.modify_index)) {
     rec.seen_index = meta.modify_index;
-    if (auto unmet = file_unmet(file->second); !unmet.empty()) {
-      rec.file = file->second.path;
-      return mark_unsupported(meta, meta.modify_index, unmet, &file->second, rec);
+    if (auto unmet = file_unmet(*file); !unmet.empty()) {
+      rec.file = file->path;
+      return mark_unsupported(meta, meta.modify_index, unmet, file, rec);
     }
+    retire_legacy(legacy, meta);
     rec.applied_index = meta.modify_index;
-    rec.file = file->second.path;
+    rec.file = file->path;
     rec.option.clear();
     set_state(rec, PolicyState::applied, "");
     return;
   }
   rec.seen_index = meta.modify_index;
+  if (file && file->source && !holds_this_variable(file)) {
+    // Another variable's file of the previous release bears this name; it is migrated first
+    // (apply() takes the operator's namespace first), and this one waits for the name.
+    set_state(rec, PolicyState::pending,
+              "the file name is held by " + file->source->nomad_namespace + ":" +
+                  file->source->variable_path + " until its file is renamed");
+    return;
+  }
 
-  auto var = nomad_.variable(settings_.nomad_namespace, meta.path, call_deadline(stop));
+  auto var = nomad_.variable(meta.nomad_namespace, meta.path, call_deadline(stop));
   calls_.record(Peer::nomad, var);
   if (!var) {
     // Deleted between the list and the read: the next listing no longer has it, and the removal
     // rule takes it from there.
     metrics_.policy_errors(PolicyErrorReason::read).Increment();
     set_state(rec, PolicyState::pending, "cannot read the variable: " + var.error().message);
-    log_->warn("policy read failed path={} error=\"{}\"{}", meta.path, var.error().message,
-               remedy_note(var.error()));
+    log_->warn("policy read failed namespace={} path={} error=\"{}\"{}", meta.nomad_namespace,
+               meta.path, var.error().message, remedy_note(var.error()));
     return;
   }
+  if (last_good) rec.file = last_good->path;
   const auto refuse = [&](std::string reason) {
     if (rec.state != PolicyState::invalid || rec.reason != reason) {
       metrics_.policy_errors(PolicyErrorReason::invalid).Increment();
-      log_->warn("policy refused path={} modify_index={} kept_file={} reason=\"{}\"", meta.path,
-                 var->meta.modify_index, file_exists, reason);
+      log_->warn("policy refused namespace={} path={} modify_index={} kept_file={} reason=\"{}\"",
+                 meta.nomad_namespace, meta.path, var->meta.modify_index, last_good != nullptr,
+                 reason);
     }
     set_state(rec, PolicyState::invalid, std::move(reason));
   };
@@ -276,21 +350,33 @@ void PolicyDistributor::apply_variable(const nomad::VariableMeta& meta, const st
     return refuse("the policy item is " + std::to_string(item->second.size()) +
                   " bytes; the limit is " + std::to_string(cn::policy::kMaxPolicyBytes));
   }
-  if (!file_exists && owned_count >= settings_.max_policies) {
+  if (!last_good && owned_count >= settings_.max_policies) {
     return refuse("the directory already holds " + std::to_string(owned_count) +
                   " policies of ours; the limit (--policy-max-count) is " +
                   std::to_string(settings_.max_policies));
   }
-  const cn::policy::PolicySource source{settings_.nomad_namespace, meta.path,
-                                        var->meta.modify_index};
+  const cn::policy::PolicySource source{meta.nomad_namespace, meta.path, var->meta.modify_index};
   auto object = cn::policy::policy_object_from_item(
       item->second, std::string(cn::policy::kFilePrefix) + name, source);
   if (!object) return refuse(object.error().message);
+  if (auto delegated =
+          cn::policy::check_delegation(*object, meta.nomad_namespace, settings_.nomad_namespace);
+      !delegated) {
+    auto [pointer, rule] = split_refusal(delegated.error().message);
+    if (rec.state != PolicyState::not_delegated || rec.reason != delegated.error().message) {
+      metrics_.policy_errors(PolicyErrorReason::not_delegated).Increment();
+      log_->warn(
+          "policy not delegated to its namespace, not written namespace={} path={} "
+          "modify_index={} pointer={} kept_file={} reason=\"{}\"",
+          meta.nomad_namespace, meta.path, var->meta.modify_index, pointer, last_good != nullptr,
+          rule);
+    }
+    return set_state(rec, PolicyState::not_delegated, delegated.error().message);
+  }
   if (auto unmet =
           cn::policy::unmet_requirements(cn::policy::policy_requirements(*object), options_);
       !unmet.empty()) {
-    return mark_unsupported(meta, var->meta.modify_index, unmet,
-                            file_exists ? &file->second : nullptr, rec);
+    return mark_unsupported(meta, var->meta.modify_index, unmet, last_good, rec);
   }
 
   // Compact: the file stays about the size of the item Nomad accepted (pretty-printing a 39 KB
@@ -305,10 +391,12 @@ void PolicyDistributor::apply_variable(const nomad::VariableMeta& meta, const st
   if (auto written = dir_.write(name, content, changed); !written) {
     metrics_.policy_errors(PolicyErrorReason::write).Increment();
     set_state(rec, PolicyState::pending, "cannot write the file: " + written.error().message);
-    log_->warn("policy write failed path={} error=\"{}\"", meta.path, written.error().message);
+    log_->warn("policy write failed namespace={} path={} error=\"{}\"", meta.nomad_namespace,
+               meta.path, written.error().message);
     return;
   }
-  if (!file_exists && rec.file.empty()) ++owned_count;
+  if (!last_good && rec.file.empty()) ++owned_count;
+  retire_legacy(legacy, meta);
   rec.applied_index = var->meta.modify_index;
   rec.file = dir_.file_path(name);
   rec.option.clear();
@@ -316,8 +404,8 @@ void PolicyDistributor::apply_variable(const nomad::VariableMeta& meta, const st
   if (changed) {
     rec.changed_unix_ms = unix_millis(clock_.wall_now());
     metrics_.policy_last_apply_timestamp().Set(static_cast<double>(rec.changed_unix_ms) / 1000.0);
-    log_->info("policy applied path={} modify_index={} file={}", meta.path, var->meta.modify_index,
-               rec.file);
+    log_->info("policy applied namespace={} path={} modify_index={} file={}", meta.nomad_namespace,
+               meta.path, var->meta.modify_index, rec.file);
   }
 }
 
@@ -352,9 +440,11 @@ void PolicyDistributor::remove_unlisted(const std::map<std::string, OwnedFile>& 
     }
     metrics_.policy_last_apply_timestamp().Set(static_cast<double>(unix_millis(clock_.wall_now())) /
                                                1000.0);
-    log_->info("policy removed path={} file={}", file.source->variable_path, file.path);
+    log_->info("policy removed namespace={} path={} file={}", file.source->nomad_namespace,
+               file.source->variable_path, file.path);
     MutexLock lock(mu_);
-    status_.policies.erase(file.source->variable_path);
+    status_.policies.erase(
+        policy_record_key(file.source->nomad_namespace, file.source->variable_path));
   }
 }
 
@@ -368,7 +458,8 @@ void PolicyDistributor::publish() {
     for (const auto& row : cilium::agent_option_table()) unsupported[std::string(row.flag)] = 0;
     for (const auto& [path, rec] : status_.policies) {
       if (rec.state == PolicyState::applied) ++applied;
-      if (rec.state == PolicyState::invalid) ++invalid;
+      // Refused either way: one gauge for the alert (docs/alerting.md), the state tells which.
+      if (rec.state == PolicyState::invalid || rec.state == PolicyState::not_delegated) ++invalid;
       if (rec.state == PolicyState::unsupported) ++unsupported[rec.option];
     }
     metrics_.policies_applied().Set(applied);
@@ -433,8 +524,8 @@ void PolicyDistributor::watch(std::stop_token stop) {
     // that, or every quiet watch fails and backs off, and a write waits out the backoff.
     const MonoTime deadline =
         full ? now + settings_.call_timeout : now + wait + wait / 16 + settings_.call_timeout;
-    auto listed = nomad_.variables(settings_.nomad_namespace, list_prefix_, full ? 0 : index, wait,
-                                   deadline, stop);
+    auto listed =
+        nomad_.variables(kAllNamespaces, list_prefix_, full ? 0 : index, wait, deadline, stop);
     calls_.record(Peer::nomad, listed);
     if (!listed) {
       if (stop.stop_requested()) return;

@@ -1,11 +1,16 @@
 #pragma once
 // Cilium policies from Nomad Variables into the agent's static policy directory (README "Policies",
-// docs/policies.md). One variable under --policy-prefix is one policy, written to
-// nomad-<name>.yaml.
+// docs/policies.md). One variable under --policy-prefix, in any Nomad namespace, is one policy,
+// written to nomad-<namespace>.<name>.yaml. A namespace other than the operator's
+// (--policy-namespace) may write only CiliumNetworkPolicies for itself
+// (common/policy/policy_delegation.h); anything else is `not_delegated`.
 //
 // Safe by construction:
-//  - nothing is written that validate_policy_document() refuses; a refused version leaves the
-//    last good file in place;
+//  - nothing is written that validate_policy_document() or the delegation rule refuses; a
+//    refused version leaves the last good file in place;
+//  - a file of the previous release (nomad-<name>.yaml, the operator's namespace) is removed
+//    only once the new file holds a good version of the same variable, and only when its
+//    annotations name that variable;
 //  - files are replaced atomically, so the agent (which exits on a file it cannot translate)
 //    never reads half of one;
 //  - a file is removed only after a direct GET of its variable answers Nomad's 404 "variable
@@ -66,9 +71,14 @@ class PolicyDistributor {
   void watch(std::stop_token stop);
   // Brings the directory in line with one listing (see the header comment for the rules).
   void apply(const std::vector<nomad::VariableMeta>& listed, std::stop_token stop);
+  // `name` is the file stem; `legacy` the previous release's file of this variable, if any.
   void apply_variable(const nomad::VariableMeta& meta, const std::string& name,
-                      const std::map<std::string, OwnedFile>& files, std::size_t& owned_count,
-                      PolicyRecord& rec, std::stop_token stop);
+                      const OwnedFile* legacy, const std::map<std::string, OwnedFile>& files,
+                      std::size_t& owned_count, PolicyRecord& rec, std::stop_token stop);
+  const OwnedFile* legacy_file(const nomad::VariableMeta& meta, const std::string& name,
+                               const std::string& stem,
+                               const std::map<std::string, OwnedFile>& files) const;
+  void retire_legacy(const OwnedFile* legacy, const nomad::VariableMeta& meta);
   void remove_unlisted(const std::map<std::string, OwnedFile>& files,
                        const std::set<std::string>& listed_names, std::stop_token stop);
   void set_state(PolicyRecord& rec, PolicyState state, std::string reason);

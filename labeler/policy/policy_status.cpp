@@ -19,6 +19,8 @@ std::string_view to_string(PolicyState state) {
       return "pending";
     case PolicyState::unsupported:
       return "unsupported";
+    case PolicyState::not_delegated:
+      return "not_delegated";
   }
   return "pending";
 }
@@ -27,7 +29,7 @@ namespace {
 
 Result<PolicyState> parse_state(std::string_view text) {
   for (PolicyState s : {PolicyState::applied, PolicyState::invalid, PolicyState::pending,
-                        PolicyState::unsupported}) {
+                        PolicyState::unsupported, PolicyState::not_delegated}) {
     if (to_string(s) == text) return s;
   }
   return fail("unknown policy state \"" + std::string(text) + "\"");
@@ -35,10 +37,15 @@ Result<PolicyState> parse_state(std::string_view text) {
 
 }  // namespace
 
+std::string policy_record_key(std::string_view nomad_namespace, std::string_view variable_path) {
+  return std::string(nomad_namespace) + "/" + std::string(variable_path);
+}
+
 std::string to_text(const PolicyStatus& status) {
   nlohmann::json policies = nlohmann::json::array();
   for (const auto& [path, r] : status.policies) {
-    nlohmann::json p = {{"variable_path", r.variable_path},
+    nlohmann::json p = {{"nomad_namespace", r.nomad_namespace},
+                        {"variable_path", r.variable_path},
                         {"name", r.name},
                         {"file", r.file},
                         {"seen_index", r.seen_index},
@@ -79,6 +86,7 @@ Result<PolicyStatus> parse_policy_status(std::string_view text) {
     PolicyRecord rec;
     std::string state;
     std::int64_t changed = 0;
+    p.read("nomad_namespace", rec.nomad_namespace);  // absent in older files
     p.read("variable_path", rec.variable_path);
     p.read("name", rec.name);
     p.read("file", rec.file);
@@ -93,7 +101,9 @@ Result<PolicyStatus> parse_policy_status(std::string_view text) {
     if (!parsed) return std::unexpected(parsed.error());
     rec.state = *parsed;
     rec.changed_unix_ms = changed;
-    status.policies[rec.variable_path] = std::move(rec);
+    // Labelers before delegation read the one namespace the status names.
+    if (rec.nomad_namespace.empty()) rec.nomad_namespace = status.nomad_namespace;
+    status.policies[policy_record_key(rec.nomad_namespace, rec.variable_path)] = std::move(rec);
   }
   return status;
 }

@@ -18,32 +18,41 @@ enum class PolicyState {
   // here, the last good file stays if it needs nothing the agent lacks. Valid on other nodes,
   // so it is not `invalid`.
   unsupported,
+  // valid, but its variable's namespace may not write it (common/policy/policy_delegation.h):
+  // a clusterwide or host policy outside the operator's namespace, or a CiliumNetworkPolicy for
+  // another namespace. The last good file stays, as for `invalid`.
+  not_delegated,
 };
 std::string_view to_string(PolicyState state);
 
 struct PolicyRecord {
+  std::string nomad_namespace;  // the variable's; files of labelers before it: the status's
   std::string variable_path;
-  std::string name;                 // the policy's name; its file is nomad-<name>.yaml
-  std::string file;                 // empty while no version was ever written
-  std::uint64_t seen_index = 0;     // the variable's ModifyIndex last listed
+  std::string name;              // the policy's file stem "<namespace>.<name>": nomad-<stem>.yaml
+  std::string file;              // empty while no version was ever written
+  std::uint64_t seen_index = 0;  // the variable's ModifyIndex last listed
   std::uint64_t applied_index = 0;  // the ModifyIndex whose content the file holds; 0: none
   PolicyState state = PolicyState::pending;
-  std::string reason;             // why invalid, pending or unsupported; empty when applied
-  std::string option;             // unsupported: the agent option it needs (its flag name)
+  std::string reason;  // why invalid, not_delegated, pending or unsupported; empty when applied
+  std::string option;  // unsupported: the agent option it needs (its flag name)
   long long changed_unix_ms = 0;  // last change of state or of the file
 
   friend bool operator==(const PolicyRecord&, const PolicyRecord&) = default;
 };
 
+// The key of a record in PolicyStatus::policies: "<namespace>/<variable path>" (a namespace has
+// no '/'), since two namespaces may hold the same path.
+std::string policy_record_key(std::string_view nomad_namespace, std::string_view variable_path);
+
 struct PolicyStatus {
-  std::string nomad_namespace;
+  std::string nomad_namespace;  // the operator's (--policy-namespace); policies come from all
   std::string prefix;
   std::string directory;
   long long updated_unix_ms = 0;
   // The options the distributor checked against, "enable-l7-proxy=true(agent) ..."; empty in
   // files of labelers before it.
   std::string agent_options;
-  std::map<std::string, PolicyRecord> policies;  // by variable path
+  std::map<std::string, PolicyRecord> policies;  // by policy_record_key()
 
   friend bool operator==(const PolicyStatus&, const PolicyStatus&) = default;
 };

@@ -46,19 +46,21 @@ Result<std::string> render_policy_status(const std::string& status_file, StatusV
   if (view == StatusView::json) return to_text(*status);
 
   std::vector<std::vector<std::string>> rows = {
-      {"VARIABLE", "FILE", "APPLIED", "CHANGED", "STATE"}};
-  for (const auto& [path, rec] : status->policies) {
+      {"NAMESPACE", "VARIABLE", "FILE", "APPLIED", "CHANGED", "STATE"}};
+  for (const auto& [key, rec] : status->policies) {
     std::string state(to_string(rec.state));
     if (!rec.reason.empty()) state += ": " + rec.reason;
-    rows.push_back({path, file_cell(rec, view),
+    rows.push_back({rec.nomad_namespace, rec.variable_path, file_cell(rec, view),
                     rec.applied_index ? std::to_string(rec.applied_index) : "-",
                     changed_cell(rec, view, clock), std::move(state)});
   }
   std::string out =
       view == StatusView::wide ? render_table(rows) : render_table(std::move(rows), kTableWidth);
   out += std::to_string(status->policies.size()) + " polic" +
-         (status->policies.size() == 1 ? "y" : "ies") + " from " + status->nomad_namespace + ":" +
-         status->prefix + " into " + status->directory + "\n";
+         (status->policies.size() == 1 ? "y" : "ies") + " from *:" + status->prefix + " into " +
+         status->directory + "\n";
+  // Every namespace the token may list; the operator's may write any policy (docs/policies.md).
+  out += "operator namespace: " + status->nomad_namespace + "\n";
   if (status->updated_unix_ms) {
     const auto updated = WallTime{std::chrono::milliseconds{status->updated_unix_ms}};
     const auto age = std::chrono::duration_cast<std::chrono::seconds>(clock.wall_now() - updated);

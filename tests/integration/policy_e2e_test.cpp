@@ -109,13 +109,15 @@ class PolicyE2E : public ::testing::Test {
     ASSERT_TRUE(nomad_->put_variable("default", "cilium/policies/" + name, {{"policy", policy}}));
   }
   std::string file(const std::string& name) const {
-    return policy_dir_ + "/nomad-" + name + ".yaml";
+    return policy_dir_ + "/nomad-default." + name + ".yaml";
   }
-  // The agent's view of one loaded file, or null.
+  // The agent's view of one loaded file, or null: `name` of a variable in the operator's
+  // namespace, or "<namespace>.<name>" with a dot.
   json loaded(const std::string& name) const {
+    const std::string stem = name.find('.') == std::string::npos ? "default." + name : name;
     const json report = agent_->policies();
     for (const auto& p : report["policies"]) {
-      if (p["file"] == "nomad-" + name + ".yaml") return p;
+      if (p["file"] == "nomad-" + stem + ".yaml") return p;
     }
     return nullptr;
   }
@@ -132,7 +134,13 @@ class PolicyE2E : public ::testing::Test {
   }
   std::optional<policy::PolicyRecord> record(const std::string& name) const {
     auto status = daemon_->policies()->status().policies;
-    auto it = status.find("cilium/policies/" + name);
+    auto it = status.find("default/cilium/policies/" + name);
+    if (it == status.end()) return std::nullopt;
+    return it->second;
+  }
+  std::optional<policy::PolicyRecord> team_record(const std::string& name) const {
+    auto status = daemon_->policies()->status().policies;
+    auto it = status.find("team-a/cilium/policies/" + name);
     if (it == status.end()) return std::nullopt;
     return it->second;
   }
@@ -180,7 +188,7 @@ TEST_F(PolicyE2E, UpdatesReachTheAgentAndAnInvalidOneIsRefusedWhileTheAgentStays
   put("web", unquoted);
   ASSERT_TRUE(eventually([&] {
     auto status = daemon_->policies()->status().policies;
-    auto it = status.find("cilium/policies/web");
+    auto it = status.find("default/cilium/policies/web");
     return it != status.end() && it->second.state == policy::PolicyState::invalid;
   }));
   EXPECT_EQ(loaded("web"), before);
@@ -212,15 +220,15 @@ TEST_F(PolicyE2E, MisspeltFieldsBadRegexesAndUnlabelableNamespacesNeverReachTheA
   ASSERT_TRUE(eventually([&] {
     auto status = daemon_->policies()->status().policies;
     for (const auto& [name, pointer] : pointers) {
-      auto it = status.find("cilium/policies/" + name);
+      auto it = status.find("default/cilium/policies/" + name);
       if (it == status.end() || it->second.state != policy::PolicyState::invalid) return false;
     }
     return true;
   }));
   auto status = daemon_->policies()->status().policies;
   for (const auto& [name, pointer] : pointers) {
-    EXPECT_NE(status["cilium/policies/" + name].reason.find(pointer), std::string::npos)
-        << status["cilium/policies/" + name].reason;
+    EXPECT_NE(status["default/cilium/policies/" + name].reason.find(pointer), std::string::npos)
+        << status["default/cilium/policies/" + name].reason;
     EXPECT_FALSE(std::filesystem::exists(file(name))) << name;
     EXPECT_TRUE(loaded(name).is_null()) << name;
   }
@@ -376,6 +384,72 @@ TEST_F(PolicyE2E, TheOperatorsOverrideWinsOverTheAgent) {
     return rec && rec->state == policy::PolicyState::applied;
   }));
   EXPECT_TRUE(std::filesystem::exists(file("db-nodes")));
+}
+
+// Delegation (docs/policies.md): a team's namespace writes CiliumNetworkPolicies for itself only;
+// clusterwide policies come from the operator's namespace. A refused one is reported and leaves
+// the others landing.
+TEST_F(PolicyE2E, ATeamNamespaceWritesPoliciesForItselfOnlyAndTheOperatorWritesClusterwide) {
+  fakes::JobSpec job;
+  job.namespace_ = "team-a";
+  job.id = "web";
+  job.groups.push_back(fakes::GroupSpec{});
+  ASSERT_TRUE(nomad_->register_job(job));
+  fakes::PlaceRequest req;
+  req.job_id = "web";
+  req.namespace_ = "team-a";
+  auto team_alloc = nomad_->place_alloc(req);
+  ASSERT_TRUE(team_alloc);
+  ASSERT_TRUE(nomad_->set_network_status(*team_alloc, {"10.200.1.9", "", "eth0"}));
+  auto team_ep = agent_->create_endpoint({{"container-id", *team_alloc},
+                                          {"container-interface-name", "eth0"},
+                                          {"interface-name", "lxc" + team_alloc->substr(0, 8)},
+                                          {"addressing", {{"ipv4", "10.200.1.9"}}},
+                                          {"state", "waiting-for-identity"},
+                                          {"sync-build-endpoint", true}});
+  ASSERT_TRUE(team_ep);
+  const long long team_web = team_ep->value("id", -1LL);
+  const long long default_web = endpoint_of("web", "10.200.1.1");
+  start_daemon();
+  // No namespace in the document: it is team-a's, as `kubectl apply -n team-a` would make it.
+  const std::string own = R"({"apiVersion": "cilium.io/v2", "kind": "CiliumNetworkPolicy",
+    "metadata": {"name": "web-in"},
+    "spec": {"endpointSelector": {"matchLabels": {"nomad:nomad.job": "web"}},
+             "ingress": [{}]}})";
+  std::string other = kCnpDefault;  // names namespace default
+  ASSERT_TRUE(nomad_->put_variable("team-a", "cilium/policies/web", {{"policy", own}}));
+  ASSERT_TRUE(nomad_->put_variable("team-a", "cilium/policies/other", {{"policy", other}}));
+  ASSERT_TRUE(nomad_->put_variable("team-a", "cilium/policies/wide", {{"policy", ccnp_web()}}));
+  put("wide", ccnp_web(8080));
+
+  ASSERT_TRUE(eventually([&] {
+    return !loaded("team-a.web").is_null() && !loaded("default.wide").is_null() &&
+           team_record("other") &&
+           team_record("other")->state == policy::PolicyState::not_delegated &&
+           team_record("wide") && team_record("wide")->state == policy::PolicyState::not_delegated;
+  })) << agent_->policies().dump(2);
+  // The team's policy selects the team's endpoint, not the same job in another namespace.
+  EXPECT_EQ(loaded("team-a.web")["subject_endpoints"], json::array({team_web}));
+  EXPECT_EQ(
+      json::parse(std::ifstream(policy_dir_ + "/nomad-team-a.web.yaml"))["metadata"]["namespace"],
+      "team-a");
+  json wide_subjects = loaded("default.wide")["subject_endpoints"];
+  std::sort(wide_subjects.begin(), wide_subjects.end());
+  EXPECT_EQ(wide_subjects,
+            json::array({std::min(default_web, team_web), std::max(default_web, team_web)}));
+  EXPECT_NE(team_record("other")->reason.find("/metadata/namespace: "), std::string::npos)
+      << team_record("other")->reason;
+  EXPECT_NE(team_record("wide")->reason.find("/kind: "), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(policy_dir_ + "/nomad-team-a.other.yaml"));
+  EXPECT_FALSE(std::filesystem::exists(policy_dir_ + "/nomad-team-a.wide.yaml"));
+  // `policy status` names each policy's namespace and the refusal.
+  ManualClock clock;
+  auto table = policy::render_policy_status(dir_.file("run/policy-status.json"),
+                                            policy::StatusView::wide, clock);
+  ASSERT_TRUE(table);
+  EXPECT_NE(table->find("team-a"), std::string::npos) << *table;
+  EXPECT_NE(table->find("not_delegated: /kind: "), std::string::npos) << *table;
+  EXPECT_TRUE(agent_alive());
 }
 
 }  // namespace

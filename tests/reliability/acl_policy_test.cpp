@@ -94,7 +94,7 @@ TEST(AclPolicy, TheLabelerRunsEveryFeatureInsideTheExamplePolicy) {
   std::string watched = node.running_alloc("10.200.91.2");
   EXPECT_TRUE(node.wait_labeled(watched, kWebLabels)) << labeler.log();
   // The policy from Variables, and an update of it.
-  const std::string file = policy_dir + "/nomad-web.yaml";
+  const std::string file = policy_dir + "/nomad-default.web.yaml";
   EXPECT_TRUE(eventually([&] { return std::filesystem::exists(file); })) << labeler.log();
   ASSERT_TRUE(node.nomad().put_variable("default", "cilium/policies/web",
                                         {{"policy", testing::ccnp_web(9090)}}));

@@ -70,8 +70,8 @@ TEST(RollingUpdate, TheNewLabelerKeepsEveryLabelAndPolicyFileUntouched) {
       ASSERT_TRUE(node.wait_labeled(alloc, kWebLabels)) << alloc << old_labeler.log();
     }
     ASSERT_TRUE(eventually([&] {
-      return std::filesystem::exists(policy_dir + "/nomad-web.yaml") &&
-             std::filesystem::exists(policy_dir + "/nomad-api.yaml");
+      return std::filesystem::exists(policy_dir + "/nomad-default.web.yaml") &&
+             std::filesystem::exists(policy_dir + "/nomad-default.api.yaml");
     })) << old_labeler.log();
     // Every label is in the state file before the stop, as the new labeler will read it.
     ASSERT_TRUE(eventually([&] {

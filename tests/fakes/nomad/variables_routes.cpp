@@ -116,7 +116,9 @@ HttpResponse FakeNomad::variables_list(const HttpRequest& request) {
       return {0, {}, text_error(403, "Permission denied"), std::nullopt};
     }
     // No namespace-level 403: Nomad lists what the token may `list` and silently drops the rest,
-    // so a token with nothing in the namespace gets [] (nomad/variables_endpoint.go List).
+    // so a token with nothing in the namespace gets [] (nomad/variables_endpoint.go List). With
+    // namespace=* (listAllVariables there) every namespace's variables are walked in
+    // (namespace, path) order under the same per-variable filter and the same table index.
     auto build = [&, token]() -> json {
       json list = json::array();
       next_out.clear();

@@ -306,6 +306,62 @@ TEST(NomadVariableAcl, CapabilitiesFollowNomadsExpansionAndClosestGlob) {
   EXPECT_FALSE(nomad_glob_match("a*c*e", "abcdef"));
 }
 
+// namespace=* (nomad/variables_endpoint.go listAllVariables in hashicorp/nomad): every
+// namespace's variables under the prefix, each with its Namespace, in (namespace, path) order,
+// paged with "<namespace>.<path>" tokens; the ones the token may not `list` are dropped silently
+// (never a 403 for them); the index is the variables table's, so a write in any namespace wakes a
+// blocked list, even one that then answers the same filtered list.
+TEST_F(NomadVariables, WildcardListSpansNamespacesPagedAndFilteredByTheToken) {
+  fake.set_acl_enabled(true);
+  fake.add_token(TokenSpec{"root", true, {}, true, true, {}});
+  TokenSpec team;
+  team.secret = "team-a";
+  team.management = false;
+  team.variables = {{"team-a", "cilium/policies/*", {"read"}}};
+  fake.add_token(team);
+  ASSERT_TRUE(fake.put_variable("team-b", "cilium/policies/web", {{"policy", "b"}}));
+  ASSERT_TRUE(fake.put_variable("default", "cilium/policies/ccnp", {{"policy", "o"}}));
+  ASSERT_TRUE(fake.put_variable("team-a", "cilium/policies/web", {{"policy", "a"}}));
+  ASSERT_TRUE(fake.put_variable("team-a", "other/x", {{"k", "v"}}));
+  const std::string list = "/v1/vars?prefix=cilium/policies/&namespace=*";
+
+  auto all = send(fake, "GET", list, "", "root");
+  ASSERT_EQ(all.status, 200);
+  const json every = json::parse(all.body);
+  ASSERT_EQ(every.size(), 3u);
+  EXPECT_EQ(every[0]["Namespace"], "default");
+  EXPECT_EQ(every[1]["Namespace"], "team-a");
+  EXPECT_EQ(every[2]["Namespace"], "team-b");
+  EXPECT_EQ(every[2]["Path"], "cilium/policies/web");
+  EXPECT_EQ(header(all, "X-Nomad-Index"), std::to_string(fake.variables_index()));
+
+  auto mine = send(fake, "GET", list, "", "team-a");
+  ASSERT_EQ(mine.status, 200) << "namespaces the token cannot list are filtered, not refused";
+  const json own = json::parse(mine.body);
+  ASSERT_EQ(own.size(), 1u);
+  EXPECT_EQ(own[0]["Namespace"], "team-a");
+
+  auto page1 = send(fake, "GET", list + "&per_page=2", "", "root");
+  EXPECT_EQ(json::parse(page1.body).size(), 2u);
+  EXPECT_EQ(header(page1, "X-Nomad-Nexttoken"), "team-b.cilium/policies/web");
+  auto page2 =
+      send(fake, "GET", list + "&per_page=2&next_token=team-b.cilium/policies/web", "", "root");
+  const json rest = json::parse(page2.body);
+  ASSERT_EQ(rest.size(), 1u);
+  EXPECT_EQ(rest[0]["Namespace"], "team-b");
+  EXPECT_EQ(header(page2, "X-Nomad-Nexttoken"), "");
+
+  const std::uint64_t start = fake.variables_index();
+  auto pending = async_get(list + "&index=" + std::to_string(start) + "&wait=60s", "team-a");
+  ASSERT_TRUE(fake.wait_for_blocked(1));
+  ASSERT_TRUE(fake.put_variable("team-b", "cilium/policies/db", {{"policy", "b2"}}));
+  ASSERT_EQ(pending.wait_for(30s), std::future_status::ready);
+  auto woken = pending.get();
+  EXPECT_EQ(header(woken, "X-Nomad-Index"), std::to_string(fake.variables_index()));
+  EXPECT_GT(fake.variables_index(), start);
+  EXPECT_EQ(json::parse(woken.body), own) << "woken by another namespace, same filtered list";
+}
+
 class NomadVariablesAcl : public NomadVariables {
  protected:
   NomadVariablesAcl() {

@@ -282,6 +282,34 @@ TEST_F(ExplainTest, ListsTheDistributedPoliciesSelectingTheEndpoint) {
   EXPECT_NE(text_.find("nomad-web (CiliumClusterwideNetworkPolicy)"), std::string::npos) << text_;
 }
 
+// A file the distributor wrote names its variable's namespace in its annotations.
+TEST_F(ExplainTest, ADistributedPolicyNamesItsNomadNamespace) {
+  settings_.policy_dir = dir_.file("policies");
+  std::filesystem::create_directories(settings_.policy_dir);
+  json team = {{"apiVersion", "cilium.io/v2"},
+               {"kind", "CiliumNetworkPolicy"},
+               {"metadata",
+                {{"name", "nomad-default.web"},
+                 {"namespace", "default"},
+                 {"annotations",
+                  {{"cilium-nomad/variable-namespace", "default"},
+                   {"cilium-nomad/variable-path", "cilium/policies/web"},
+                   {"cilium-nomad/modify-index", "7"}}}}},
+               {"spec",
+                {{"endpointSelector", {{"matchLabels", {{"nomad:nomad.job", "web"}}}}},
+                 {"ingress", json::array({json::object()})}}}};
+  cn::testing::write_file(settings_.policy_dir + "/nomad-default.web.yaml", team.dump());
+  nomad_.put(make_alloc(kAllocId));
+  auto ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
+  cilium_.set_identity_labels(ep, kWebLabels);
+  EXPECT_EQ(run(kAllocId), 0);
+  ASSERT_EQ(json_["policies"].size(), 1U) << json_.dump(2);
+  EXPECT_EQ(json_["policies"][0]["nomad_namespace"], "default");
+  EXPECT_NE(text_.find("nomad-default.web (CiliumNetworkPolicy, from Nomad namespace default)"),
+            std::string::npos)
+      << text_;
+}
+
 TEST_F(ExplainTest, SaysWhichPoliciesTheNodeDoesNotEnforce) {
   settings_.policy_dir = dir_.file("policies");
   std::filesystem::create_directories(settings_.policy_dir);
@@ -297,6 +325,12 @@ TEST_F(ExplainTest, SaysWhichPoliciesTheNodeDoesNotEnforce) {
   applied.state = policy::PolicyState::applied;
   applied.reason.clear();
   status.policies[applied.variable_path] = applied;
+  policy::PolicyRecord team = refused;
+  team.nomad_namespace = "team-a";
+  team.variable_path = "cilium/policies/wide";
+  team.state = policy::PolicyState::not_delegated;
+  team.reason = "/kind: not the operator's namespace";
+  status.policies["team-a/" + team.variable_path] = team;
   cn::testing::write_file(policy::policy_status_path(settings_.state_file),
                           policy::to_text(status));
   nomad_.put(make_alloc(kAllocId));
@@ -304,7 +338,7 @@ TEST_F(ExplainTest, SaysWhichPoliciesTheNodeDoesNotEnforce) {
   cilium_.set_identity_labels(ep, kWebLabels);
   EXPECT_EQ(run(kAllocId), 0);
   const json& not_applied = json_["policies_not_applied"];
-  ASSERT_EQ(not_applied.size(), 2U) << json_.dump(2);
+  ASSERT_EQ(not_applied.size(), 3U) << json_.dump(2);
   EXPECT_EQ(not_applied[0]["state"], "unreadable");
   EXPECT_EQ(not_applied[1]["source"], "cilium/policies/big");
   EXPECT_EQ(not_applied[1]["reason"], "/spec: required");
@@ -312,6 +346,11 @@ TEST_F(ExplainTest, SaysWhichPoliciesTheNodeDoesNotEnforce) {
       << text_;
   EXPECT_NE(text_.find("nomad-broken.yaml (unreadable: "), std::string::npos) << text_;
   EXPECT_EQ(text_.find("cilium/policies/web ("), std::string::npos) << "applied is not listed";
+  // Each policy names the Nomad namespace of its variable.
+  EXPECT_EQ(not_applied[2]["nomad_namespace"], "team-a");
+  EXPECT_NE(text_.find("cilium/policies/wide in namespace team-a (not_delegated: /kind: "),
+            std::string::npos)
+      << text_;
 }
 
 // ---- selectors, judged as the agent translates them

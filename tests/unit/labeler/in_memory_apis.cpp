@@ -209,7 +209,9 @@ Result<nomad::Indexed<std::vector<nomad::VariableMeta>>> InMemoryNomad::variable
   nomad::Indexed<std::vector<nomad::VariableMeta>> out;
   out.index = std::max<std::uint64_t>(variables_index_, 1);
   for (const auto& [key, var] : variables_) {
-    if (key.first == ns && key.second.starts_with(prefix) && !hidden_from_list.contains(key.second))
+    // "*": every namespace, like Nomad's wildcard list.
+    if ((ns == "*" || key.first == ns) && key.second.starts_with(prefix) &&
+        !hidden_from_list.contains(key.second))
       out.value.push_back(var.meta);
   }
   return out;

@@ -42,8 +42,9 @@ class PolicyDistributorTest : public ::testing::Test {
     return std::make_unique<PolicyDistributor>(settings_, nomad_, clock_, metrics_, calls_,
                                                nullptr);
   }
+  // The file of a variable of the operator's namespace ("default").
   std::string file(const std::string& name) const {
-    return settings_.dir + "/nomad-" + name + ".yaml";
+    return settings_.dir + "/nomad-default." + name + ".yaml";
   }
   bool exists(const std::string& name) const { return std::filesystem::exists(file(name)); }
   json file_json(const std::string& name) const { return json::parse(read_file(file(name))); }
@@ -69,7 +70,7 @@ TEST_F(PolicyDistributorTest, CreateUpdateAndDeleteInNomadReachTheDirectory) {
   ASSERT_TRUE(exists("web"));
   json doc = file_json("web");
   EXPECT_EQ(doc["kind"], "CiliumClusterwideNetworkPolicy");
-  EXPECT_EQ(doc["metadata"]["name"], "nomad-web");
+  EXPECT_EQ(doc["metadata"]["name"], "nomad-default.web");
   EXPECT_EQ(doc["metadata"]["annotations"][std::string(cn::policy::kAnnotationPath)],
             "cilium/policies/web");
   EXPECT_EQ(doc["spec"]["ingress"][0]["toPorts"][0]["ports"][0]["port"], "80");
@@ -100,7 +101,7 @@ TEST_F(PolicyDistributorTest, AnInvalidUpdateKeepsTheLastGoodFileAndSaysWhy) {
   put("web", ccnp_web(70000));
   ASSERT_TRUE(d->reconcile());
   EXPECT_EQ(read_file(file("web")), good);
-  const auto rec = d->status().policies.at("cilium/policies/web");
+  const auto rec = d->status().policies.at("default/cilium/policies/web");
   EXPECT_EQ(rec.state, PolicyState::invalid);
   EXPECT_NE(rec.reason.find("70000"), std::string::npos) << rec.reason;
   EXPECT_EQ(metrics_.policies_invalid().Value(), 1);
@@ -140,7 +141,7 @@ TEST_F(PolicyDistributorTest, AnUpdateTheAgentCannotTakeKeepsTheLastGoodFileAndO
   ASSERT_TRUE(d.reconcile());
   EXPECT_EQ(read_file(file("web")), good);
   EXPECT_TRUE(exists("db"));
-  const auto rec = d.status().policies.at("cilium/policies/web");
+  const auto rec = d.status().policies.at("default/cilium/policies/web");
   EXPECT_EQ(rec.state, PolicyState::unsupported);
   EXPECT_EQ(rec.option, "enable-node-selector-labels");
   EXPECT_NE(rec.reason.find("/spec/ingress/0/fromNodes"), std::string::npos) << rec.reason;
@@ -148,8 +149,9 @@ TEST_F(PolicyDistributorTest, AnUpdateTheAgentCannotTakeKeepsTheLastGoodFileAndO
   EXPECT_EQ(metrics_.policies_invalid().Value(), 0) << "valid elsewhere: not invalid";
   auto parsed = parse_policy_status(read_file(settings_.status_file));
   ASSERT_TRUE(parsed) << parsed.error().message;
-  EXPECT_EQ(parsed->policies.at("cilium/policies/web").state, PolicyState::unsupported);
-  EXPECT_EQ(parsed->policies.at("cilium/policies/web").option, "enable-node-selector-labels");
+  EXPECT_EQ(parsed->policies.at("default/cilium/policies/web").state, PolicyState::unsupported);
+  EXPECT_EQ(parsed->policies.at("default/cilium/policies/web").option,
+            "enable-node-selector-labels");
 }
 
 TEST_F(PolicyDistributorTest, ChangedAgentOptionsRecheckWrittenAndHeldBackPolicies) {
@@ -164,7 +166,8 @@ TEST_F(PolicyDistributorTest, ChangedAgentOptionsRecheckWrittenAndHeldBackPolici
   agent.node_selector_labels(false);
   ASSERT_TRUE(d.reconcile());
   EXPECT_FALSE(exists("nodes"));
-  EXPECT_EQ(d.status().policies.at("cilium/policies/nodes").state, PolicyState::unsupported);
+  EXPECT_EQ(d.status().policies.at("default/cilium/policies/nodes").state,
+            PolicyState::unsupported);
 
   // Unreachable: the last answer stands, nothing flips.
   agent.reported.reset();
@@ -174,7 +177,7 @@ TEST_F(PolicyDistributorTest, ChangedAgentOptionsRecheckWrittenAndHeldBackPolici
   agent.node_selector_labels(true);
   ASSERT_TRUE(d.reconcile());
   EXPECT_TRUE(exists("nodes"));
-  EXPECT_EQ(d.status().policies.at("cilium/policies/nodes").state, PolicyState::applied);
+  EXPECT_EQ(d.status().policies.at("default/cilium/policies/nodes").state, PolicyState::applied);
   EXPECT_EQ(metrics_.policies_unsupported("enable-node-selector-labels").Value(), 0);
 }
 
@@ -217,7 +220,9 @@ TEST_F(PolicyDistributorTest, AForbiddenReadNamesTheTokenAndTheAclPolicy) {
     ASSERT_TRUE(d->reconcile());
     EXPECT_FALSE(exists("web"));
     const std::string line = text.str();
-    EXPECT_NE(line.find("policy read failed path=cilium/policies/web"), std::string::npos) << line;
+    EXPECT_NE(line.find("policy read failed namespace=default path=cilium/policies/web"),
+              std::string::npos)
+        << line;
     EXPECT_NE(line.find("NOMAD_TOKEN"), std::string::npos) << line;
     EXPECT_NE(line.find("conf-examples/acl-policy.hcl"), std::string::npos) << line;
   }
@@ -272,7 +277,8 @@ TEST_F(PolicyDistributorTest, ARestartFindsTheDirectoryCurrentAndReadsNoVariable
   ASSERT_TRUE(restarted->reconcile());
   EXPECT_EQ(nomad_.calls(NomadCall::variable), reads);
   EXPECT_EQ(std::filesystem::last_write_time(file("web")), before);
-  EXPECT_EQ(restarted->status().policies.at("cilium/policies/db").state, PolicyState::applied);
+  EXPECT_EQ(restarted->status().policies.at("default/cilium/policies/db").state,
+            PolicyState::applied);
 }
 
 TEST_F(PolicyDistributorTest, AnEditedOrRemovedFileIsRestoredAtTheNextPass) {
@@ -309,11 +315,12 @@ TEST_F(PolicyDistributorTest, SizeCountAndNameBoundsRefuseWithTheReason) {
   const auto status = d->status();
   EXPECT_TRUE(exists("a"));
   EXPECT_FALSE(exists("b"));
-  EXPECT_NE(status.policies.at("cilium/policies/b").reason.find("--policy-max-count"),
+  EXPECT_NE(status.policies.at("default/cilium/policies/b").reason.find("--policy-max-count"),
             std::string::npos);
-  EXPECT_NE(status.policies.at("cilium/policies/big").reason.find("limit"), std::string::npos);
-  EXPECT_EQ(status.policies.at("cilium/policies/Not_DNS").state, PolicyState::invalid);
-  EXPECT_NE(status.policies.at("cilium/policies/noitem").reason.find("\"policy\""),
+  EXPECT_NE(status.policies.at("default/cilium/policies/big").reason.find("limit"),
+            std::string::npos);
+  EXPECT_EQ(status.policies.at("default/cilium/policies/Not_DNS").state, PolicyState::invalid);
+  EXPECT_NE(status.policies.at("default/cilium/policies/noitem").reason.find("\"policy\""),
             std::string::npos);
 }
 
@@ -325,7 +332,7 @@ TEST_F(PolicyDistributorTest, VariablesBesideThePrefixAreNeitherPoliciesNorInval
   ASSERT_TRUE(d->reconcile());
   const auto status = d->status();
   EXPECT_EQ(status.policies.size(), 1U);
-  EXPECT_TRUE(status.policies.contains("cilium/policies/web"));
+  EXPECT_TRUE(status.policies.contains("default/cilium/policies/web"));
   EXPECT_EQ(metrics_.policies_invalid().Value(), 0);
   EXPECT_EQ(metrics_.policy_errors(PolicyErrorReason::invalid).Value(), 0);
 }
@@ -352,8 +359,8 @@ spec:
   auto d = distributor();
   put("many", yaml);
   ASSERT_TRUE(d->reconcile());
-  ASSERT_EQ(d->status().policies.at("cilium/policies/many").state, PolicyState::applied)
-      << d->status().policies.at("cilium/policies/many").reason;
+  ASSERT_EQ(d->status().policies.at("default/cilium/policies/many").state, PolicyState::applied)
+      << d->status().policies.at("default/cilium/policies/many").reason;
   const std::string written = read_file(file("many"));
   // JSON of this YAML is about as long as the YAML; the annotations add a few hundred bytes.
   EXPECT_LT(written.size(), yaml.size() + 1024);
@@ -394,6 +401,133 @@ TEST_F(PolicyDistributorTest, ABlockingListGetsADeadlineBeyondNomadsHold) {
   EXPECT_GT(calls[1].first, 0u);
   EXPECT_GE(calls[1].second - clock_.now(),
             std::chrono::seconds{300} + std::chrono::seconds{300} / 16);
+}
+
+// ---- Delegation (docs/policies.md) ----------------------------------------------------------
+
+const char* const kTeamCnp = R"({"apiVersion": "cilium.io/v2", "kind": "CiliumNetworkPolicy",
+  "metadata": {"name": "x"NAMESPACE},
+  "spec": {"endpointSelector": {"matchLabels": {"nomad:nomad.job": "web"}}, "ingress": [{}]}})";
+
+std::string team_cnp(const std::string& ns = "") {
+  std::string text = kTeamCnp;
+  text.replace(text.find("NAMESPACE"), 9, ns.empty() ? "" : ", \"namespace\": \"" + ns + "\"");
+  return text;
+}
+
+TEST_F(PolicyDistributorTest, ATeamNamespaceWritesOnlyItsOwnNamespacedPolicies) {
+  std::ostringstream text;
+  auto d = std::make_unique<PolicyDistributor>(
+      settings_, nomad_, clock_, metrics_, calls_,
+      std::make_shared<spdlog::logger>("t",
+                                       std::make_shared<spdlog::sinks::ostream_sink_st>(text)));
+  nomad_.put_variable("team-a", "cilium/policies/web", {{"policy", team_cnp()}});
+  nomad_.put_variable("team-a", "cilium/policies/db", {{"policy", team_cnp("team-a")}});
+  nomad_.put_variable("team-a", "cilium/policies/other", {{"policy", team_cnp("team-b")}});
+  nomad_.put_variable("team-a", "cilium/policies/wide", {{"policy", ccnp_web()}});
+  put("web", ccnp_web());  // the same path in the operator's namespace: another file
+  ASSERT_TRUE(d->reconcile());
+
+  const std::string team_web = settings_.dir + "/nomad-team-a.web.yaml";
+  ASSERT_TRUE(std::filesystem::exists(team_web));
+  const json written = json::parse(read_file(team_web));
+  EXPECT_EQ(written["metadata"]["namespace"], "team-a") << "carried explicitly";
+  EXPECT_EQ(written["metadata"]["name"], "nomad-team-a.web");
+  EXPECT_EQ(written["metadata"]["annotations"][std::string(cn::policy::kAnnotationNamespace)],
+            "team-a");
+  EXPECT_TRUE(std::filesystem::exists(settings_.dir + "/nomad-team-a.db.yaml"));
+  EXPECT_TRUE(exists("web"));
+  EXPECT_EQ(file_json("web")["kind"], "CiliumClusterwideNetworkPolicy");
+  EXPECT_FALSE(std::filesystem::exists(settings_.dir + "/nomad-team-a.other.yaml"));
+  EXPECT_FALSE(std::filesystem::exists(settings_.dir + "/nomad-team-a.wide.yaml"));
+
+  const auto status = d->status();
+  EXPECT_EQ(status.policies.at("team-a/cilium/policies/web").state, PolicyState::applied);
+  EXPECT_EQ(status.policies.at("team-a/cilium/policies/web").nomad_namespace, "team-a");
+  const auto other = status.policies.at("team-a/cilium/policies/other");
+  EXPECT_EQ(other.state, PolicyState::not_delegated);
+  EXPECT_TRUE(other.reason.starts_with("/metadata/namespace: ")) << other.reason;
+  const auto wide = status.policies.at("team-a/cilium/policies/wide");
+  EXPECT_EQ(wide.state, PolicyState::not_delegated);
+  EXPECT_TRUE(wide.reason.starts_with("/kind: ")) << wide.reason;
+  EXPECT_EQ(metrics_.policy_errors(PolicyErrorReason::not_delegated).Value(), 2);
+  EXPECT_EQ(metrics_.policies_invalid().Value(), 2);
+  const std::string log = text.str();
+  EXPECT_NE(log.find("policy not delegated to its namespace, not written namespace=team-a "
+                     "path=cilium/policies/wide"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("pointer=/kind kept_file=false"), std::string::npos) << log;
+
+  // A refused update keeps that variable's last good file; a second pass logs nothing new.
+  const std::string good = read_file(team_web);
+  nomad_.put_variable("team-a", "cilium/policies/web", {{"policy", team_cnp("default")}});
+  ASSERT_TRUE(d->reconcile());
+  ASSERT_TRUE(d->reconcile());
+  EXPECT_EQ(read_file(team_web), good);
+  EXPECT_EQ(d->status().policies.at("team-a/cilium/policies/web").state,
+            PolicyState::not_delegated);
+  EXPECT_EQ(d->status().policies.at("team-a/cilium/policies/web").file, team_web);
+  EXPECT_EQ(metrics_.policy_errors(PolicyErrorReason::not_delegated).Value(), 3);
+
+  // The status file round-trips the namespace; the table shows it.
+  auto parsed = read_policy_status(settings_.status_file);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->policies.at("team-a/cilium/policies/wide").nomad_namespace, "team-a");
+  auto table = render_policy_status(settings_.status_file, StatusView::wide, clock_);
+  ASSERT_TRUE(table);
+  EXPECT_NE(table->find("team-a"), std::string::npos) << *table;
+  EXPECT_NE(table->find("not_delegated: /kind: "), std::string::npos) << *table;
+
+  // Deleting a team's variable removes its file, proven by a read in its own namespace.
+  nomad_.delete_variable("team-a", "cilium/policies/db");
+  ASSERT_TRUE(d->reconcile());
+  EXPECT_FALSE(std::filesystem::exists(settings_.dir + "/nomad-team-a.db.yaml"));
+  EXPECT_TRUE(exists("web"));
+}
+
+// The previous release wrote nomad-<name>.yaml for the operator's namespace. Each such file is
+// replaced by nomad-default.<name>.yaml, written before the old one goes, and only a file whose
+// annotations name the variable is taken for its old copy.
+TEST_F(PolicyDistributorTest, UpgradeRenamesThePreviousReleasesFilesWithoutAGap) {
+  put("web", ccnp_web());
+  put("team-a/web", ccnp_web(9090));
+  const auto previous = [&](const std::string& name, const std::string& path) {
+    const auto v = *nomad_.variable("default", "cilium/policies/" + path, Deadline{clock_.now()});
+    auto object = cn::policy::policy_object_from_item(
+        v.items.at("policy"), "nomad-" + name, {"default", v.meta.path, v.meta.modify_index});
+    EXPECT_TRUE(object);
+    write_file(settings_.dir + "/nomad-" + name + ".yaml", object->dump() + "\n");
+  };
+  previous("web", "web");
+  previous("team-a.web", "team-a/web");  // the name team-a's own "web" now maps to
+  // Named like the previous release's but annotated with another variable: not this one's.
+  previous("stray", "web");
+  nomad_.put_variable("team-a", "cilium/policies/web", {{"policy", team_cnp()}});
+
+  // The read fails: nothing new is written, so the old file stays and is what the agent has.
+  nomad_.fail_call(NomadCall::variable, 100, 500, "No cluster leader");
+  auto d = distributor();
+  ASSERT_TRUE(d->reconcile());
+  EXPECT_TRUE(std::filesystem::exists(settings_.dir + "/nomad-web.yaml"));
+  EXPECT_FALSE(exists("web"));
+  nomad_.fail_call(NomadCall::variable, 0, 500, "");
+
+  ASSERT_TRUE(d->reconcile());
+  EXPECT_TRUE(exists("web"));
+  EXPECT_FALSE(std::filesystem::exists(settings_.dir + "/nomad-web.yaml"));
+  EXPECT_TRUE(exists("team-a.web"));
+  EXPECT_EQ(file_json("team-a.web")["spec"]["ingress"][0]["toPorts"][0]["ports"][0]["port"],
+            "9090");
+  // team-a's variable waited one pass for its name, then got it.
+  EXPECT_EQ(d->status().policies.at("team-a/cilium/policies/web").state, PolicyState::pending);
+  ASSERT_TRUE(d->reconcile());
+  EXPECT_EQ(d->status().policies.at("team-a/cilium/policies/web").state, PolicyState::applied);
+  const json team = json::parse(read_file(settings_.dir + "/nomad-team-a.web.yaml"));
+  EXPECT_EQ(team["kind"], "CiliumNetworkPolicy");
+  EXPECT_EQ(team["metadata"]["namespace"], "team-a");
+  // The stray file names a listed, readable variable: kept, never removed on a guess.
+  EXPECT_TRUE(std::filesystem::exists(settings_.dir + "/nomad-stray.yaml"));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "tests/support/child_process.h"
 #include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
 
 namespace cn {
 namespace {
@@ -77,6 +78,38 @@ TEST(PolicyValidateCommand, BadUsageExitsTwo) {
   EXPECT_EQ(validate({}).exit_code, 2);
   EXPECT_EQ(validate({"validate", "--no-such-flag", data("good/cnp-namespaced.json")}).exit_code,
             2);
+}
+
+// --nomad-namespace: the files are taken for variables of that namespace (docs/policies.md
+// "Delegation"); the operator's namespace (--policy-namespace, default "default") may write all.
+TEST(PolicyValidateCommand, NomadNamespaceAppliesTheDelegationRule) {
+  const std::string ccnp = data("good/ccnp-netreap-style.yaml");
+  const std::string rules = data("netreap/rules.json");
+  EXPECT_EQ(validate({"validate", ccnp, rules}).exit_code, 0);
+  auto team = validate({"validate", "--nomad-namespace", "team-a", ccnp, rules});
+  EXPECT_EQ(team.exit_code, 1);
+  EXPECT_NE(team.err.find(ccnp + ": /kind: not delegated: a variable in Nomad namespace "
+                                 "\"team-a\" (not the operator's namespace \"default\")"),
+            std::string::npos)
+      << team.err;
+  EXPECT_NE(team.err.find(rules + ": /kind: not delegated: "), std::string::npos) << team.err;
+  auto op = validate({"validate", "--nomad-namespace", "ops", "--policy-namespace", "ops", ccnp});
+  EXPECT_EQ(op.exit_code, 0) << op.err;
+
+  // A CNP without a namespace is the variable's; one naming another namespace is refused.
+  cn::testing::TempDir tmp;
+  const std::string cnp = tmp.file("cnp.json");
+  cn::testing::write_file(cnp, R"({"apiVersion": "cilium.io/v2", "kind": "CiliumNetworkPolicy",
+    "metadata": {"name": "x"}, "spec": {"endpointSelector": {}, "ingress": [{}]}})");
+  EXPECT_EQ(validate({"validate", "--nomad-namespace", "team-a", cnp}).exit_code, 0);
+  const std::string other = tmp.file("other.json");
+  cn::testing::write_file(other, R"({"apiVersion": "cilium.io/v2",
+    "kind": "CiliumNetworkPolicy", "metadata": {"name": "x", "namespace": "team-b"},
+    "spec": {"endpointSelector": {}, "ingress": [{}]}})");
+  auto refused = validate({"validate", "--nomad-namespace", "team-a", other});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find(other + ": /metadata/namespace: not delegated: "), std::string::npos)
+      << refused.err;
 }
 
 }  // namespace

@@ -211,9 +211,11 @@ TEST(UpstreamCorpus, PolicyValidateCommandAgreesOnASample) {
   EXPECT_EQ(udp.exit_code, 1);
   EXPECT_NE(udp.err.find("L7 rules can only apply to TCP"), std::string::npos) << udp.err;
 
+  // As it stands (no namespace) the file is taken for a variable of --nomad-namespace, as the
+  // distributor takes it (docs/policies.md "Delegation"): the same refusal as submitted.
   auto as_is = upstream_validate_cli({dir + "test-invalid-cnp.yaml"});
   EXPECT_EQ(as_is.exit_code, 1);
-  EXPECT_NE(as_is.err.find("/metadata/namespace: required"), std::string::npos) << as_is.err;
+  EXPECT_NE(as_is.err.find("L7 rules can only apply to TCP"), std::string::npos) << as_is.err;
 }
 
 }  // namespace
