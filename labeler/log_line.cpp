@@ -215,7 +215,7 @@ std::optional<LogLine> parse_log_line(std::string_view text) {
 
 LogFieldType log_field_type(std::string_view key) {
   // Keep in step with the tables in docs/logging.md (LogFormat.DocsListEveryKey checks the names).
-  static constexpr std::array<std::string_view, 52> kNumbers{"allocations",
+  static constexpr std::array<std::string_view, 53> kNumbers{"allocations",
                                                              "asked",
                                                              "attempt",
                                                              "candidates",
@@ -225,6 +225,7 @@ LogFieldType log_field_type(std::string_view key) {
                                                              "deleted",
                                                              "dropped_entries",
                                                              "due",
+                                                             "duplicates",
                                                              "endpoint",
                                                              "endpoints",
                                                              "enqueued",
@@ -267,9 +268,9 @@ LogFieldType log_field_type(std::string_view key) {
                                                              "wait_s",
                                                              "workers",
                                                              "would_delete"};
-  static constexpr std::array<std::string_view, 9> kBooleans{
-      "baseline",  "degraded",     "dry_run",     "duties", "k8s_compat_labels",
-      "kept_file", "removed_file", "skip_verify", "wrote"};
+  static constexpr std::array<std::string_view, 10> kBooleans{
+      "baseline",          "degraded",  "dry_run",      "duplicate",   "duties",
+      "k8s_compat_labels", "kept_file", "removed_file", "skip_verify", "wrote"};
   if (std::find(kNumbers.begin(), kNumbers.end(), key) != kNumbers.end()) {
     return LogFieldType::number;
   }

@@ -57,6 +57,7 @@ class IdentityGcDuty final : public Duty {
                                                               static_cast<double>(r.in_range)
                                                         : 0.0);
       metrics_.identities_first_seen().Increment(static_cast<double>(r.first_seen));
+      metrics_.identity_duplicates_unused().Set(static_cast<double>(r.duplicate_candidates));
     }
     PassOutcome out;
     out.end = r.end;

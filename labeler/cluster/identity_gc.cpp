@@ -94,19 +94,23 @@ IdentityGcReport IdentityGc::run_pass(const LeaderFence& fence, std::stop_token 
   report.in_use_reports_read = true;
 
   // 2. Every value key: the label strings and IDs in use on some node.
-  // label hash or ID -> the value keys naming it (the users counted for the headroom).
-  std::unordered_map<std::uint64_t, std::int64_t> used_labels;
+  // ID -> the value keys naming it; label hash -> the value keys under it (the users counted for
+  // the headroom), and whether one of them holds no ID (then no duplicate of it is collected).
+  std::unordered_map<std::uint64_t, GcLabelUse> used_labels;
   std::unordered_map<std::uint64_t, std::int64_t> used_ids;
   read = scan_prefix(etcd_, clock_, options_.scan, kvstore::kIdentityValuePrefix, report.revision,
                      counters, stop, [&](const etcd::KeyValue& kv) {
                        ++report.value_keys;
-                       if (auto id = kvstore::parse_identity_number(kv.value)) ++used_ids[*id];
+                       auto id = kvstore::parse_identity_number(kv.value);
+                       if (id) ++used_ids[*id];
                        auto value_key = kvstore::parse_value_key(kv.key);
                        if (!value_key) {
                          ++report.value_keys_unknown_shape;
                          return;
                        }
-                       ++used_labels[label_hash(value_key->labels)];
+                       GcLabelUse& use = used_labels[label_hash(value_key->labels)];
+                       ++use.users;
+                       if (!id) use.not_an_id = true;
                      });
   if (!read) return finish(scan_stop(read.error()), read.error().message);
 
@@ -114,6 +118,10 @@ IdentityGcReport IdentityGc::run_pass(const LeaderFence& fence, std::stop_token 
   std::unordered_map<std::uint64_t, etcd::Revision> candidates;
   std::unordered_map<std::uint64_t, etcd::Revision> in_range;
   std::vector<Deletion> confirmed;
+  // In range, unreported, named by no value key's ID but with value keys under their label
+  // string: a duplicate's unused copy if another master key holds the string (known only once
+  // every master key was read), else referenced as every release has it.
+  std::vector<Deletion> label_only;
   read = scan_prefix(
       etcd_, clock_, options_.scan, kvstore::kIdentityIdPrefix, report.revision, counters, stop,
       [&](const etcd::KeyValue& kv) {
@@ -124,6 +132,11 @@ IdentityGcReport IdentityGc::run_pass(const LeaderFence& fence, std::stop_token 
           log_->debug("identity gc: unknown master key shape, skipped: key=\"{}\"", kv.key);
           return;
         }
+        const std::uint64_t hash = label_hash(kv.value);
+        const auto by_label = used_labels.find(hash);
+        // Master keys per used label string, in any range: a duplicate may be another
+        // cluster's allocation of the same labels.
+        if (by_label != used_labels.end()) ++by_label->second.masters;
         if (!range.contains(*id)) {
           ++report.skipped_out_of_range;
           return;
@@ -135,14 +148,14 @@ IdentityGcReport IdentityGc::run_pass(const LeaderFence& fence, std::stop_token 
           ++report.first_seen;
         }
         // A user names the label string or the ID; a key doing both counts once.
-        const auto by_label = used_labels.find(label_hash(kv.value));
         const auto by_id = used_ids.find(*id);
-        const std::int64_t users = std::max(by_label == used_labels.end() ? 0 : by_label->second,
-                                            by_id == used_ids.end() ? 0 : by_id->second);
+        const std::int64_t id_users = by_id == used_ids.end() ? 0 : by_id->second;
+        const std::int64_t label_users = by_label == used_labels.end() ? 0 : by_label->second.users;
+        const std::int64_t users = std::max(label_users, id_users);
         report.users_min = report.in_range == 1 ? users : std::min(report.users_min, users);
         report.users_max = std::max(report.users_max, users);
         report.users_total += users;
-        if (users > 0) {
+        if (id_users > 0) {
           ++report.referenced;
           return;
         }
@@ -150,15 +163,24 @@ IdentityGcReport IdentityGc::run_pass(const LeaderFence& fence, std::stop_token 
           ++report.reported_in_use;
           return;
         }
-        ++report.candidates;
-        candidates.emplace(*id, kv.mod_revision);
-        auto seen = remembered_.find(*id);
-        if (seen != remembered_.end() && seen->second == kv.mod_revision) {
-          ++report.confirmed;
-          confirmed.push_back(Deletion{*id, kv.value, kv.mod_revision});
+        if (label_users > 0) {
+          label_only.push_back(Deletion{*id, kv.value, kv.mod_revision, true});
+          return;
         }
+        add_candidate(Deletion{*id, {}, kv.mod_revision, false}, kv.value, candidates, confirmed,
+                      report);
       });
   if (!read) return finish(scan_stop(read.error()), read.error().message);
+  for (auto& deletion : label_only) {
+    const GcLabelUse& use = used_labels.at(label_hash(deletion.labels));
+    if (use.masters < 2 || use.not_an_id) {
+      ++report.referenced;
+      continue;
+    }
+    ++report.duplicate_candidates;
+    std::string labels = std::move(deletion.labels);
+    add_candidate(std::move(deletion), labels, candidates, confirmed, report);
+  }
 
   // Every read complete: this pass is the one the next pass confirms against.
   report.counted = true;
@@ -169,12 +191,26 @@ IdentityGcReport IdentityGc::run_pass(const LeaderFence& fence, std::stop_token 
   if (report.end != PassEnd::complete) return finish(report.end, report.detail);
   log_->info(
       "identity gc pass: range={}-{} scanned={} in_range={} range_size={} first_seen={} "
-      "referenced={} candidates={} deleted={} would_delete={} refused={} unreadable_reports={} "
+      "referenced={} candidates={} duplicates={} deleted={} would_delete={} refused={} "
+      "unreadable_reports={} "
       "requests={}",
       range.min, range.max, report.scanned, report.in_range, report.range_size, report.first_seen,
-      report.referenced, report.candidates, report.deleted, report.would_delete, report.refused,
-      report.unreadable_in_use_reports, report.etcd_requests + counters.requests);
+      report.referenced, report.candidates, report.duplicate_candidates, report.deleted,
+      report.would_delete, report.refused, report.unreadable_in_use_reports,
+      report.etcd_requests + counters.requests);
   return finish(PassEnd::complete, {});
+}
+
+void IdentityGc::add_candidate(Deletion deletion, std::string_view labels,
+                               std::unordered_map<std::uint64_t, etcd::Revision>& candidates,
+                               std::vector<Deletion>& confirmed, IdentityGcReport& report) const {
+  ++report.candidates;
+  candidates.emplace(deletion.id, deletion.mod_revision);
+  auto seen = remembered_.find(deletion.id);
+  if (seen == remembered_.end() || seen->second != deletion.mod_revision) return;
+  ++report.confirmed;
+  deletion.labels = std::string(labels);
+  confirmed.push_back(std::move(deletion));
 }
 
 void IdentityGc::delete_confirmed(const LeaderFence& fence, std::vector<Deletion>& confirmed,
@@ -182,8 +218,8 @@ void IdentityGc::delete_confirmed(const LeaderFence& fence, std::vector<Deletion
   if (options_.dry_run) {
     for (const auto& deletion : confirmed) {
       ++report.would_delete;
-      log_->info("identity gc dry run, would delete: id={} labels=\"{}\"", deletion.id,
-                 deletion.labels);
+      log_->info("identity gc dry run, would delete: id={} labels=\"{}\" duplicate={}", deletion.id,
+                 deletion.labels, deletion.duplicate);
     }
     return;
   }
@@ -225,12 +261,18 @@ bool IdentityGc::delete_batch(const LeaderFence& fence, std::span<const Deletion
     const std::string key = kvstore::master_key(deletion.id);
     own.push_back(mod_revision_is(key, deletion.mod_revision));
     const std::string users = kvstore::value_key_prefix(deletion.labels);
-    own.push_back(etcd::Compare{users,
-                                etcd::prefix_end(users),
-                                etcd::CompareTarget::create_revision,
-                                etcd::CompareResult::equal,
-                                0,
-                                {}});
+    // etcd compares every key of the range; a value compare over an empty range fails, so a
+    // duplicate whose string lost every user key is kept and judged by the plain rule next.
+    own.push_back(deletion.duplicate
+                      ? etcd::Compare{users, etcd::prefix_end(users), etcd::CompareTarget::value,
+                                      etcd::CompareResult::not_equal, 0,
+                                      std::to_string(deletion.id)}
+                      : etcd::Compare{users,
+                                      etcd::prefix_end(users),
+                                      etcd::CompareTarget::create_revision,
+                                      etcd::CompareResult::equal,
+                                      0,
+                                      {}});
     ops.push_back(delete_key_op(key));
   }
   ++report.etcd_requests;
@@ -249,8 +291,9 @@ bool IdentityGc::delete_batch(const LeaderFence& fence, std::span<const Deletion
         // The next pass must find it unused twice again before a new attempt.
         remembered_.erase(deletion.id);
         ++report.deleted;
-        log_->info("identity gc deleted unused identity: id={} labels=\"{}\"", deletion.id,
-                   deletion.labels);
+        if (deletion.duplicate) ++report.deleted_duplicates;
+        log_->info("identity gc deleted unused identity: id={} labels=\"{}\" duplicate={}",
+                   deletion.id, deletion.labels, deletion.duplicate);
       }
       return true;
     case FencedOutcome::refused:
