@@ -215,7 +215,7 @@ std::optional<LogLine> parse_log_line(std::string_view text) {
 
 LogFieldType log_field_type(std::string_view key) {
   // Keep in step with the tables in docs/logging.md (LogFormat.DocsListEveryKey checks the names).
-  static constexpr std::array<std::string_view, 53> kNumbers{"allocations",
+  static constexpr std::array<std::string_view, 57> kNumbers{"allocations",
                                                              "asked",
                                                              "attempt",
                                                              "candidates",
@@ -227,6 +227,7 @@ LogFieldType log_field_type(std::string_view key) {
                                                              "due",
                                                              "duplicates",
                                                              "endpoint",
+                                                             "endpoint_gone",
                                                              "endpoints",
                                                              "enqueued",
                                                              "first_seen",
@@ -239,10 +240,13 @@ LogFieldType log_field_type(std::string_view key) {
                                                              "in_range",
                                                              "index",
                                                              "last",
+                                                             "leased",
                                                              "live_allocs",
                                                              "max_per_pass",
                                                              "modify_index",
                                                              "ms",
+                                                             "no_report",
+                                                             "node_gone",
                                                              "orphaned_s",
                                                              "orphans",
                                                              "pid",

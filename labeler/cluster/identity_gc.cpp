@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "labeler/cluster/fenced_deletes.h"
 #include "labeler/cluster/fenced_txn.h"
 #include "labeler/cluster/in_use_report.h"
 #include "labeler/cluster/kvstore_layout.h"
@@ -223,92 +224,47 @@ void IdentityGc::delete_confirmed(const LeaderFence& fence, std::vector<Deletion
     }
     return;
   }
-  const std::size_t per_txn = std::max<std::size_t>(options_.deletions_per_txn, 1);
-  std::size_t next = 0;
-  while (next < confirmed.size()) {
-    // Every deletion takes its token first; what the limiter grants without waiting goes in
-    // one txn, so a paced pass never holds granted deletions back while it waits.
-    const std::size_t begin = next;
-    do {
-      if (!limiter_.acquire(stop)) {
-        report.end = PassEnd::stopped;
-        report.detail = "stopped while rate limited";
-        return;
-      }
-      ++next;
-    } while (next < confirmed.size() && next - begin < per_txn && limiter_.available() > 0);
-    std::span<const Deletion> batch(confirmed.data() + begin, next - begin);
-    bool refused = false;
-    if (!delete_batch(fence, batch, report, stop, refused)) return;
-    if (!refused || batch.size() == 1) continue;
-    // One of them changed (or gained a user) since the read: find which, one txn each; the
-    // tokens were taken already.
-    for (std::size_t k = 0; k < batch.size(); ++k) {
-      if (!delete_batch(fence, batch.subspan(k, 1), report, stop, refused)) return;
-    }
-  }
-}
-
-bool IdentityGc::delete_batch(const LeaderFence& fence, std::span<const Deletion> batch,
-                              IdentityGcReport& report, const std::stop_token& stop,
-                              bool& refused) {
-  refused = false;
-  std::vector<etcd::Compare> own;
-  std::vector<etcd::TxnOp> ops;
-  own.reserve(batch.size() * 2);
-  ops.reserve(batch.size());
-  for (const auto& deletion : batch) {
+  std::vector<FencedDeletion> deletions;
+  deletions.reserve(confirmed.size());
+  for (const auto& deletion : confirmed) {
     const std::string key = kvstore::master_key(deletion.id);
-    own.push_back(mod_revision_is(key, deletion.mod_revision));
     const std::string users = kvstore::value_key_prefix(deletion.labels);
     // etcd compares every key of the range; a value compare over an empty range fails, so a
     // duplicate whose string lost every user key is kept and judged by the plain rule next.
-    own.push_back(deletion.duplicate
-                      ? etcd::Compare{users, etcd::prefix_end(users), etcd::CompareTarget::value,
-                                      etcd::CompareResult::not_equal, 0,
-                                      std::to_string(deletion.id)}
-                      : etcd::Compare{users,
-                                      etcd::prefix_end(users),
-                                      etcd::CompareTarget::create_revision,
-                                      etcd::CompareResult::equal,
-                                      0,
-                                      {}});
-    ops.push_back(delete_key_op(key));
+    deletions.push_back(FencedDeletion{
+        key,
+        {mod_revision_is(key, deletion.mod_revision),
+         deletion.duplicate
+             ? etcd::Compare{users, etcd::prefix_end(users), etcd::CompareTarget::value,
+                             etcd::CompareResult::not_equal, 0, std::to_string(deletion.id)}
+             : etcd::Compare{users,
+                             etcd::prefix_end(users),
+                             etcd::CompareTarget::create_revision,
+                             etcd::CompareResult::equal,
+                             0,
+                             {}}}});
   }
-  ++report.etcd_requests;
-  auto outcome = run_fenced(etcd_, fence, std::move(own), std::move(ops),
-                            Deadline(clock_.now() + options_.scan.call_timeout, stop));
-  if (!outcome || *outcome == FencedOutcome::fence_lost) {
-    if (outcome) ++report.refused;
-    auto [end, detail] = write_stop(outcome);
-    report.end = end;
-    report.detail = std::move(detail);
-    return false;
-  }
-  switch (*outcome) {
-    case FencedOutcome::applied:
-      for (const auto& deletion : batch) {
-        // The next pass must find it unused twice again before a new attempt.
+  FencedDeleteSettings settings{options_.deletions_per_txn, options_.scan.call_timeout};
+  auto result = delete_fenced(
+      etcd_, clock_, limiter_, fence, deletions, settings, stop, [&](std::size_t i, bool applied) {
+        const Deletion& deletion = confirmed[i];
+        // Deleted, or changed since the read: the next pass must find it unused twice again.
         remembered_.erase(deletion.id);
+        if (!applied) {
+          log_->info("identity gc kept identity, changed or used since read: id={}", deletion.id);
+          return;
+        }
         ++report.deleted;
         if (deletion.duplicate) ++report.deleted_duplicates;
         log_->info("identity gc deleted unused identity: id={} labels=\"{}\" duplicate={}",
                    deletion.id, deletion.labels, deletion.duplicate);
-      }
-      return true;
-    case FencedOutcome::refused:
-      refused = true;
-      if (batch.size() == 1) {
-        remembered_.erase(batch.front().id);
-        ++report.refused;
-        log_->info("identity gc kept identity, changed or used since read: id={}",
-                   batch.front().id);
-      }
-      return true;
-    case FencedOutcome::fence_lost:
-      break;  // handled above
+      });
+  report.etcd_requests += result.requests;
+  report.refused += result.refused;
+  if (result.end != PassEnd::complete) {
+    report.end = result.end;
+    report.detail = std::move(result.detail);
   }
-  return false;
 }
 
 }  // namespace cn::labeler::cluster

@@ -144,10 +144,6 @@ class IdentityGc {
                      std::vector<Deletion>& confirmed, IdentityGcReport& report) const;
   void delete_confirmed(const LeaderFence& fence, std::vector<Deletion>& confirmed,
                         IdentityGcReport& report, const std::stop_token& stop);
-  // One txn deleting every identity of `batch`, all or none. False when the pass must end
-  // (report.end says why); `refused` is set when etcd refused it with the fence intact.
-  bool delete_batch(const LeaderFence& fence, std::span<const Deletion> batch,
-                    IdentityGcReport& report, const std::stop_token& stop, bool& refused);
 
   etcd::EtcdApi& etcd_;
   Clock& clock_;
