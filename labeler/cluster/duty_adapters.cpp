@@ -43,7 +43,7 @@ std::expected<DutyNomadView, DutyNomadFailure> read_duty_nomad_view(
 
 PassOutcome duty_nomad_read_failed(const DutyContext& ctx, std::string_view duty,
                                    const DutyNomadFailure& failure) {
-  ctx.log->warn("{}: Nomad not read: call={} error=\"{}\"", duty, failure.call,
+  ctx.log->warn("cluster duty: Nomad not read: duty={} call={} error=\"{}\"", duty, failure.call,
                 failure.error.message);
   PassOutcome out;
   out.end = PassEnd::read_failed;
@@ -152,7 +152,7 @@ class NodeReapingDuty final : public Duty {
   }
   PassOutcome run_pass(const LeaderFence& fence, std::stop_token stop) override {
     auto view = read_duty_nomad_view(ctx_, settings_.call_timeout, stop);
-    if (!view) return duty_nomad_read_failed(ctx_, "node reaping", view.error());
+    if (!view) return duty_nomad_read_failed(ctx_, to_string(DutyName::node_reaping), view.error());
     const std::string& local_name = view->local_name;
     const auto* nodes = &view->nodes;
     if (!reaper_ || local_name != local_name_) {
@@ -195,7 +195,7 @@ class IpGcDuty final : public Duty {
   std::chrono::milliseconds interval() const override { return settings_.identity_gc_interval; }
   PassOutcome run_pass(const LeaderFence& fence, std::stop_token stop) override {
     auto view = read_duty_nomad_view(ctx_, settings_.call_timeout, stop);
-    if (!view) return duty_nomad_read_failed(ctx_, "ip gc", view.error());
+    if (!view) return duty_nomad_read_failed(ctx_, to_string(DutyName::ip_gc), view.error());
     if (!gc_ || view->local_name != local_name_) {
       // A new local name (or none) starts the two passes over.
       IpGcOptions o;
