@@ -27,6 +27,123 @@ std::uint64_t ip_gc_hash(std::string_view ip) {
 // report without them, which proves nothing.
 using ReportedIps = std::optional<std::unordered_set<std::uint64_t>>;
 
+// A HostIP's node as the node entries say; a HostIP two entries claim is nobody's.
+struct IpGcOwner {
+  std::string name;
+  NodeVerdict verdict = NodeVerdict::never_listed;
+  bool ambiguous = false;
+};
+
+enum class IpGcVerdict { kept, node_gone, endpoint_gone };
+
+// What the pass's reads say about one lease-less entry of a valid shape; counts why it is kept.
+IpGcVerdict judge_ip_entry(const kvstore::IpEntry& entry,
+                           const std::unordered_map<std::string, std::string>& gone,
+                           const std::unordered_map<std::string, IpGcOwner>& owners,
+                           const std::unordered_map<std::string, ReportedIps>& reported,
+                           IpGcReport& report) {
+  if (gone.contains(entry.host_ip)) return IpGcVerdict::node_gone;
+  auto owner = owners.find(entry.host_ip);
+  if (entry.host_ip.empty() || owner == owners.end() || owner->second.ambiguous) {
+    ++report.no_owner;
+    return IpGcVerdict::kept;
+  }
+  if (owner->second.verdict == NodeVerdict::never_listed) {
+    ++report.not_ours;
+    return IpGcVerdict::kept;
+  }
+  auto ips = reported.find(owner->second.name);
+  if (ips == reported.end() || !ips->second) {
+    ++report.no_report;
+    return IpGcVerdict::kept;
+  }
+  if (ips->second->contains(ip_gc_hash(entry.ip))) {
+    ++report.in_use;
+    return IpGcVerdict::kept;
+  }
+  return IpGcVerdict::endpoint_gone;
+}
+
+// HostIPs proven gone this pass: by an entry now, or by the last pass and no entry since (unless
+// Nomad lists the node alive again, a node back under its name).
+std::unordered_map<std::string, std::string> ip_gc_gone_hosts(
+    const std::unordered_map<std::string, IpGcOwner>& owners,
+    const std::unordered_map<std::string, std::string>& before, const NomadListing& listing) {
+  std::unordered_map<std::string, std::string> gone;
+  for (const auto& [host, owner] : owners) {
+    if (!owner.ambiguous &&
+        (owner.verdict == NodeVerdict::down || owner.verdict == NodeVerdict::absent))
+      gone.emplace(host, owner.name);
+  }
+  for (const auto& [host, name] : before) {
+    if (owners.contains(host) || node_verdict(listing, name, true) == NodeVerdict::alive) continue;
+    gone.emplace(host, name);
+  }
+  return gone;
+}
+
+// The scans of one pass, all at the revision the first pins.
+struct IpGcReads {
+  etcd::EtcdApi& etcd;
+  Clock& clock;
+  const IpGcOptions& options;
+  etcd::Revision& revision;
+  ScanCounters& counters;
+  const std::stop_token& stop;
+};
+
+// This region's markers (which names node reaping's proof may call ours), then the node
+// entries: HostIP -> node name and its verdict.
+Status ip_gc_read_owners(IpGcReads& r, const NomadListing& listing,
+                         std::unordered_map<std::string, IpGcOwner>& owners) {
+  const std::string marker_prefix = nomad_node_marker_prefix(r.options.cluster_name);
+  std::set<std::string, std::less<>> ours;
+  auto read = scan_prefix(r.etcd, r.clock, r.options.scan, marker_prefix, r.revision, r.counters,
+                          r.stop, [&](const etcd::KeyValue& kv) {
+                            const std::string_view name =
+                                std::string_view(kv.key).substr(marker_prefix.size());
+                            auto marker = parse_nomad_node_marker(kv.value);
+                            if (marker && marker->region == r.options.region && !name.empty() &&
+                                name.find('/') == std::string_view::npos)
+                              ours.emplace(name);
+                          });
+  if (!read) return read;
+  const std::string& cluster = r.options.cluster_name;
+  return scan_prefix(
+      r.etcd, r.clock, r.options.scan, kvstore::node_prefix(cluster), r.revision, r.counters,
+      r.stop, [&](const etcd::KeyValue& kv) {
+        auto name = kvstore::parse_node_key(kv.key, cluster);
+        auto entry = kvstore::parse_node_value(kv.value);
+        if (!name || !entry || entry->name != *name) return;
+        const NodeVerdict verdict = node_verdict(listing, *name, ours.contains(*name));
+        for (const auto& ip : entry->ips) {
+          auto [it, added] = owners.try_emplace(ip, IpGcOwner{std::string(*name), verdict, false});
+          if (!added && it->second.name != *name) it->second.ambiguous = true;
+        }
+      });
+}
+
+// Each live node's endpoint IPs, by Cilium node name; an unreadable report proves nothing (the
+// identity GC logs it).
+Status ip_gc_read_reports(IpGcReads& r, std::unordered_map<std::string, ReportedIps>& reported,
+                          IpGcReport& report) {
+  return scan_prefix(r.etcd, r.clock, r.options.scan, in_use_prefix(r.options.cluster_name),
+                     r.revision, r.counters, r.stop, [&](const etcd::KeyValue& kv) {
+                       ++report.reports;
+                       auto parsed = parse_in_use_report(kv.value);
+                       if (!parsed) return;
+                       ReportedIps ips;
+                       if (parsed->ips) {
+                         ips.emplace();
+                         for (const auto& ip : *parsed->ips) ips->insert(ip_gc_hash(ip));
+                       } else {
+                         ++report.reports_without_ips;
+                       }
+                       reported.insert_or_assign(
+                           cilium_node_name(parsed->node, r.options.name_rule), std::move(ips));
+                     });
+}
+
 }  // namespace
 
 IpGc::IpGc(etcd::EtcdApi& etcd, Clock& clock, IpGcOptions options,
@@ -57,73 +174,15 @@ IpGcReport IpGc::run_pass(const std::vector<nomad::NodeStub>& nomad_nodes, const
   auto listing = nomad_listing(nomad_nodes, options_.local_node, options_.name_rule);
   if (!listing) return finish(PassEnd::doubt, listing.error().message);
 
-  // 1. This region's markers: which names node reaping's proof may call ours.
-  const std::string marker_prefix = nomad_node_marker_prefix(options_.cluster_name);
-  std::set<std::string, std::less<>> ours;
-  auto read = scan_prefix(etcd_, clock_, options_.scan, marker_prefix, report.revision, counters,
-                          stop, [&](const etcd::KeyValue& kv) {
-                            const std::string_view name =
-                                std::string_view(kv.key).substr(marker_prefix.size());
-                            auto marker = parse_nomad_node_marker(kv.value);
-                            if (marker && marker->region == options_.region && !name.empty() &&
-                                name.find('/') == std::string_view::npos)
-                              ours.emplace(name);
-                          });
-  if (!read) return finish(scan_stop(read.error()), read.error().message);
-
-  // 2. Node entries: HostIP -> node name and its verdict. A HostIP two entries claim is nobody's.
-  struct Owner {
-    std::string name;
-    NodeVerdict verdict = NodeVerdict::never_listed;
-    bool ambiguous = false;
-  };
-  std::unordered_map<std::string, Owner> owners;
-  read = scan_prefix(
-      etcd_, clock_, options_.scan, kvstore::node_prefix(options_.cluster_name), report.revision,
-      counters, stop, [&](const etcd::KeyValue& kv) {
-        auto name = kvstore::parse_node_key(kv.key, options_.cluster_name);
-        auto entry = kvstore::parse_node_value(kv.value);
-        if (!name || !entry || entry->name != *name) return;
-        const NodeVerdict verdict = node_verdict(*listing, *name, ours.contains(*name));
-        for (const auto& ip : entry->ips) {
-          auto [it, added] = owners.try_emplace(ip, Owner{std::string(*name), verdict, false});
-          if (!added && it->second.name != *name) it->second.ambiguous = true;
-        }
-      });
-  if (!read) return finish(scan_stop(read.error()), read.error().message);
-
-  // 3. The in-use reports: each live node's endpoint IPs, by Cilium node name.
+  // 1-3. Markers, node entries and in-use reports, at one revision.
+  std::unordered_map<std::string, IpGcOwner> owners;
   std::unordered_map<std::string, ReportedIps> reported;
-  read = scan_prefix(etcd_, clock_, options_.scan, in_use_prefix(options_.cluster_name),
-                     report.revision, counters, stop, [&](const etcd::KeyValue& kv) {
-                       ++report.reports;
-                       auto parsed = parse_in_use_report(kv.value);
-                       if (!parsed) return;  // no proof for that node; the identity GC logs it
-                       ReportedIps ips;
-                       if (parsed->ips) {
-                         ips.emplace();
-                         for (const auto& ip : *parsed->ips) ips->insert(ip_gc_hash(ip));
-                       } else {
-                         ++report.reports_without_ips;
-                       }
-                       reported.insert_or_assign(cilium_node_name(parsed->node, options_.name_rule),
-                                                 std::move(ips));
-                     });
+  IpGcReads reads{etcd_, clock_, options_, report.revision, counters, stop};
+  auto read = ip_gc_read_owners(reads, *listing, owners);
+  if (read) read = ip_gc_read_reports(reads, reported, report);
   if (!read) return finish(scan_stop(read.error()), read.error().message);
 
-  // HostIPs proven gone this pass: by an entry now, or by the last pass and no entry since.
-  std::unordered_map<std::string, std::string> gone;
-  for (const auto& [host, owner] : owners) {
-    if (!owner.ambiguous &&
-        (owner.verdict == NodeVerdict::down || owner.verdict == NodeVerdict::absent))
-      gone.emplace(host, owner.name);
-  }
-  for (const auto& [host, name] : gone_hosts_) {
-    if (owners.contains(host)) continue;
-    // Nomad listing it alive again (a node back under its name) ends the proof.
-    if (node_verdict(*listing, name, true) == NodeVerdict::alive) continue;
-    gone.emplace(host, name);
-  }
+  auto gone = ip_gc_gone_hosts(owners, gone_hosts_, *listing);
 
   // 4. The IP keys.
   std::unordered_map<std::string, etcd::Revision> candidates;
@@ -143,30 +202,9 @@ IpGcReport IpGc::run_pass(const std::vector<nomad::NodeStub>& nomad_nodes, const
           log_->debug("ip gc: unknown ipcache entry shape, skipped: key=\"{}\"", kv.key);
           return;
         }
-        bool node_is_gone = false;
-        if (gone.contains(entry->host_ip)) {
-          node_is_gone = true;
-        } else {
-          auto owner = owners.find(entry->host_ip);
-          if (entry->host_ip.empty() || owner == owners.end() || owner->second.ambiguous) {
-            ++report.no_owner;
-            return;
-          }
-          if (owner->second.verdict == NodeVerdict::never_listed) {
-            ++report.not_ours;
-            return;
-          }
-          auto ips = reported.find(owner->second.name);
-          if (ips == reported.end() || !ips->second) {
-            ++report.no_report;
-            return;
-          }
-          if (ips->second->contains(ip_gc_hash(*ip))) {
-            ++report.in_use;
-            return;
-          }
-        }
-        ++(node_is_gone ? report.node_gone : report.endpoint_gone);
+        const IpGcVerdict verdict = judge_ip_entry(*entry, gone, owners, reported, report);
+        if (verdict == IpGcVerdict::kept) return;
+        ++(verdict == IpGcVerdict::node_gone ? report.node_gone : report.endpoint_gone);
         ++report.candidates;
         candidates.emplace(kv.key, kv.mod_revision);
         auto seen = remembered_.find(kv.key);
