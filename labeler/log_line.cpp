@@ -215,7 +215,7 @@ std::optional<LogLine> parse_log_line(std::string_view text) {
 
 LogFieldType log_field_type(std::string_view key) {
   // Keep in step with the tables in docs/logging.md (LogFormat.DocsListEveryKey checks the names).
-  static constexpr std::array<std::string_view, 52> kNumbers{"allocations",
+  static constexpr std::array<std::string_view, 57> kNumbers{"allocations",
                                                              "asked",
                                                              "attempt",
                                                              "candidates",
@@ -225,7 +225,9 @@ LogFieldType log_field_type(std::string_view key) {
                                                              "deleted",
                                                              "dropped_entries",
                                                              "due",
+                                                             "duplicates",
                                                              "endpoint",
+                                                             "endpoint_gone",
                                                              "endpoints",
                                                              "enqueued",
                                                              "first_seen",
@@ -238,10 +240,13 @@ LogFieldType log_field_type(std::string_view key) {
                                                              "in_range",
                                                              "index",
                                                              "last",
+                                                             "leased",
                                                              "live_allocs",
                                                              "max_per_pass",
                                                              "modify_index",
                                                              "ms",
+                                                             "no_report",
+                                                             "node_gone",
                                                              "orphaned_s",
                                                              "orphans",
                                                              "pid",
@@ -267,9 +272,9 @@ LogFieldType log_field_type(std::string_view key) {
                                                              "wait_s",
                                                              "workers",
                                                              "would_delete"};
-  static constexpr std::array<std::string_view, 9> kBooleans{
-      "baseline",  "degraded",     "dry_run",     "duties", "k8s_compat_labels",
-      "kept_file", "removed_file", "skip_verify", "wrote"};
+  static constexpr std::array<std::string_view, 10> kBooleans{
+      "baseline",          "degraded",  "dry_run",      "duplicate",   "duties",
+      "k8s_compat_labels", "kept_file", "removed_file", "skip_verify", "wrote"};
   if (std::find(kNumbers.begin(), kNumbers.end(), key) != kNumbers.end()) {
     return LogFieldType::number;
   }

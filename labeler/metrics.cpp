@@ -203,6 +203,13 @@ Metrics::Metrics()
               .Help("In-use reports the leader's last identity GC pass could not parse (their "
                     "nodes' identities kept by their user keys alone)")
               .Register(*registry_)),
+      identity_duplicates_family_(
+          prometheus::BuildGauge()
+              .Name("cilium_nomad_identity_duplicates_unused")
+              .Help("Identities in this cluster's range whose label string another master key "
+                    "holds and that no value key names, as the leader's last identity GC pass "
+                    "read them (collected by its two passes)")
+              .Register(*registry_)),
       endpoints_deleted_(counter(*registry_, "cilium_nomad_endpoints_deleted_total",
                                  "Orphaned endpoints deleted with --gc-endpoints")
                              .Add({})),
@@ -277,6 +284,7 @@ void Metrics::init_cluster_duty_series() {
   for (std::string_view stat : {"min", "avg", "max"}) identity_users(stat);
   identities_first_seen();
   in_use_reports_unreadable();
+  identity_duplicates_unused();
 }
 
 Gauge& Metrics::policies_unsupported(std::string_view option) {

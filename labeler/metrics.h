@@ -143,6 +143,8 @@ class Metrics {
   prometheus::Gauge& in_use_reports_unreadable() {
     return in_use_reports_unreadable_family_.Add({});
   }
+  // Unused duplicates (another master key holds the label string) the last pass found.
+  prometheus::Gauge& identity_duplicates_unused() { return identity_duplicates_family_.Add({}); }
   // Creates the cluster-duty series at 0; called only when the duties are configured, so that a
   // labeler without them does not expose a page of zeros.
   void init_cluster_duty_series();
@@ -201,6 +203,7 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>& policies_unsupported_family_;
   prometheus::Family<prometheus::Counter>& identities_first_seen_family_;
   prometheus::Family<prometheus::Gauge>& in_use_reports_unreadable_family_;
+  prometheus::Family<prometheus::Gauge>& identity_duplicates_family_;
   Mutex leader_info_mu_;
   prometheus::Gauge* cluster_leader_info_ GUARDED_BY(leader_info_mu_) = nullptr;
   std::string cluster_leader_holder_ GUARDED_BY(leader_info_mu_);

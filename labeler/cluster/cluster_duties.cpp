@@ -58,6 +58,7 @@ ClusterDuties::ClusterDuties(const ClusterDutySettings& settings, etcd::EtcdApi&
   if (settings_.lock_gc) duties.push_back(make_lock_gc_duty(settings_, ctx));
   if (settings_.node_reaping) duties.push_back(make_node_reaping_duty(settings_, ctx));
   if (settings_.cluster_config) duties.push_back(make_cluster_config_duty(settings_, ctx));
+  if (settings_.ip_gc) duties.push_back(make_ip_gc_duty(settings_, ctx));
   const bool dry_run = settings_.dry_run;
   Clock* wall = &clock;
   runner_ = std::make_unique<DutyRunner>(

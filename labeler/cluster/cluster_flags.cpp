@@ -67,6 +67,12 @@ void add_cluster_duty_options(CLI::App* cmd, ClusterDutyFlags& flags) {
       ->default_str(s.lock_gc ? "true" : "false")
       ->transform(cli::boolean_word())
       ->group(group);
+  cmd->add_option("--ip-gc", s.ip_gc,
+                  "Delete lease-less ipcache entries (cilium/state/ip/v1/default/<ip>) of IPs no "
+                  "endpoint holds, on two passes every --identity-gc-interval")
+      ->default_str(s.ip_gc ? "true" : "false")
+      ->transform(cli::boolean_word())
+      ->group(group);
   cmd->add_option("--node-reaping", s.node_reaping,
                   "Delete the Cilium node entries of nodes Nomad reports down or gone")
       ->default_str(s.node_reaping ? "true" : "false")

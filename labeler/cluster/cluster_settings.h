@@ -27,6 +27,7 @@ struct ClusterDutySettings {
   bool lock_gc = true;
   bool node_reaping = true;
   bool cluster_config = true;  // write cilium/cluster-config/<cluster> (with a cluster ID)
+  bool ip_gc = true;           // delete lease-less ipcache entries no endpoint holds (ip_gc.h)
   bool dry_run = false;
   int identity_gc_rate_limit = 2500;  // deletions a minute; 0: no limit
   // The agent's cluster-id and max-connected-clusters, which fix the identity range the GC

@@ -69,6 +69,8 @@ int render_cluster_status(etcd::EtcdApi& etcd, const std::string& cluster_name,
       {"identity_users", "cilium/state/identities/v1/value/"},
       {"allocator_locks", "cilium/state/identities/v1/locks/"},
       {"nodes", "cilium/state/nodes/v1/" + cluster_name + "/"},
+      // The ipcache entries the IP GC reads (agents write them under `default` only).
+      {"ip_entries", "cilium/state/ip/v1/default/"},
   };
   for (const auto& c : counted) {
     etcd::RangeRequest count;

@@ -14,6 +14,8 @@ std::string_view to_string(DutyName name) {
       return "node_reaping";
     case DutyName::cluster_config:
       return "cluster_config";
+    case DutyName::ip_gc:
+      return "ip_gc";
   }
   return "heartbeat";
 }

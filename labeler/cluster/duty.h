@@ -1,6 +1,6 @@
 #pragma once
 // One cluster duty as the runner sees it: a pass, run on a schedule while this labeler leads.
-// The duties (heartbeat, identity GC, lock GC, node reaping, cluster config) adapt their own
+// The duties (heartbeat, identity GC, lock GC, node reaping, cluster config, IP GC) adapt their own
 // classes to this.
 #include <chrono>
 #include <stop_token>
@@ -12,10 +12,10 @@
 
 namespace cn::labeler::cluster {
 
-enum class DutyName { heartbeat, identity_gc, lock_gc, node_reaping, cluster_config };
-inline constexpr DutyName kAllDutyNames[] = {DutyName::heartbeat, DutyName::identity_gc,
-                                             DutyName::lock_gc, DutyName::node_reaping,
-                                             DutyName::cluster_config};
+enum class DutyName { heartbeat, identity_gc, lock_gc, node_reaping, cluster_config, ip_gc };
+inline constexpr DutyName kAllDutyNames[] = {DutyName::heartbeat,      DutyName::identity_gc,
+                                             DutyName::lock_gc,        DutyName::node_reaping,
+                                             DutyName::cluster_config, DutyName::ip_gc};
 // Whether a duty deletes keys at all (its deletion series exist only then).
 constexpr bool deletes_keys(DutyName duty) {
   return duty != DutyName::heartbeat && duty != DutyName::cluster_config;
@@ -31,8 +31,8 @@ enum class SkipReason {
   unknown_shape,  // a key or value not in the format the agent writes
   changed,        // etcd refused the delete: the key changed since it was read
   doubt,          // a pass decided nothing: a partial read, a bad report, a doubtful Nomad list
-  never_listed,   // node reaping: a node entry this Nomad region never listed, so not ours
-  over_cap,       // node reaping: due, left for the next pass by --node-reap-max-per-pass
+  never_listed,   // node reaping, IP GC: a node this Nomad region never listed, so not ours
+  over_cap,       // node reaping, IP GC: due, left for the next pass by the per-pass cap
   not_ours,       // cluster config: the key holds another writer's value, left alone
 };
 inline constexpr SkipReason kAllSkipReasons[] = {
@@ -43,7 +43,7 @@ constexpr bool skips_for(DutyName duty, SkipReason reason) {
   switch (reason) {
     case SkipReason::never_listed:
     case SkipReason::over_cap:
-      return duty == DutyName::node_reaping;
+      return duty == DutyName::node_reaping || duty == DutyName::ip_gc;
     case SkipReason::not_ours:
       return duty == DutyName::cluster_config;
     case SkipReason::changed:

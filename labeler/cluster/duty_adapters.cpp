@@ -7,12 +7,48 @@
 #include "labeler/cluster/cluster_config.h"
 #include "labeler/cluster/heartbeat.h"
 #include "labeler/cluster/identity_gc.h"
+#include "labeler/cluster/ip_gc.h"
 #include "labeler/cluster/lock_gc.h"
 #include "labeler/cluster/node_reaper.h"
 
 namespace cn::labeler::cluster {
 
 namespace {
+
+// Nomad's node list and this node's name in it, as node reaping and the IP GC read them each
+// pass; the `call` of a failure for the log.
+struct DutyNomadView {
+  std::vector<nomad::NodeStub> nodes;
+  std::string local_name;  // empty when the list lacks this node (the duties then doubt)
+};
+struct DutyNomadFailure {
+  std::string_view call;
+  Error error;
+};
+std::expected<DutyNomadView, DutyNomadFailure> read_duty_nomad_view(
+    const DutyContext& ctx, std::chrono::milliseconds call_timeout, const std::stop_token& stop) {
+  Deadline deadline{ctx.clock.now() + call_timeout, stop};
+  const std::string node_id = ctx.node_id ? ctx.node_id() : std::string();
+  if (node_id.empty()) {
+    return std::unexpected(
+        DutyNomadFailure{"node_id", Error{ErrorKind::invalid, "this node's ID is not known yet"}});
+  }
+  auto nodes = ctx.nomad.nodes(deadline);
+  if (!nodes) return std::unexpected(DutyNomadFailure{"nodes", nodes.error()});
+  DutyNomadView view{std::move(*nodes), {}};
+  for (const auto& n : view.nodes)
+    if (n.id == node_id) view.local_name = n.name;
+  return view;
+}
+
+PassOutcome duty_nomad_read_failed(const DutyContext& ctx, std::string_view duty,
+                                   const DutyNomadFailure& failure) {
+  ctx.log->warn("cluster duty: Nomad not read: duty={} call={} error=\"{}\"", duty, failure.call,
+                failure.error.message);
+  PassOutcome out;
+  out.end = PassEnd::read_failed;
+  return out;
+}
 
 class HeartbeatDuty final : public Duty {
  public:
@@ -57,6 +93,7 @@ class IdentityGcDuty final : public Duty {
                                                               static_cast<double>(r.in_range)
                                                         : 0.0);
       metrics_.identities_first_seen().Increment(static_cast<double>(r.first_seen));
+      metrics_.identity_duplicates_unused().Set(static_cast<double>(r.duplicate_candidates));
     }
     PassOutcome out;
     out.end = r.end;
@@ -114,16 +151,10 @@ class NodeReapingDuty final : public Duty {
                                                  std::chrono::seconds{1}, std::chrono::minutes{1});
   }
   PassOutcome run_pass(const LeaderFence& fence, std::stop_token stop) override {
-    Deadline deadline{ctx_.clock.now() + settings_.call_timeout, stop};
-    const std::string node_id = ctx_.node_id ? ctx_.node_id() : std::string();
-    if (node_id.empty()) {
-      return read_failed("node_id", Error{ErrorKind::invalid, "this node's ID is not known yet"});
-    }
-    auto nodes = ctx_.nomad.nodes(deadline);
-    if (!nodes) return read_failed("nodes", nodes.error());
-    std::string local_name;
-    for (const auto& n : *nodes)
-      if (n.id == node_id) local_name = n.name;
+    auto view = read_duty_nomad_view(ctx_, settings_.call_timeout, stop);
+    if (!view) return duty_nomad_read_failed(ctx_, to_string(DutyName::node_reaping), view.error());
+    const std::string& local_name = view->local_name;
+    const auto* nodes = &view->nodes;
     if (!reaper_ || local_name != local_name_) {
       // The reaper doubts a node list without this node; its grace clocks start with it.
       NodeReaperOptions o;
@@ -149,15 +180,49 @@ class NodeReapingDuty final : public Duty {
   }
 
  private:
-  PassOutcome read_failed(std::string_view what, const Error& error) const {
-    ctx_.log->warn("node reaping: Nomad not read: call={} error=\"{}\"", what, error.message);
-    PassOutcome out;
-    out.end = PassEnd::read_failed;
-    return out;
-  }
   ClusterDutySettings settings_;
   DutyContext ctx_;
   std::unique_ptr<NodeReaper> reaper_;
+  std::string local_name_;
+};
+
+class IpGcDuty final : public Duty {
+ public:
+  IpGcDuty(ClusterDutySettings settings, DutyContext ctx)
+      : settings_(std::move(settings)), ctx_(std::move(ctx)) {}
+  DutyName name() const override { return DutyName::ip_gc; }
+  // The identity GC's schedule: two passes apart, like it, and one paged scan each.
+  std::chrono::milliseconds interval() const override { return settings_.identity_gc_interval; }
+  PassOutcome run_pass(const LeaderFence& fence, std::stop_token stop) override {
+    auto view = read_duty_nomad_view(ctx_, settings_.call_timeout, stop);
+    if (!view) return duty_nomad_read_failed(ctx_, to_string(DutyName::ip_gc), view.error());
+    if (!gc_ || view->local_name != local_name_) {
+      // A new local name (or none) starts the two passes over.
+      IpGcOptions o;
+      o.cluster_name = settings_.cluster_name;
+      o.local_node = view->local_name;
+      o.region = settings_.nomad_region;
+      o.name_rule = settings_.node_name_rule;
+      o.deletions_per_minute = settings_.identity_gc_rate_limit;
+      o.dry_run = settings_.dry_run;
+      gc_ = std::make_unique<IpGc>(ctx_.etcd, ctx_.clock, o, ctx_.log);
+      local_name_ = view->local_name;
+    }
+    IpGcReport r = gc_->run_pass(view->nodes, fence, stop);
+    PassOutcome out;
+    out.end = r.end;
+    out.deleted = r.deleted + r.would_delete;
+    out.unknown_shape = r.unknown_shape;
+    out.changed = r.refused;
+    out.never_listed = r.not_ours;
+    out.over_cap = r.over_cap;
+    return out;
+  }
+
+ private:
+  ClusterDutySettings settings_;
+  DutyContext ctx_;
+  std::unique_ptr<IpGc> gc_;
   std::string local_name_;
 };
 
@@ -206,6 +271,10 @@ std::unique_ptr<Duty> make_lock_gc_duty(const ClusterDutySettings& settings,
 }
 std::unique_ptr<Duty> make_node_reaping_duty(const ClusterDutySettings& settings, DutyContext ctx) {
   return std::make_unique<NodeReapingDuty>(settings, std::move(ctx));
+}
+
+std::unique_ptr<Duty> make_ip_gc_duty(const ClusterDutySettings& settings, DutyContext ctx) {
+  return std::make_unique<IpGcDuty>(settings, std::move(ctx));
 }
 
 std::unique_ptr<Duty> make_cluster_config_duty(const ClusterDutySettings& settings,

@@ -36,6 +36,8 @@ std::unique_ptr<Duty> make_identity_gc_duty(const ClusterDutySettings& settings,
 std::unique_ptr<Duty> make_lock_gc_duty(const ClusterDutySettings& settings,
                                         const DutyContext& ctx);
 std::unique_ptr<Duty> make_node_reaping_duty(const ClusterDutySettings& settings, DutyContext ctx);
+// Reads Nomad's node list each pass, as node reaping does.
+std::unique_ptr<Duty> make_ip_gc_duty(const ClusterDutySettings& settings, DutyContext ctx);
 std::unique_ptr<Duty> make_cluster_config_duty(const ClusterDutySettings& settings,
                                                const DutyContext& ctx);
 

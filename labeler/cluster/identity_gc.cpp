@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "labeler/cluster/fenced_deletes.h"
 #include "labeler/cluster/fenced_txn.h"
 #include "labeler/cluster/in_use_report.h"
 #include "labeler/cluster/kvstore_layout.h"
@@ -94,19 +95,23 @@ IdentityGcReport IdentityGc::run_pass(const LeaderFence& fence, std::stop_token 
   report.in_use_reports_read = true;
 
   // 2. Every value key: the label strings and IDs in use on some node.
-  // label hash or ID -> the value keys naming it (the users counted for the headroom).
-  std::unordered_map<std::uint64_t, std::int64_t> used_labels;
+  // ID -> the value keys naming it; label hash -> the value keys under it (the users counted for
+  // the headroom), and whether one of them holds no ID (then no duplicate of it is collected).
+  std::unordered_map<std::uint64_t, GcLabelUse> used_labels;
   std::unordered_map<std::uint64_t, std::int64_t> used_ids;
   read = scan_prefix(etcd_, clock_, options_.scan, kvstore::kIdentityValuePrefix, report.revision,
                      counters, stop, [&](const etcd::KeyValue& kv) {
                        ++report.value_keys;
-                       if (auto id = kvstore::parse_identity_number(kv.value)) ++used_ids[*id];
+                       auto id = kvstore::parse_identity_number(kv.value);
+                       if (id) ++used_ids[*id];
                        auto value_key = kvstore::parse_value_key(kv.key);
                        if (!value_key) {
                          ++report.value_keys_unknown_shape;
                          return;
                        }
-                       ++used_labels[label_hash(value_key->labels)];
+                       GcLabelUse& use = used_labels[label_hash(value_key->labels)];
+                       ++use.users;
+                       if (!id) use.not_an_id = true;
                      });
   if (!read) return finish(scan_stop(read.error()), read.error().message);
 
@@ -114,6 +119,10 @@ IdentityGcReport IdentityGc::run_pass(const LeaderFence& fence, std::stop_token 
   std::unordered_map<std::uint64_t, etcd::Revision> candidates;
   std::unordered_map<std::uint64_t, etcd::Revision> in_range;
   std::vector<Deletion> confirmed;
+  // In range, unreported, named by no value key's ID but with value keys under their label
+  // string: a duplicate's unused copy if another master key holds the string (known only once
+  // every master key was read), else referenced as every release has it.
+  std::vector<Deletion> label_only;
   read = scan_prefix(
       etcd_, clock_, options_.scan, kvstore::kIdentityIdPrefix, report.revision, counters, stop,
       [&](const etcd::KeyValue& kv) {
@@ -124,6 +133,11 @@ IdentityGcReport IdentityGc::run_pass(const LeaderFence& fence, std::stop_token 
           log_->debug("identity gc: unknown master key shape, skipped: key=\"{}\"", kv.key);
           return;
         }
+        const std::uint64_t hash = label_hash(kv.value);
+        const auto by_label = used_labels.find(hash);
+        // Master keys per used label string, in any range: a duplicate may be another
+        // cluster's allocation of the same labels.
+        if (by_label != used_labels.end()) ++by_label->second.masters;
         if (!range.contains(*id)) {
           ++report.skipped_out_of_range;
           return;
@@ -135,14 +149,14 @@ IdentityGcReport IdentityGc::run_pass(const LeaderFence& fence, std::stop_token 
           ++report.first_seen;
         }
         // A user names the label string or the ID; a key doing both counts once.
-        const auto by_label = used_labels.find(label_hash(kv.value));
         const auto by_id = used_ids.find(*id);
-        const std::int64_t users = std::max(by_label == used_labels.end() ? 0 : by_label->second,
-                                            by_id == used_ids.end() ? 0 : by_id->second);
+        const std::int64_t id_users = by_id == used_ids.end() ? 0 : by_id->second;
+        const std::int64_t label_users = by_label == used_labels.end() ? 0 : by_label->second.users;
+        const std::int64_t users = std::max(label_users, id_users);
         report.users_min = report.in_range == 1 ? users : std::min(report.users_min, users);
         report.users_max = std::max(report.users_max, users);
         report.users_total += users;
-        if (users > 0) {
+        if (id_users > 0) {
           ++report.referenced;
           return;
         }
@@ -150,15 +164,24 @@ IdentityGcReport IdentityGc::run_pass(const LeaderFence& fence, std::stop_token 
           ++report.reported_in_use;
           return;
         }
-        ++report.candidates;
-        candidates.emplace(*id, kv.mod_revision);
-        auto seen = remembered_.find(*id);
-        if (seen != remembered_.end() && seen->second == kv.mod_revision) {
-          ++report.confirmed;
-          confirmed.push_back(Deletion{*id, kv.value, kv.mod_revision});
+        if (label_users > 0) {
+          label_only.push_back(Deletion{*id, kv.value, kv.mod_revision, true});
+          return;
         }
+        add_candidate(Deletion{*id, {}, kv.mod_revision, false}, kv.value, candidates, confirmed,
+                      report);
       });
   if (!read) return finish(scan_stop(read.error()), read.error().message);
+  for (auto& deletion : label_only) {
+    const GcLabelUse& use = used_labels.at(label_hash(deletion.labels));
+    if (use.masters < 2 || use.not_an_id) {
+      ++report.referenced;
+      continue;
+    }
+    ++report.duplicate_candidates;
+    std::string labels = std::move(deletion.labels);
+    add_candidate(std::move(deletion), labels, candidates, confirmed, report);
+  }
 
   // Every read complete: this pass is the one the next pass confirms against.
   report.counted = true;
@@ -169,12 +192,26 @@ IdentityGcReport IdentityGc::run_pass(const LeaderFence& fence, std::stop_token 
   if (report.end != PassEnd::complete) return finish(report.end, report.detail);
   log_->info(
       "identity gc pass: range={}-{} scanned={} in_range={} range_size={} first_seen={} "
-      "referenced={} candidates={} deleted={} would_delete={} refused={} unreadable_reports={} "
+      "referenced={} candidates={} duplicates={} deleted={} would_delete={} refused={} "
+      "unreadable_reports={} "
       "requests={}",
       range.min, range.max, report.scanned, report.in_range, report.range_size, report.first_seen,
-      report.referenced, report.candidates, report.deleted, report.would_delete, report.refused,
-      report.unreadable_in_use_reports, report.etcd_requests + counters.requests);
+      report.referenced, report.candidates, report.duplicate_candidates, report.deleted,
+      report.would_delete, report.refused, report.unreadable_in_use_reports,
+      report.etcd_requests + counters.requests);
   return finish(PassEnd::complete, {});
+}
+
+void IdentityGc::add_candidate(Deletion deletion, std::string_view labels,
+                               std::unordered_map<std::uint64_t, etcd::Revision>& candidates,
+                               std::vector<Deletion>& confirmed, IdentityGcReport& report) const {
+  ++report.candidates;
+  candidates.emplace(deletion.id, deletion.mod_revision);
+  auto seen = remembered_.find(deletion.id);
+  if (seen == remembered_.end() || seen->second != deletion.mod_revision) return;
+  ++report.confirmed;
+  deletion.labels = std::string(labels);
+  confirmed.push_back(std::move(deletion));
 }
 
 void IdentityGc::delete_confirmed(const LeaderFence& fence, std::vector<Deletion>& confirmed,
@@ -182,90 +219,52 @@ void IdentityGc::delete_confirmed(const LeaderFence& fence, std::vector<Deletion
   if (options_.dry_run) {
     for (const auto& deletion : confirmed) {
       ++report.would_delete;
-      log_->info("identity gc dry run, would delete: id={} labels=\"{}\"", deletion.id,
-                 deletion.labels);
+      log_->info("identity gc dry run, would delete: id={} labels=\"{}\" duplicate={}", deletion.id,
+                 deletion.labels, deletion.duplicate);
     }
     return;
   }
-  const std::size_t per_txn = std::max<std::size_t>(options_.deletions_per_txn, 1);
-  std::size_t next = 0;
-  while (next < confirmed.size()) {
-    // Every deletion takes its token first; what the limiter grants without waiting goes in
-    // one txn, so a paced pass never holds granted deletions back while it waits.
-    const std::size_t begin = next;
-    do {
-      if (!limiter_.acquire(stop)) {
-        report.end = PassEnd::stopped;
-        report.detail = "stopped while rate limited";
-        return;
-      }
-      ++next;
-    } while (next < confirmed.size() && next - begin < per_txn && limiter_.available() > 0);
-    std::span<const Deletion> batch(confirmed.data() + begin, next - begin);
-    bool refused = false;
-    if (!delete_batch(fence, batch, report, stop, refused)) return;
-    if (!refused || batch.size() == 1) continue;
-    // One of them changed (or gained a user) since the read: find which, one txn each; the
-    // tokens were taken already.
-    for (std::size_t k = 0; k < batch.size(); ++k) {
-      if (!delete_batch(fence, batch.subspan(k, 1), report, stop, refused)) return;
-    }
-  }
-}
-
-bool IdentityGc::delete_batch(const LeaderFence& fence, std::span<const Deletion> batch,
-                              IdentityGcReport& report, const std::stop_token& stop,
-                              bool& refused) {
-  refused = false;
-  std::vector<etcd::Compare> own;
-  std::vector<etcd::TxnOp> ops;
-  own.reserve(batch.size() * 2);
-  ops.reserve(batch.size());
-  for (const auto& deletion : batch) {
+  std::vector<FencedDeletion> deletions;
+  deletions.reserve(confirmed.size());
+  for (const auto& deletion : confirmed) {
     const std::string key = kvstore::master_key(deletion.id);
-    own.push_back(mod_revision_is(key, deletion.mod_revision));
     const std::string users = kvstore::value_key_prefix(deletion.labels);
-    own.push_back(etcd::Compare{users,
-                                etcd::prefix_end(users),
-                                etcd::CompareTarget::create_revision,
-                                etcd::CompareResult::equal,
-                                0,
-                                {}});
-    ops.push_back(delete_key_op(key));
+    // etcd compares every key of the range; a value compare over an empty range fails, so a
+    // duplicate whose string lost every user key is kept and judged by the plain rule next.
+    deletions.push_back(FencedDeletion{
+        key,
+        {mod_revision_is(key, deletion.mod_revision),
+         deletion.duplicate
+             ? etcd::Compare{users, etcd::prefix_end(users), etcd::CompareTarget::value,
+                             etcd::CompareResult::not_equal, 0, std::to_string(deletion.id)}
+             : etcd::Compare{users,
+                             etcd::prefix_end(users),
+                             etcd::CompareTarget::create_revision,
+                             etcd::CompareResult::equal,
+                             0,
+                             {}}}});
   }
-  ++report.etcd_requests;
-  auto outcome = run_fenced(etcd_, fence, std::move(own), std::move(ops),
-                            Deadline(clock_.now() + options_.scan.call_timeout, stop));
-  if (!outcome || *outcome == FencedOutcome::fence_lost) {
-    if (outcome) ++report.refused;
-    auto [end, detail] = write_stop(outcome);
-    report.end = end;
-    report.detail = std::move(detail);
-    return false;
-  }
-  switch (*outcome) {
-    case FencedOutcome::applied:
-      for (const auto& deletion : batch) {
-        // The next pass must find it unused twice again before a new attempt.
+  FencedDeleteSettings settings{options_.deletions_per_txn, options_.scan.call_timeout};
+  auto result = delete_fenced(
+      etcd_, clock_, limiter_, fence, deletions, settings, stop, [&](std::size_t i, bool applied) {
+        const Deletion& deletion = confirmed[i];
+        // Deleted, or changed since the read: the next pass must find it unused twice again.
         remembered_.erase(deletion.id);
+        if (!applied) {
+          log_->info("identity gc kept identity, changed or used since read: id={}", deletion.id);
+          return;
+        }
         ++report.deleted;
-        log_->info("identity gc deleted unused identity: id={} labels=\"{}\"", deletion.id,
-                   deletion.labels);
-      }
-      return true;
-    case FencedOutcome::refused:
-      refused = true;
-      if (batch.size() == 1) {
-        remembered_.erase(batch.front().id);
-        ++report.refused;
-        log_->info("identity gc kept identity, changed or used since read: id={}",
-                   batch.front().id);
-      }
-      return true;
-    case FencedOutcome::fence_lost:
-      break;  // handled above
+        if (deletion.duplicate) ++report.deleted_duplicates;
+        log_->info("identity gc deleted unused identity: id={} labels=\"{}\" duplicate={}",
+                   deletion.id, deletion.labels, deletion.duplicate);
+      });
+  report.etcd_requests += result.requests;
+  report.refused += result.refused;
+  if (result.end != PassEnd::complete) {
+    report.end = result.end;
+    report.detail = std::move(result.detail);
   }
-  return false;
 }
 
 }  // namespace cn::labeler::cluster

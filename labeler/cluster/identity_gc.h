@@ -17,10 +17,14 @@
 //
 // A user is any value key whose label string is the master key's, or whose value is its ID:
 // stricter than every release (cilium 1.16-1.18 count any key under the label string; 1.19's
-// RunGC only those whose value is the ID). Deleting an identity a live agent still uses is not
-// fatal (the agent's allocator re-creates a master key it uses as soon as it sees it deleted,
-// pkg/allocator/cache.go, and every 5 min), but it is a policy churn on every node: hence the
-// rules above.
+// RunGC only those whose value is the ID). One exception, 1.19's rule for duplicates (cilium
+// PR #43287): when two master keys hold the same label string, a value key under that string
+// names the one its node uses, so it is a user of that ID only. A duplicate no value key names
+// by ID is collected by the same two passes; its delete txn compares that no key under
+// `value/<labels>/` holds its ID (and fails, keeping it, if none is left there at all). Deleting an
+// identity a live agent still uses is not fatal (the agent's allocator re-creates a master key it
+// uses as soon as it sees it deleted, pkg/allocator/cache.go, and every 5 min), but it is a policy
+// churn on every node: hence the rules above.
 //
 // One thread (the cluster duties' runner) calls run_pass; the object keeps the memory between
 // passes.
@@ -31,7 +35,9 @@
 #include <span>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include <spdlog/fwd.h>
 
@@ -44,6 +50,13 @@
 #include "labeler/cluster/paged_scan.h"
 
 namespace cn::labeler::cluster {
+
+// Value keys under one label string, as one pass saw them (identity_gc.cpp).
+struct GcLabelUse {
+  std::int64_t users = 0;    // value keys under the string
+  std::int64_t masters = 0;  // well-formed master keys holding the string, in any range
+  bool not_an_id = false;    // one of the value keys holds no decimal ID
+};
 
 struct IdentityGcOptions {
   std::string cluster_name = "default";  // whose in-use reports to read
@@ -73,6 +86,10 @@ struct IdentityGcReport {
   std::int64_t referenced = 0;       // master keys a value key references (label string or ID)
   std::int64_t reported_in_use = 0;  // unreferenced, but a labeler reported the ID in use
   std::int64_t candidates = 0;       // unreferenced and unreported: remembered for the next pass
+  // Candidates among them that share their label string with another master key while value
+  // keys under it name only the other ID (the duplicate rule above).
+  std::int64_t duplicate_candidates = 0;
+  std::int64_t deleted_duplicates = 0;  // of `deleted`
   std::int64_t confirmed = 0;  // candidates the previous pass remembered with this ModRevision
   std::int64_t deleted = 0;
   std::int64_t would_delete = 0;           // dry run
@@ -115,14 +132,18 @@ class IdentityGc {
     std::uint64_t id = 0;
     std::string labels;
     etcd::Revision mod_revision = 0;
+    // An unused duplicate: the txn compares that no value key under its label string holds its
+    // ID, instead of that none exists.
+    bool duplicate = false;
   };
 
+  // Counts an unused identity and remembers it; queues it for deletion when the previous
+  // complete pass remembered it with the same ModRevision.
+  void add_candidate(Deletion deletion, std::string_view labels,
+                     std::unordered_map<std::uint64_t, etcd::Revision>& candidates,
+                     std::vector<Deletion>& confirmed, IdentityGcReport& report) const;
   void delete_confirmed(const LeaderFence& fence, std::vector<Deletion>& confirmed,
                         IdentityGcReport& report, const std::stop_token& stop);
-  // One txn deleting every identity of `batch`, all or none. False when the pass must end
-  // (report.end says why); `refused` is set when etcd refused it with the fence intact.
-  bool delete_batch(const LeaderFence& fence, std::span<const Deletion> batch,
-                    IdentityGcReport& report, const std::stop_token& stop, bool& refused);
 
   etcd::EtcdApi& etcd_;
   Clock& clock_;

@@ -23,6 +23,13 @@ std::string in_use_report_json(std::string_view node, const std::vector<std::uin
   return doc.dump();
 }
 
+std::string in_use_report_json(std::string_view node, const std::vector<std::uint64_t>& identities,
+                               const std::vector<std::string>& ips, WallTime at) {
+  nlohmann::json doc = {
+      {"node", node}, {"identities", identities}, {"ips", ips}, {"at", rfc3339(at)}};
+  return doc.dump();
+}
+
 Result<InUseReport> parse_in_use_report(std::string_view value) {
   auto doc = json::parse_json_text(value, "in-use report");
   if (!doc) return std::unexpected(doc.error());
@@ -36,6 +43,17 @@ Result<InUseReport> parse_in_use_report(std::string_view value) {
   if (report.node.empty()) return fail(ErrorKind::bad_answer, "in-use report: no node");
   if (report.at.empty()) return fail(ErrorKind::bad_answer, "in-use report: no at");
   if (ids == nullptr) return fail(ErrorKind::bad_answer, "in-use report: no identities");
+  const nlohmann::json* ips = reader.array("ips");
+  if (!reader.ok()) return fail(ErrorKind::bad_answer, reader.error());
+  if (ips != nullptr) {
+    report.ips.emplace();
+    report.ips->reserve(ips->size());
+    for (const auto& ip : *ips) {
+      if (!ip.is_string())
+        return fail(ErrorKind::bad_answer, "in-use report: an IP is not a string");
+      report.ips->push_back(ip.get<std::string>());
+    }
+  }
   report.identities.reserve(ids->size());
   for (const auto& id : *ids) {
     if (!id.is_number_unsigned()) {

@@ -49,16 +49,26 @@ Status InUseReporter::report_once(std::stop_token stop) {
   if (!endpoints) return std::unexpected(with_context("Cilium endpoints", endpoints.error()));
   std::vector<std::uint64_t> ids;
   ids.reserve(endpoints->endpoints.size());
-  for (const auto& ep : endpoints->endpoints)
+  // Every endpoint's addresses, whatever its identity: the agent writes an ipcache entry for
+  // each, and the IP GC spares what is listed here.
+  std::vector<std::string> ips;
+  for (const auto& ep : endpoints->endpoints) {
     if (ep.identity_id >= kFirstGlobalIdentity)
       ids.push_back(static_cast<std::uint64_t>(ep.identity_id));
+    for (const auto& a : ep.addressing) {
+      if (!a.ipv4.empty()) ips.push_back(a.ipv4);
+      if (!a.ipv6.empty()) ips.push_back(a.ipv6);
+    }
+  }
+  std::sort(ips.begin(), ips.end());
+  ips.erase(std::unique(ips.begin(), ips.end()), ips.end());
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   if (auto ok = ensure_lease(deadline); !ok)
     return std::unexpected(with_context("etcd lease", ok.error()));
   std::string key = in_use_key(settings_.cluster_name, settings_.node);
-  auto put =
-      etcd_.put(key, in_use_report_json(settings_.node, ids, clock_.wall_now()), lease_, deadline);
+  auto put = etcd_.put(key, in_use_report_json(settings_.node, ids, ips, clock_.wall_now()), lease_,
+                       deadline);
   if (!put) return std::unexpected(with_context("etcd put " + key, put.error()));
   return {};
 }

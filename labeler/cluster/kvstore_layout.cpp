@@ -79,6 +79,15 @@ Result<NodeEntry> parse_node_value(std::string_view value) {
   reader.read("Cluster", entry.cluster);
   if (!reader.ok()) return fail(ErrorKind::bad_answer, reader.error());
   if (entry.name.empty()) return fail(ErrorKind::bad_answer, "node entry: no Name");
+  auto addresses = doc->find("IPAddresses");
+  if (addresses != doc->end() && addresses->is_array()) {
+    for (const auto& address : *addresses) {
+      if (!address.is_object()) continue;
+      auto ip = address.find("IP");
+      if (ip != address.end() && ip->is_string() && !ip->get_ref<const std::string&>().empty())
+        entry.ips.push_back(ip->get<std::string>());
+    }
+  }
   return entry;
 }
 

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/util/result.h"
 
@@ -57,10 +58,12 @@ std::string node_prefix(std::string_view cluster);
 // empty name or one with a '/'.
 std::optional<std::string_view> parse_node_key(std::string_view key, std::string_view cluster);
 
-// The fields of a node entry's JSON (Go field names) the reaper checks before it deletes it.
+// The fields of a node entry's JSON (Go field names) the duties read: the reaper checks name and
+// cluster before it deletes it; the IP GC finds a HostIP's node by its addresses.
 struct NodeEntry {
-  std::string name;     // "Name"
-  std::string cluster;  // "Cluster"
+  std::string name;              // "Name"
+  std::string cluster;           // "Cluster"
+  std::vector<std::string> ips;  // "IPAddresses"[]."IP", every type; malformed ones left out
 };
 // A JSON object with a non-empty string "Name"; any other value is an error (unknown shape).
 Result<NodeEntry> parse_node_value(std::string_view value);

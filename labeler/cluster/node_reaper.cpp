@@ -27,24 +27,6 @@ etcd::TxnOp put_op(std::string key, std::string value) {
 
 }  // namespace
 
-// What Nomad's node list says about one Cilium node name.
-struct NodeReaper::Listed {
-  bool alive = false;
-  nomad::NodeStub stub;  // the node the name came from (an alive one when several map to it)
-};
-
-std::optional<NodeNameRule> parse_node_name_rule(std::string_view text) {
-  if (text == "name") return NodeNameRule::name;
-  if (text == "short-name") return NodeNameRule::short_name;
-  return std::nullopt;
-}
-
-std::string cilium_node_name(std::string_view nomad_name, NodeNameRule rule) {
-  if (rule == NodeNameRule::short_name)
-    return std::string(nomad_name.substr(0, nomad_name.find('.')));
-  return std::string(nomad_name);
-}
-
 std::string nomad_node_marker_prefix(std::string_view cluster) {
   std::string prefix = "cilium-nomad/";
   prefix.append(cluster);
@@ -103,22 +85,9 @@ NodeReapReport NodeReaper::run_pass(const std::vector<nomad::NodeStub>& nomad_no
                report.detail);
     return report;
   };
-  if (nomad_nodes.empty()) return doubt("Nomad listed no node");
-  if (options_.local_node.empty()) return doubt("the local node's name is not configured");
-  if (std::none_of(nomad_nodes.begin(), nomad_nodes.end(),
-                   [&](const nomad::NodeStub& n) { return n.name == options_.local_node; })) {
-    return doubt("Nomad's node list lacks the local node " + options_.local_node);
-  }
-
-  // A Cilium name several Nomad nodes map to (a node re-registered under a new ID, two FQDNs with
-  // one short name) is alive while any of them is.
-  std::map<std::string, Listed, std::less<>> nomad;
-  for (const auto& node : nomad_nodes) {
-    const bool alive = node.status != "down";
-    auto [it, added] =
-        nomad.try_emplace(cilium_node_name(node.name, options_.name_rule), Listed{alive, node});
-    if (!added && alive && !it->second.alive) it->second = Listed{true, node};
-  }
+  auto listing = nomad_listing(nomad_nodes, options_.local_node, options_.name_rule);
+  if (!listing) return doubt(listing.error().message);
+  const NomadListing& nomad = *listing;
 
   // Markers first, then the node entries, both at the revision the first page pins: one snapshot.
   const std::string marker_prefix = nomad_node_marker_prefix(options_.cluster_name);
@@ -161,19 +130,23 @@ NodeReapReport NodeReaper::run_pass(const std::vector<nomad::NodeStub>& nomad_no
             return;
           }
           entries.emplace(*name);
-          auto seen = nomad.find(*name);
-          if (seen != nomad.end() && seen->second.alive) {
-            ++report.alive;
-            return;
+          switch (node_verdict(nomad, *name, ours.contains(*name))) {
+            case NodeVerdict::alive:
+              ++report.alive;
+              return;
+            case NodeVerdict::never_listed:
+              // Not proven ours: a Cilium node that never ran Nomad, another region's, or one
+              // listed before markers existed. Its own lease is what removes it.
+              ++report.never_listed;
+              never_listed.emplace(*name);
+              return;
+            case NodeVerdict::down:
+              ++report.down;
+              break;
+            case NodeVerdict::absent:
+              ++report.absent;
+              break;
           }
-          if (seen == nomad.end() && !ours.contains(*name)) {
-            // Not proven ours: a Cilium node that never ran Nomad, another region's, or one
-            // listed before markers existed. Its own lease is what removes it.
-            ++report.never_listed;
-            never_listed.emplace(*name);
-            return;
-          }
-          ++(seen == nomad.end() ? report.absent : report.down);
           gone.push_back(Entry{std::string(*name), kv.mod_revision});
         });
   }
@@ -250,8 +223,7 @@ void NodeReaper::log_never_listed(std::set<std::string, std::less<>> names) {
 }
 
 std::vector<NomadNodeMarker> NodeReaper::unmarked(
-    const std::map<std::string, Listed, std::less<>>& nomad,
-    const std::set<std::string, std::less<>>& marked) const {
+    const NomadListing& nomad, const std::set<std::string, std::less<>>& marked) const {
   std::vector<NomadNodeMarker> missing;
   const std::string at = rfc3339(clock_.wall_now());
   for (const auto& [name, listed] : nomad) {

@@ -44,18 +44,10 @@
 #include "labeler/cluster/duty_pass.h"
 #include "labeler/cluster/fenced_txn.h"
 #include "labeler/cluster/leader_fence.h"
+#include "labeler/cluster/node_proof.h"
 #include "labeler/cluster/paged_scan.h"
 
 namespace cn::labeler::cluster {
-
-// How a Nomad node's name maps to the Cilium node name (the agent's hostname as it registers).
-enum class NodeNameRule {
-  name,        // the Nomad node name as it is
-  short_name,  // the Nomad node name up to its first '.' ("web-1.dc1.example" -> "web-1")
-};
-// "name" or "short-name"; nullopt for anything else.
-std::optional<NodeNameRule> parse_node_name_rule(std::string_view text);
-std::string cilium_node_name(std::string_view nomad_name, NodeNameRule rule);
 
 // The durable memory that Nomad listed a node, one key per Cilium node name, owned by the
 // labelers (outside Cilium's `cilium/` prefix, next to the leader key):
@@ -130,7 +122,6 @@ class NodeReaper {
     std::string name;
     etcd::Revision mod_revision = 0;
   };
-  struct Listed;
 
   std::vector<Entry> due_entries(const std::vector<Entry>& gone, NodeReapReport& report);
   void write_markers(const std::vector<NomadNodeMarker>& missing, const LeaderFence& fence,
@@ -141,7 +132,7 @@ class NodeReaper {
                       NodeReapReport& report, const std::stop_token& stop);
   void log_never_listed(std::set<std::string, std::less<>> names);
   // Listed nodes without a marker of any region: the markers this pass writes.
-  std::vector<NomadNodeMarker> unmarked(const std::map<std::string, Listed, std::less<>>& nomad,
+  std::vector<NomadNodeMarker> unmarked(const NomadListing& nomad,
                                         const std::set<std::string, std::less<>>& marked) const;
   // True when the pass must end (fence lost, no answer); the report says how.
   static bool stop_on(const Result<FencedOutcome>& outcome, NodeReapReport& report);

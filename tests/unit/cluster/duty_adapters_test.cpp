@@ -113,5 +113,16 @@ TEST_F(DutyAdaptersTest, ClusterConfigCountsAnotherWritersValueAsNotOurs) {
   EXPECT_EQ(etcd.get(key)->value, R"({"id":4,"capabilities":{"syncedCanaries":true}})");
 }
 
+// Expected: the IP GC duty runs on the identity GC's schedule and, while this node's Nomad ID is
+// unknown, neither asks Nomad nor reads etcd: the pass fails and is retried.
+TEST_F(DutyAdaptersTest, IpGcWithoutThisNodesIdReadsNothing) {
+  auto duty = labeler::cluster::make_ip_gc_duty(settings(), context());
+  EXPECT_EQ(duty->name(), labeler::cluster::DutyName::ip_gc);
+  EXPECT_EQ(duty->interval(), std::chrono::minutes{15});
+  const auto reads = etcd.calls(InMemoryEtcd::Method::range);
+  EXPECT_EQ(duty->run_pass(fence, {}).end, labeler::cluster::PassEnd::read_failed);
+  EXPECT_EQ(etcd.calls(InMemoryEtcd::Method::range), reads);
+}
+
 }  // namespace
 }  // namespace cn::testing

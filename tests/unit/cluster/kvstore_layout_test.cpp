@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "labeler/cluster/in_use_report.h"
+#include "labeler/cluster/ip_key.h"
 
 namespace cn::labeler::cluster {
 namespace {
@@ -57,6 +58,12 @@ TEST(KvstoreLayout, NodeValuesNeedAName) {
   ASSERT_TRUE(entry);
   EXPECT_EQ(entry->name, "web-1");
   EXPECT_EQ(entry->cluster, "default");
+  EXPECT_TRUE(entry->ips.empty());
+  entry =
+      parse_node_value(R"({"Name":"web-1","IPAddresses":[{"Type":"InternalIP","IP":"192.168.0.2"},)"
+                       R"({"Type":"CiliumInternalIP","IP":"10.200.0.1"},{"Type":"x"},7]})");
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->ips, (std::vector<std::string>{"192.168.0.2", "10.200.0.1"}));
   for (const char* bad : {"", "null", "[]", R"({"Cluster":"default"})", R"({"Name":7})", "{"}) {
     EXPECT_FALSE(parse_node_value(bad)) << bad;
   }
@@ -77,6 +84,42 @@ TEST(InUseReport, RoundTripsAndIsStrict) {
         R"({"node":"n","identities":[-3],"at":"t"})"}) {
     EXPECT_FALSE(parse_in_use_report(bad)) << bad;
   }
+}
+
+TEST(InUseReport, EndpointIpsAreOptionalForOlderLabelers) {
+  EXPECT_FALSE(parse_in_use_report(R"({"node":"n","identities":[],"at":"t"})")->ips);
+  const std::string json =
+      in_use_report_json("web-1", {256}, std::vector<std::string>{"10.0.0.5", "fd00::5"}, {});
+  EXPECT_EQ(json, R"({"at":"1970-01-01T00:00:00.000Z","identities":[256],)"
+                  R"("ips":["10.0.0.5","fd00::5"],"node":"web-1"})");
+  auto report = parse_in_use_report(json);
+  ASSERT_TRUE(report && report->ips);
+  EXPECT_EQ(*report->ips, (std::vector<std::string>{"10.0.0.5", "fd00::5"}));
+  EXPECT_TRUE(parse_in_use_report(R"({"node":"n","identities":[],"ips":[],"at":"t"})")->ips);
+  EXPECT_FALSE(parse_in_use_report(R"({"node":"n","identities":[],"ips":[5],"at":"t"})"));
+  EXPECT_FALSE(parse_in_use_report(R"({"node":"n","identities":[],"ips":"x","at":"t"})"));
+}
+
+TEST(KvstoreLayout, IpcacheEntriesAsTheAgentWritesThem) {
+  EXPECT_EQ(ip_key("10.0.0.5"), "cilium/state/ip/v1/default/10.0.0.5");
+  EXPECT_EQ(parse_ip_key("cilium/state/ip/v1/default/fd00::5"), "fd00::5");
+  for (const char* bad : {"cilium/state/ip/v1/default/", "cilium/state/ip/v1/default/10.0.0.0/8",
+                          "cilium/state/ip/v1/other/10.0.0.5", "cilium/state/ip/v1/default"})
+    EXPECT_FALSE(parse_ip_key(bad)) << bad;
+  auto entry = parse_ip_value(
+      R"({"IP":"10.0.0.5","Mask":null,"HostIP":"192.168.0.2","ID":300,"Key":0,"Metadata":"",)"
+      R"("K8sNamespace":"default","K8sPodName":"web","NamedPorts":[{"Name":"http","Port":80,)"
+      R"("Protocol":"TCP"}]})");
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->ip, "10.0.0.5");
+  EXPECT_EQ(entry->host_ip, "192.168.0.2");
+  EXPECT_EQ(entry->id, 300U);
+  auto old = parse_ip_value(R"({"IP":"10.0.0.5","Mask":null,"HostIP":null,"ID":300})");
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->host_ip, "");
+  for (const char* bad : {"", "[]", R"({"HostIP":"h","ID":1})", R"({"IP":"a","ID":-1})",
+                          R"({"IP":"a","HostIP":5,"ID":1})", R"({"IP":"a"})"})
+    EXPECT_FALSE(parse_ip_value(bad)) << bad;
 }
 
 }  // namespace

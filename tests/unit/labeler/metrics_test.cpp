@@ -141,12 +141,12 @@ TEST(Metrics, ClusterDutyFamiliesAppearOnlyWhenConfigured) {
   const std::map<std::string, std::size_t> expected = {
       {"cilium_nomad_cluster_leader", 1},
       {"cilium_nomad_cluster_leader_terms_total", 1},
-      {"cilium_nomad_cluster_duty_passes_total", 5 * 6},
-      {"cilium_nomad_cluster_duty_deletions_total", 3},
-      // unknown_shape, changed, doubt for the three that delete; never_listed, over_cap for
-      // node_reaping; changed, not_ours for cluster_config
-      {"cilium_nomad_cluster_duty_skips_total", 3 * 3 + 2 + 2},
-      {"cilium_nomad_cluster_duty_last_success_timestamp_seconds", 5},
+      {"cilium_nomad_cluster_duty_passes_total", 6 * 6},
+      {"cilium_nomad_cluster_duty_deletions_total", 4},
+      // unknown_shape, changed, doubt for the four that delete; never_listed, over_cap for
+      // node_reaping and ip_gc; changed, not_ours for cluster_config
+      {"cilium_nomad_cluster_duty_skips_total", 4 * 3 + 2 + 2 + 2},
+      {"cilium_nomad_cluster_duty_last_success_timestamp_seconds", 6},
       {"cilium_nomad_identity_reports_total", 2},
   };
   EXPECT_EQ(series, expected);
