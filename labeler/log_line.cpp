@@ -215,10 +215,11 @@ std::optional<LogLine> parse_log_line(std::string_view text) {
 
 LogFieldType log_field_type(std::string_view key) {
   // Keep in step with the tables in docs/logging.md (LogFormat.DocsListEveryKey checks the names).
-  static constexpr std::array<std::string_view, 52> kNumbers{"allocations",
+  static constexpr std::array<std::string_view, 53> kNumbers{"allocations",
                                                              "asked",
                                                              "attempt",
                                                              "candidates",
+                                                             "claims",
                                                              "connect_timeout_ms",
                                                              "correct",
                                                              "count",

@@ -88,10 +88,11 @@ enum class PolicyErrorReason {
   invalid,  // a policy was refused (validation, size, count, name)
   write,    // the directory could not be listed or a file written
   remove,   // a file of a deleted variable could not be removed
+  audit,    // an endpoint's PolicyAuditMode could not be read or set (retried)
 };
 inline constexpr PolicyErrorReason kAllPolicyErrorReasons[] = {
-    PolicyErrorReason::list, PolicyErrorReason::read, PolicyErrorReason::invalid,
-    PolicyErrorReason::write, PolicyErrorReason::remove};
+    PolicyErrorReason::list,  PolicyErrorReason::read,   PolicyErrorReason::invalid,
+    PolicyErrorReason::write, PolicyErrorReason::remove, PolicyErrorReason::audit};
 std::string_view to_string(PolicyErrorReason reason);
 
 class Metrics {
@@ -152,6 +153,7 @@ class Metrics {
   prometheus::Gauge& state_entries() { return state_entries_; }
   prometheus::Gauge& ready() { return ready_; }
   prometheus::Gauge& policies_applied() { return policies_applied_; }
+  prometheus::Gauge& policy_audit_endpoints() { return policy_audit_endpoints_; }
   prometheus::Gauge& policies_invalid() { return policies_invalid_; }
   prometheus::Gauge& policy_last_apply_timestamp() { return policy_last_apply_; }
   // cilium_nomad_policies_unsupported{option}: policies not written on this node because its
@@ -209,6 +211,7 @@ class Metrics {
   prometheus::Gauge& state_entries_;
   prometheus::Gauge& ready_;
   prometheus::Gauge& policies_applied_;
+  prometheus::Gauge& policy_audit_endpoints_;
   prometheus::Gauge& policies_invalid_;
   prometheus::Gauge& policy_last_apply_;
   prometheus::Gauge& unlabeled_allocations_;

@@ -7,6 +7,7 @@
 #include "common/policy/policy_document.h"
 #include "common/util/atomic_file.h"
 #include "common/util/json_read.h"
+#include "labeler/policy/policy_mode.h"
 #include "labeler/watcher.h"
 
 namespace cn::labeler::policy {
@@ -113,6 +114,11 @@ std::vector<cn::policy::PolicyRequirement> PolicyDistributor::file_unmet(
   return cn::policy::unmet_requirements(cn::policy::policy_requirements(*doc), options_);
 }
 
+PolicyMode PolicyDistributor::file_mode(const OwnedFile& file) {
+  auto doc = json::parse_json_text(file.content, "policy file");
+  return doc ? policy_mode_of(*doc) : PolicyMode::enforce;
+}
+
 void PolicyDistributor::mark_unsupported(const nomad::VariableMeta& meta, std::uint64_t index,
                                          const std::vector<cn::policy::PolicyRequirement>& unmet,
                                          const OwnedFile* file, PolicyRecord& rec) {
@@ -215,6 +221,7 @@ void PolicyDistributor::apply(const std::vector<nomad::VariableMeta>& listed,
     });
   }
   publish();
+  if (on_pass_) on_pass_();
 }
 
 void PolicyDistributor::apply_variable(const nomad::VariableMeta& meta, const std::string& name,
@@ -246,6 +253,7 @@ void PolicyDistributor::apply_variable(const nomad::VariableMeta& meta, const st
     rec.applied_index = meta.modify_index;
     rec.file = file->second.path;
     rec.option.clear();
+    rec.mode = std::string(to_string(file_mode(file->second)));
     set_state(rec, PolicyState::applied, "");
     return;
   }
@@ -286,6 +294,9 @@ void PolicyDistributor::apply_variable(const nomad::VariableMeta& meta, const st
   auto object = cn::policy::policy_object_from_item(
       item->second, std::string(cn::policy::kFilePrefix) + name, source);
   if (!object) return refuse(object.error().message);
+  auto mode = parse_policy_mode(var->items);
+  if (!mode) return refuse(mode.error().message);
+  mark_policy_mode(*object, *mode);
   if (auto unmet =
           cn::policy::unmet_requirements(cn::policy::policy_requirements(*object), options_);
       !unmet.empty()) {
@@ -312,6 +323,7 @@ void PolicyDistributor::apply_variable(const nomad::VariableMeta& meta, const st
   rec.applied_index = var->meta.modify_index;
   rec.file = dir_.file_path(name);
   rec.option.clear();
+  rec.mode = std::string(to_string(*mode));
   set_state(rec, PolicyState::applied, "");
   if (changed) {
     rec.changed_unix_ms = unix_millis(clock_.wall_now());
