@@ -61,10 +61,9 @@ class CiliumApi {
   // then regenerates the endpoint (cilium/cilium daemon/cmd/endpoint.go,
   // patchEndpointIDConfig). 400 (invalid) names what it refused.
   // Not pure: a double that does not model options refuses the call.
-  // NOLINTNEXTLINE(performance-unnecessary-value-param)
-  virtual Status set_endpoint_options(const EndpointRef& /*ref*/,
-                                      const std::map<std::string, std::string>& /*options*/,
-                                      Deadline /*deadline*/) {
+  virtual Status set_endpoint_options(
+      const EndpointRef& /*ref*/, const std::map<std::string, std::string>& /*options*/,
+      Deadline /*deadline*/) {  // NOLINT(performance-unnecessary-value-param)
     return fail(ErrorKind::invalid, "endpoint options are not supported by this client");
   }
 };
