@@ -58,6 +58,9 @@ LabelerDaemon::LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium
   if (!config_.policies.dir.empty()) {
     policies_ = std::make_unique<policy::PolicyDistributor>(config_.policies, nomad_, clock_,
                                                             metrics_, calls_, log_, &cilium_);
+    auditor_ = std::make_unique<policy::PolicyAuditor>(config_.policies, cilium_, clock_, metrics_,
+                                                       calls_, log_);
+    policies_->set_on_pass([this] { auditor_->kick(); });
   }
   server_ = std::make_unique<NotifyServer>(
       NotifyServer::Options{config_.socket_path, config_.allowed_uids}, clock_, metrics_, log_);
@@ -101,6 +104,7 @@ Status LabelerDaemon::start(std::stop_token stop) {
   // it starts, so the files are there first.
   if (policies_) {
     policy_thread_ = std::jthread([this](std::stop_token st) { policies_->run(st); });
+    audit_thread_ = std::jthread([this](std::stop_token st) { auditor_->run(st); });
   }
 
   // The caller's stop, or stop(): whichever comes first ends a half-started daemon's waits.
@@ -255,6 +259,7 @@ void LabelerDaemon::stop() {
   if (queue_) queue_->stop();
   if (watch_thread_.joinable()) watch_thread_ = {};
   if (policy_thread_.joinable()) policy_thread_ = {};
+  if (audit_thread_.joinable()) audit_thread_ = {};
 }
 
 Result<ReconcileReport> LabelerDaemon::reconcile_now(std::stop_token stop) {
@@ -265,6 +270,8 @@ Result<ReconcileReport> LabelerDaemon::reconcile_now(std::stop_token stop) {
         node_id_, [this](WorkItem item) { return queue_->enqueue(std::move(item)); },
         std::move(stop));
     if (report) orphans_->collect(*report);
+    // Labels may have changed under an audit-mode policy's selector.
+    if (auditor_) auditor_->kick();
     return report;
   } catch (const std::exception& e) {
     metrics_.errors(ErrorKindLabel::exception).Increment();
@@ -368,6 +375,8 @@ void LabelerDaemon::process(WorkItem item) {
   // is counted, logged and left to its retry or the next resync; the worker takes the next one.
   try {
     process_item(std::move(item));
+    // A newly labeled endpoint may be the subject of an audit-mode policy.
+    if (auditor_) auditor_->kick();
   } catch (const std::exception& e) {
     metrics_.errors(ErrorKindLabel::exception).Increment();
     log_->error(

@@ -19,6 +19,7 @@
 #include "labeler/health_tracker.h"
 #include "labeler/notify_server.h"
 #include "labeler/orphan_collector.h"
+#include "labeler/policy/policy_auditor.h"
 #include "labeler/policy/policy_distributor.h"
 #include "labeler/reconciler.h"
 #include "labeler/unlabeled_tracker.h"
@@ -51,6 +52,7 @@ class LabelerDaemon {
   // What `k8s:io.cilium.k8s.policy.cluster` is derived from now.
   std::string cluster_name() const { return cluster_name_->get(); }
   policy::PolicyDistributor* policies() { return policies_.get(); }
+  policy::PolicyAuditor* policy_auditor() { return auditor_.get(); }
   const AllocCache& alloc_cache() const { return *alloc_cache_; }
   Result<ReconcileReport> reconcile_now(std::stop_token stop = {}) EXCLUDES(reconcile_mu_);
 
@@ -107,7 +109,9 @@ class LabelerDaemon {
   std::unique_ptr<Watcher> watcher_;
   std::jthread watch_thread_;
   std::unique_ptr<policy::PolicyDistributor> policies_;  // with --policy-dir only
+  std::unique_ptr<policy::PolicyAuditor> auditor_;       // with policies_
   std::jthread policy_thread_;
+  std::jthread audit_thread_;
 };
 
 }  // namespace cn::labeler

@@ -24,6 +24,7 @@
 #include "labeler/labeler_daemon.h"
 #include "labeler/logging.h"
 #include "labeler/node_lock.h"
+#include "labeler/policy/policy_audit.h"
 #include "labeler/policy/policy_status.h"
 #include "labeler/policy/policy_status_command.h"
 #include "labeler/policy_validate_command.h"
@@ -184,6 +185,7 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
   config.policy = *policy;
   config.policies.resync_interval = std::chrono::seconds{flags.resync_seconds};
   config.policies.status_file = labeler::policy::policy_status_path(config.state_file);
+  config.policies.audit_file = labeler::policy::policy_audit_path(config.state_file);
   config.policies.agent_option_overrides = agent_option_overrides(flags.agent_options);
   config.resync_interval = std::chrono::seconds{flags.resync_seconds};
   config.gc_grace = std::chrono::seconds{flags.gc_grace_seconds};

@@ -84,6 +84,8 @@ std::string_view to_string(PolicyErrorReason reason) {
       return "write";
     case PolicyErrorReason::remove:
       return "remove";
+    case PolicyErrorReason::audit:
+      return "audit";
   }
   return "invalid";
 }
@@ -225,6 +227,9 @@ Metrics::Metrics()
                    "--unhealthy-after")),
       policies_applied_(gauge(*registry_, "cilium_nomad_policies_applied",
                               "Policies whose current version is in the policy directory")),
+      policy_audit_endpoints_(gauge(*registry_, "cilium_nomad_policy_audit_endpoints",
+                                    "Endpoints of this node the labeler put in policy audit "
+                                    "mode (PolicyAuditMode Enabled)")),
       policies_invalid_(gauge(*registry_, "cilium_nomad_policies_invalid",
                               "Policies whose current version was refused (the last good file "
                               "stays)")),

@@ -89,10 +89,12 @@ enum class PolicyErrorReason {
   not_delegated,  // its variable's namespace may not write it (docs/policies.md "Delegation")
   write,          // the directory could not be listed or a file written
   remove,         // a file of a deleted variable could not be removed
+  audit,          // an endpoint's PolicyAuditMode could not be read or set (retried)
 };
 inline constexpr PolicyErrorReason kAllPolicyErrorReasons[] = {
     PolicyErrorReason::list,          PolicyErrorReason::read,  PolicyErrorReason::invalid,
-    PolicyErrorReason::not_delegated, PolicyErrorReason::write, PolicyErrorReason::remove};
+    PolicyErrorReason::not_delegated, PolicyErrorReason::write, PolicyErrorReason::remove,
+    PolicyErrorReason::audit};
 std::string_view to_string(PolicyErrorReason reason);
 
 class Metrics {
@@ -155,6 +157,7 @@ class Metrics {
   prometheus::Gauge& state_entries() { return state_entries_; }
   prometheus::Gauge& ready() { return ready_; }
   prometheus::Gauge& policies_applied() { return policies_applied_; }
+  prometheus::Gauge& policy_audit_endpoints() { return policy_audit_endpoints_; }
   prometheus::Gauge& policies_invalid() { return policies_invalid_; }
   prometheus::Gauge& policy_last_apply_timestamp() { return policy_last_apply_; }
   // cilium_nomad_policies_unsupported{option}: policies not written on this node because its
@@ -213,6 +216,7 @@ class Metrics {
   prometheus::Gauge& state_entries_;
   prometheus::Gauge& ready_;
   prometheus::Gauge& policies_applied_;
+  prometheus::Gauge& policy_audit_endpoints_;
   prometheus::Gauge& policies_invalid_;
   prometheus::Gauge& policy_last_apply_;
   prometheus::Gauge& unlabeled_allocations_;

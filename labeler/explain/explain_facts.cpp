@@ -1,5 +1,7 @@
 #include "labeler/explain/explain_facts.h"
 
+#include "labeler/policy/policy_audit.h"
+
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -100,6 +102,20 @@ void find_policies(ExplainFacts& facts, const ExplainSettings& settings) {
     facts.policies.push_back({doc->value("/metadata/name"_json_pointer, name),
                               file.source ? file.source->nomad_namespace : std::string(),
                               doc->value("kind", ""), file.path});
+  }
+  if (facts.endpoint) {
+    facts.endpoint_audit = cilium::policy_audit_enabled(*facts.endpoint);
+    // No claims file: the labeler never put an endpoint of this node in audit.
+    if (auto audit = policy::read_audit_record(policy::policy_audit_path(settings.state_file))) {
+      facts.global_audit = audit->global_audit;
+      const std::string attachment = facts.endpoint->cni_attachment_id.empty()
+                                         ? facts.endpoint->container_id
+                                         : facts.endpoint->cni_attachment_id;
+      for (const auto& claim : audit->claims) {
+        if (claim.id == facts.endpoint->id && claim.attachment == attachment)
+          facts.audit_policies = claim.policies;
+      }
+    }
   }
   // No status file: no distributor ran on this node, so it refused nothing.
   if (auto status = policy::read_policy_status(policy::policy_status_path(settings.state_file))) {

@@ -65,6 +65,13 @@ struct ExplainFacts {
   // variables the distributor refused or could not write yet (its status file), and files of
   // ours that cannot be read. Said, so that a missing policy is never silently left out.
   std::vector<PolicyNotApplied> policies_not_applied;
+
+  // Audit before enforce (docs/policies.md): the endpoint's PolicyAuditMode as the agent reports
+  // it (nullopt: not reported), and the audit-mode policies the labeler put it in audit for
+  // (empty: not by the labeler's hand). `global_audit`: the agent's --policy-audit-mode.
+  std::optional<bool> endpoint_audit;
+  std::vector<std::string> audit_policies;
+  bool global_audit = false;
 };
 
 // Resolves a full ID or an unambiguous prefix against the state file and the agent's endpoints.

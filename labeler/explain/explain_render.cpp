@@ -97,6 +97,16 @@ std::string not_applied_text(const ExplainFacts& facts) {
   return join(items, "; ");
 }
 
+// Only said when there is something to say: audit is the exception, enforcing the rule.
+std::string audit_text(const ExplainFacts& facts) {
+  if (facts.endpoint_audit != true) return "";
+  if (facts.global_audit) return "in audit mode: the agent's --policy-audit-mode is on";
+  if (facts.audit_policies.empty())
+    return "in audit mode (PolicyAuditMode Enabled), not set by the labeler";
+  return "in audit mode (PolicyAuditMode Enabled), set by the labeler for " +
+         join(facts.audit_policies, ", ") + ": no policy drops its traffic";
+}
+
 json last_attempt_json(const ExplainFacts& facts) {
   if (!facts.last_attempt) return nullptr;
   return {{"reason", facts.last_attempt->reason},
@@ -126,6 +136,7 @@ std::string render_text(const ExplainFacts& facts, const Verdict& verdict) {
   if (!facts.policy_error.empty() || facts.policies_checked) {
     line(out, "policies", policies_text(facts));
     if (!facts.policies_not_applied.empty()) line(out, "  not applied", not_applied_text(facts));
+    if (const std::string audit = audit_text(facts); !audit.empty()) line(out, "  audit", audit);
   } else {
     line(out, "policies", "not looked at (give --policy-dir)");
   }
@@ -201,6 +212,10 @@ json render_json(const ExplainFacts& facts, const Verdict& verdict) {
                            {"reason", p.reason}});
   }
   out["policies_not_applied"] = facts.policies_checked ? std::move(not_applied) : json(nullptr);
+  out["audit"] = facts.endpoint_audit ? json{{"enabled", *facts.endpoint_audit},
+                                             {"by_labeler_for", facts.audit_policies},
+                                             {"agent_global", facts.global_audit}}
+                                      : json(nullptr);
   out["verdict"] = {{"ok", verdict.ok()},
                     {"kind", std::string(to_string(verdict.kind))},
                     {"summary", verdict.summary},

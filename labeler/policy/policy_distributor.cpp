@@ -8,6 +8,7 @@
 #include "common/policy/policy_document.h"
 #include "common/util/atomic_file.h"
 #include "common/util/json_read.h"
+#include "labeler/policy/policy_mode.h"
 #include "labeler/watcher.h"
 
 namespace cn::labeler::policy {
@@ -124,6 +125,11 @@ std::vector<cn::policy::PolicyRequirement> PolicyDistributor::file_unmet(
   auto doc = json::parse_json_text(file.content, "policy file");
   if (!doc) return {};
   return cn::policy::unmet_requirements(cn::policy::policy_requirements(*doc), options_);
+}
+
+PolicyMode PolicyDistributor::file_mode(const OwnedFile& file) {
+  auto doc = json::parse_json_text(file.content, "policy file");
+  return doc ? policy_mode_of(*doc) : PolicyMode::enforce;
 }
 
 void PolicyDistributor::mark_unsupported(const nomad::VariableMeta& meta, std::uint64_t index,
@@ -245,6 +251,7 @@ void PolicyDistributor::apply(const std::vector<nomad::VariableMeta>& listed,
     });
   }
   publish();
+  if (on_pass_) on_pass_();
 }
 
 const OwnedFile* PolicyDistributor::legacy_file(
@@ -310,6 +317,7 @@ void PolicyDistributor::apply_variable(const nomad::VariableMeta& meta, const st
     rec.applied_index = meta.modify_index;
     rec.file = file->path;
     rec.option.clear();
+    rec.mode = std::string(to_string(file_mode(file->second)));
     set_state(rec, PolicyState::applied, "");
     return;
   }
@@ -373,6 +381,9 @@ void PolicyDistributor::apply_variable(const nomad::VariableMeta& meta, const st
     }
     return set_state(rec, PolicyState::not_delegated, delegated.error().message);
   }
+  auto mode = parse_policy_mode(var->items);
+  if (!mode) return refuse(mode.error().message);
+  mark_policy_mode(*object, *mode);
   if (auto unmet =
           cn::policy::unmet_requirements(cn::policy::policy_requirements(*object), options_);
       !unmet.empty()) {
@@ -400,6 +411,7 @@ void PolicyDistributor::apply_variable(const nomad::VariableMeta& meta, const st
   rec.applied_index = var->meta.modify_index;
   rec.file = dir_.file_path(name);
   rec.option.clear();
+  rec.mode = std::string(to_string(*mode));
   set_state(rec, PolicyState::applied, "");
   if (changed) {
     rec.changed_unix_ms = unix_millis(clock_.wall_now());

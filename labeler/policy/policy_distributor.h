@@ -27,6 +27,7 @@
 // is missing or holds another version.
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -47,6 +48,7 @@
 #include "labeler/call_recorder.h"
 #include "labeler/metrics.h"
 #include "labeler/policy/policy_directory.h"
+#include "labeler/policy/policy_mode.h"
 #include "labeler/policy/policy_settings.h"
 #include "labeler/policy/policy_status.h"
 
@@ -67,6 +69,10 @@ class PolicyDistributor {
 
   PolicyStatus status() const;
 
+  // Called at the end of every pass that looked at the listing (the audit-mode hook,
+  // policy_auditor.h). Set before run().
+  void set_on_pass(std::function<void()> on_pass) { on_pass_ = std::move(on_pass); }
+
  private:
   void watch(std::stop_token stop);
   // Brings the directory in line with one listing (see the header comment for the rules).
@@ -86,6 +92,7 @@ class PolicyDistributor {
   void refresh_agent_options(std::stop_token stop);
   // What an existing file of ours needs that the agent lacks (empty when unreadable).
   std::vector<cn::policy::PolicyRequirement> file_unmet(const OwnedFile& file) const;
+  static PolicyMode file_mode(const OwnedFile& file);
   // Records `unmet` (not empty) for this version; removes the file when it too needs an option
   // the agent lacks, so that the agent's next start does not read it.
   void mark_unsupported(const nomad::VariableMeta& meta, std::uint64_t index,
@@ -110,6 +117,7 @@ class PolicyDistributor {
   std::optional<cilium::ReportedAgentOptions> last_reported_;
   std::string assumed_logged_;  // what the last "assuming" log line said
   bool recheck_ = false;
+  std::function<void()> on_pass_;
 
   // Written by the one thread that runs passes; read by status() from others.
   mutable Mutex mu_;

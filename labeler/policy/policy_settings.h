@@ -15,6 +15,8 @@ struct PolicySettings {
   std::string prefix = "cilium/policies";
   std::size_t max_policies = 512;  // --policy-max-count: files of ours in the directory
   std::string status_file;         // empty: none
+  // The audit-mode claims (policy_audit.h); empty: kept in memory only, lost at a restart.
+  std::string audit_file;
   std::chrono::seconds wait{300};  // blocking wait sent to Nomad
   std::chrono::milliseconds call_timeout{10'000};
   std::chrono::seconds resync_interval{300};  // 0: only at start

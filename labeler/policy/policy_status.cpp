@@ -54,6 +54,7 @@ std::string to_text(const PolicyStatus& status) {
                         {"reason", r.reason},
                         {"changed_unix_ms", r.changed_unix_ms}};
     if (!r.option.empty()) p["option"] = r.option;
+    if (!r.mode.empty()) p["mode"] = r.mode;
     policies.push_back(std::move(p));
   }
   nlohmann::json doc = {{"namespace", status.nomad_namespace},
@@ -95,6 +96,7 @@ Result<PolicyStatus> parse_policy_status(std::string_view text) {
     p.read("state", state);
     p.read("reason", rec.reason);
     p.read("option", rec.option);  // absent in older files
+    p.read("mode", rec.mode);      // absent in older files
     p.read("changed_unix_ms", changed);
     if (!p.ok()) return fail(p.error());
     auto parsed = parse_state(state);

@@ -35,6 +35,7 @@ struct PolicyRecord {
   PolicyState state = PolicyState::pending;
   std::string reason;  // why invalid, not_delegated, pending or unsupported; empty when applied
   std::string option;  // unsupported: the agent option it needs (its flag name)
+  std::string mode;    // "audit" or "enforce" of the written file; empty: not known
   long long changed_unix_ms = 0;  // last change of state or of the file
 
   friend bool operator==(const PolicyRecord&, const PolicyRecord&) = default;

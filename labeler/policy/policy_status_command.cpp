@@ -1,7 +1,11 @@
 #include "labeler/policy/policy_status_command.h"
 
 #include <filesystem>
+#include <map>
 
+#include "common/util/join.h"
+
+#include "labeler/policy/policy_audit.h"
 #include "labeler/policy/policy_status.h"
 #include "labeler/text_table.h"
 
@@ -32,6 +36,34 @@ std::string changed_cell(const PolicyRecord& rec, StatusView view, Clock& clock)
          " ago";
 }
 
+// "audit <variable>: endpoints 12 34": the endpoints of this node each audit-mode policy holds
+// in audit (docs/policies.md "Audit before enforce"); nothing when none is.
+std::string audit_status_text(const std::string& audit_file) {
+  auto audit = read_audit_record(audit_file);
+  if (!audit) {
+    return audit.error().kind == ErrorKind::not_found
+               ? ""
+               : "audit claims unreadable: " + audit.error().message + "\n";
+  }
+  std::map<std::string, std::vector<std::string>> by_policy;
+  for (const auto& claim : audit->claims) {
+    for (const auto& path : claim.policies) by_policy[path].push_back(std::to_string(claim.id));
+  }
+  std::string out;
+  if (audit->global_audit)
+    out += "agent policy-audit-mode is on: every endpoint is in audit, none is changed\n";
+  for (const auto& [path, ids] : by_policy) {
+    out += "audit " + path + ": endpoints " + join(ids, " ") + "\n";
+  }
+  std::vector<std::string> foreign;
+  for (const auto& claim : audit->foreign) foreign.push_back(std::to_string(claim.id));
+  if (!foreign.empty())
+    out +=
+        "already in audit, not by the labeler (left alone): endpoints " + join(foreign, " ") + "\n";
+  if (!audit->last_error.empty()) out += "audit last error: " + audit->last_error + "\n";
+  return out;
+}
+
 }  // namespace
 
 Result<std::string> render_policy_status(const std::string& status_file, StatusView view,
@@ -46,13 +78,14 @@ Result<std::string> render_policy_status(const std::string& status_file, StatusV
   if (view == StatusView::json) return to_text(*status);
 
   std::vector<std::vector<std::string>> rows = {
-      {"NAMESPACE", "VARIABLE", "FILE", "APPLIED", "CHANGED", "STATE"}};
+      {"NAMESPACE", "VARIABLE", "FILE", "APPLIED", "MODE", "CHANGED", "STATE"}};
   for (const auto& [key, rec] : status->policies) {
     std::string state(to_string(rec.state));
     if (!rec.reason.empty()) state += ": " + rec.reason;
     rows.push_back({rec.nomad_namespace, rec.variable_path, file_cell(rec, view),
                     rec.applied_index ? std::to_string(rec.applied_index) : "-",
-                    changed_cell(rec, view, clock), std::move(state)});
+                    rec.mode.empty() ? "-" : rec.mode, changed_cell(rec, view, clock),
+                    std::move(state)});
   }
   std::string out =
       view == StatusView::wide ? render_table(rows) : render_table(std::move(rows), kTableWidth);
@@ -69,6 +102,7 @@ Result<std::string> render_policy_status(const std::string& status_file, StatusV
     out += "\n";
   }
   if (!status->agent_options.empty()) out += "agent options: " + status->agent_options + "\n";
+  out += audit_status_text(policy_audit_path(status_file));
   return out;
 }
 

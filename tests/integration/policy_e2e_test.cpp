@@ -3,6 +3,7 @@
 // as its --static-cnp-path (inotify), with its selector injection and subject/peer reporting.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -80,6 +81,7 @@ class PolicyE2E : public ::testing::Test {
     config.metrics_addr = "";
     config.policies.dir = policy_dir_;
     config.policies.status_file = dir_.file("run/policy-status.json");
+    config.policies.audit_file = dir_.file("run/policy-audit.json");
     config.policies.wait = std::chrono::seconds{5};
     daemon_ = std::make_unique<LabelerDaemon>(config, *nomad_client_, *cilium_client_,
                                               system_clock(), nullptr);
@@ -171,6 +173,44 @@ TEST_F(PolicyE2E, APolicyFromNomadSelectsNomadEndpointsAsSubjectsAndAsPeers) {
   // The namespaced one (Nomad namespace default) works the same way in both directions.
   EXPECT_EQ(loaded("frontend-out")["subject_endpoints"], json::array({frontend}));
   EXPECT_EQ(loaded("frontend-out")["peer_endpoints"], json::array({web}));
+}
+
+// docs/policies.md "Audit before enforce": mode=audit puts the policy's subjects (the agent's
+// own subject list of the file says which) in PolicyAuditMode; back to enforce turns it off
+// again only where the labeler turned it on.
+TEST_F(PolicyE2E, AuditModeReachesTheSubjectsAndIsTurnedOffOnlyWhereTheLabelerTurnedItOn) {
+  const long long web = endpoint_of("web", "10.200.1.1");
+  const long long frontend = endpoint_of("frontend", "10.200.1.2");
+  const long long by_hand = endpoint_of("web", "10.200.1.3");
+  auto local = cilium::EndpointRef::local(by_hand);
+  ASSERT_TRUE(local);
+  // An operator's own audit, before the labeler runs: never ours to switch off.
+  ASSERT_TRUE(cilium_client_->set_endpoint_options(
+      *local, {{"PolicyAuditMode", "Enabled"}},
+      Deadline{system_clock().now() + std::chrono::seconds{10}}));
+  const auto audit_of = [&](long long id) -> std::string {
+    const auto ep = agent_->endpoint(std::to_string(id));
+    return ep ? ep->at("spec").at("options").value("PolicyAuditMode", "") : "gone";
+  };
+  start_daemon();
+  ASSERT_TRUE(nomad_->put_variable("default", "cilium/policies/web",
+                                   {{"policy", ccnp_web()}, {"mode", "audit"}}));
+  ASSERT_TRUE(eventually([&] { return audit_of(web) == "Enabled"; })) << "web: " << audit_of(web);
+  const json subjects = json::array({std::min(web, by_hand), std::max(web, by_hand)});
+  EXPECT_TRUE(eventually([&] { return loaded("web")["subject_endpoints"] == subjects; }))
+      << "the agent's own subjects of the file: " << loaded("web").dump();
+  EXPECT_EQ(audit_of(frontend), "Disabled");
+  ASSERT_TRUE(record("web"));
+  EXPECT_EQ(record("web")->mode, "audit");
+  ASSERT_TRUE(eventually([&] { return daemon_->policy_auditor()->record().claims.size() == 1; }));
+  EXPECT_EQ(daemon_->policy_auditor()->record().claims[0].id, web);
+
+  put("web", ccnp_web());  // the mode item removed: enforce
+  ASSERT_TRUE(eventually([&] { return audit_of(web) == "Disabled"; })) << "web: " << audit_of(web);
+  EXPECT_EQ(audit_of(by_hand), "Enabled") << "an audit the labeler did not set is never undone";
+  EXPECT_EQ(audit_of(frontend), "Disabled");
+  EXPECT_EQ(record("web")->mode, "enforce");
+  EXPECT_TRUE(eventually([&] { return daemon_->policy_auditor()->record().claims.empty(); }));
 }
 
 TEST_F(PolicyE2E, UpdatesReachTheAgentAndAnInvalidOneIsRefusedWhileTheAgentStaysUp) {

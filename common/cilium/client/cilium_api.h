@@ -6,6 +6,7 @@
 // form this agent does not parse; rate_limited: the client's own waits ran out; permission:
 // the API is disabled on this agent; transport/timeout/cancelled: no answer). Messages carry the
 // agent's JSON-string error text. Every call ends by the deadline, or sooner on its stop.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,17 @@ class CiliumApi {
                                  Deadline deadline) = 0;
 
   virtual Status delete_endpoint(const EndpointRef& ref, Deadline deadline) = 0;
+
+  // PATCH /v1/endpoint/{id}/config {"options":{NAME: VALUE}}: the agent validates each name
+  // against the endpoint's mutable options and each value as a boolean ("Enabled"/"Disabled"),
+  // then regenerates the endpoint (cilium/cilium daemon/cmd/endpoint.go,
+  // patchEndpointIDConfig). 400 (invalid) names what it refused.
+  // Not pure: a double that does not model options refuses the call.
+  virtual Status set_endpoint_options(
+      const EndpointRef& /*ref*/, const std::map<std::string, std::string>& /*options*/,
+      Deadline /*deadline*/) {  // NOLINT(performance-unnecessary-value-param)
+    return fail(ErrorKind::invalid, "endpoint options are not supported by this client");
+  }
 };
 
 }  // namespace cn::cilium

@@ -157,6 +157,20 @@ Status CurlCiliumClient::set_user_labels(const EndpointRef& ref,
   return {};
 }
 
+Status CurlCiliumClient::set_endpoint_options(const EndpointRef& ref,
+                                              const std::map<std::string, std::string>& options,
+                                              Deadline deadline) {
+  nlohmann::json body = {{"options", nlohmann::json::object()}};
+  for (const auto& [name, value] : options) body["options"][name] = value;
+  auto res = call(
+      http::Request{
+          http::Method::patch, endpoint_path(ref) + "/config", {}, body.dump(), milliseconds{0}},
+      deadline, true);
+  if (!res) return std::unexpected(res.error());
+  if (!success(res->status)) return std::unexpected(error_from(*res, true));
+  return {};
+}
+
 Status CurlCiliumClient::delete_endpoint(const EndpointRef& ref, Deadline deadline) {
   auto res =
       call(http::Request{http::Method::del, endpoint_path(ref), {}, std::nullopt, milliseconds{0}},

@@ -28,6 +28,9 @@ class CurlCiliumClient final : public CiliumApi {
   Status set_user_labels(const EndpointRef& ref, const std::vector<std::string>& labels,
                          Deadline deadline) override;
   Status delete_endpoint(const EndpointRef& ref, Deadline deadline) override;
+  Status set_endpoint_options(const EndpointRef& ref,
+                              const std::map<std::string, std::string>& options,
+                              Deadline deadline) override;
 
   const CiliumClientConfig& config() const { return config_; }
 

@@ -20,6 +20,8 @@ constexpr std::array<AgentOptionInfo, kAgentOptionCount> kAgentOptionRows = {{
     // moot while the mutual handler below is off.
     {AgentOption::mesh_auth, "mesh-auth-enabled", "", false, "pkg/auth/cell.go"},
     {AgentOption::mesh_auth_mutual, "mesh-auth-mutual-enabled", "", false, "pkg/auth/spire/"},
+    {AgentOption::policy_audit_mode, "policy-audit-mode", "PolicyAuditMode", false,
+     "pkg/option/config.go"},
 }};
 
 }  // namespace

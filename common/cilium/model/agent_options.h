@@ -25,8 +25,11 @@ enum class AgentOption {
   host_firewall,         // enable-host-firewall
   mesh_auth,             // mesh-auth-enabled
   mesh_auth_mutual,      // mesh-auth-mutual-enabled
+  // Not a policy requirement: on, every endpoint is in audit and the labeler leaves the
+  // per-endpoint option alone (docs/policies.md "Audit before enforce").
+  policy_audit_mode,  // policy-audit-mode
 };
-inline constexpr std::size_t kAgentOptionCount = 6;
+inline constexpr std::size_t kAgentOptionCount = 7;
 
 struct AgentOptionInfo {
   AgentOption option;

@@ -55,8 +55,10 @@ void read_status(JsonReader& status, Endpoint& ep) {
   with_object(status, "networking", [&](JsonReader& r) { read_addressing(r, ep.addressing); });
   with_object(status, "health", [&](JsonReader& r) { r.read("overallHealth", ep.health); });
   with_object(status, "policy", [&](JsonReader& policy) {
-    with_object(policy, "realized",
-                [&](JsonReader& r) { r.read("policy-revision", ep.realized_policy_revision); });
+    with_object(policy, "realized", [&](JsonReader& r) {
+      r.read("policy-revision", ep.realized_policy_revision);
+      r.read("policy-enabled", ep.realized_policy_enabled);
+    });
   });
 }
 
@@ -65,7 +67,7 @@ void read_status(JsonReader& status, Endpoint& ep) {
 const json::Fields& endpoint_fields() {
   static const json::Fields fields = {
       {"id", {}},
-      {"spec", {{"label-configuration", {{"user", {}}}}}},
+      {"spec", {{"label-configuration", {{"user", {}}}}, {"options", {{"PolicyAuditMode", {}}}}}},
       {"status",
        {{"state", {}},
         {"identity", {{"id", {}}, {"labels", {}}}},
@@ -77,7 +79,7 @@ const json::Fields& endpoint_fields() {
         {"external-identifiers", {{"cni-attachment-id", {}}, {"container-id", {}}}},
         {"networking", {{"addressing", {{"ipv4", {}}, {"ipv6", {}}}}}},
         {"health", {{"overallHealth", {}}}},
-        {"policy", {{"realized", {{"policy-revision", {}}}}}}}}};
+        {"policy", {{"realized", {{"policy-revision", {}}, {"policy-enabled", {}}}}}}}}};
   return fields;
 }
 
@@ -88,6 +90,9 @@ Result<Endpoint> parse_endpoint(const nlohmann::json& value, std::string_view wh
   with_object(r, "spec", [&](JsonReader& spec) {
     with_object(spec, "label-configuration",
                 [&](JsonReader& lc) { lc.read("user", ep.spec_user_labels); });
+    with_object(spec, "options", [&](JsonReader& options) {
+      options.read(kOptionPolicyAuditMode, ep.policy_audit_mode);
+    });
   });
   with_object(r, "status", [&](JsonReader& status) { read_status(status, ep); });
   if (!r.ok()) return fail(r.error());
@@ -119,6 +124,12 @@ Result<EndpointList> parse_endpoint_list(std::string_view body) {
     }
   }
   return list;
+}
+
+std::optional<bool> policy_audit_enabled(const Endpoint& ep) {
+  if (ep.policy_audit_mode == kOptionEnabled) return true;
+  if (ep.policy_audit_mode == kOptionDisabled) return false;
+  return std::nullopt;
 }
 
 bool is_init(const Endpoint& ep) {

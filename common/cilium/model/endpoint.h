@@ -38,7 +38,20 @@ struct Endpoint {
   std::vector<Addressing> addressing;                 // status.networking.addressing
   std::string health;                                 // status.health.overallHealth
   std::int64_t realized_policy_revision = 0;          // status.policy.realized.policy-revision
+  // spec.options.PolicyAuditMode ("Enabled"/"Disabled", the agent's option.FormatOption);
+  // empty when the answer does not carry it.
+  std::string policy_audit_mode;
+  std::string realized_policy_enabled;  // status.policy.realized.policy-enabled, e.g. audit-both
 };
+
+// The endpoint option that puts one endpoint's policy verdicts in audit (cilium/cilium
+// pkg/option/endpoint.go, PolicyAuditMode); the values the agent prints for it.
+inline constexpr std::string_view kOptionPolicyAuditMode = "PolicyAuditMode";
+inline constexpr std::string_view kOptionEnabled = "Enabled";
+inline constexpr std::string_view kOptionDisabled = "Disabled";
+
+// Whether the endpoint reports PolicyAuditMode Enabled; nullopt when it does not report it.
+std::optional<bool> policy_audit_enabled(const Endpoint& ep);
 
 // The members parse_endpoint() reads: keep it in step with endpoint.cpp.
 const json::Fields& endpoint_fields();

@@ -1,5 +1,7 @@
 #include "tests/fakes/cilium/agent_endpoint_api.h"
 
+#include "tests/fakes/cilium/endpoint_options.h"
+
 #include <algorithm>
 
 #include "tests/fakes/cilium/endpoint_model.h"
@@ -306,7 +308,31 @@ HttpResponse patch_endpoint_config(AgentState& st, const RouteMatch& route, cons
   int status = 0;
   FakeEndpoint* ep = st.lookup(route.id, err, status);
   if (!ep) return g.failed(lookup_failure(status, err));
-  return empty_response(200);  // options are not modelled
+  // EndpointUpdate (daemon/cmd/endpoint.go): the endpoint's labels decide first whether the
+  // API may change it at all, then the option library validates the whole map (400 on any bad
+  // entry, nothing applied), then the endpoint regenerates with the new options.
+  if (ep->reserved_endpoint()) {
+    for (const auto& [name, value] : body->value("options", nlohmann::json::object()).items()) {
+      if (name != "Debug" && name != "DebugLB" && name != "TraceNotification" &&
+          name != "PolicyVerdictNotification" && name != "PolicyAuditMode" &&
+          name != "MonitorAggregationLevel" && name != "PolicyTracing") {
+        return g.failed(error_string_response(
+            400, name + " cannot be modified for endpoints with reserved labels"));
+      }
+    }
+  }
+  const nlohmann::json options =
+      body->is_object() ? body->value("options", nlohmann::json()) : nlohmann::json();
+  auto valid = validate_endpoint_options(options);
+  if (!valid) return g.failed(error_string_response(400, valid.error().message));
+  bool changed = false;
+  for (auto& [name, value] : *valid) {
+    auto& slot = ep->options[name];
+    changed = changed || slot != value;
+    slot = std::move(value);
+  }
+  if (changed) ++ep->regenerations;
+  return empty_response(200);
 }
 
 HttpResponse identities(AgentState& st, const RouteMatch& route, const HttpRequest& req) {

@@ -1,5 +1,7 @@
 #include "tests/fakes/cilium/agent_state.h"
 
+#include "tests/fakes/cilium/endpoint_options.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
@@ -181,6 +183,7 @@ cilium::DaemonView AgentState::daemon_view() const {
   v.version_text = "Ok   " + to_string(cfg.version) + ".0 (fake)";
   v.cluster_name = cfg.cluster_name;
   if (cfg.report_options) v.options = cfg.options;
+  v.policy_audit_mode = cfg.policy_audit_mode;
   for (const auto& [uid, ep] : endpoints) {
     if (!ep.ipv4.empty()) v.allocated_ipv4.push_back(ep.ipv4);
   }
@@ -311,6 +314,7 @@ Result<std::uint64_t> AgentState::create(const cilium::ChangeRequest& req) {
   ep.docker_network_id = req.docker_network_id;
   ep.disable_legacy_identifiers = req.disable_legacy_identifiers;
   ep.policy_enabled = req.policy_enabled;
+  ep.options = default_endpoint_options(cfg.policy_audit_mode);
   ep.created = clock.wall_now();
   ep.controller_uuid = uuid_from(rng);
   // No identity labels and no pod labels: the endpoint starts as reserved:init (identity 5).

@@ -2,6 +2,8 @@
 
 #include <ctime>
 
+#include "tests/fakes/cilium/endpoint_options.h"
+
 namespace cn::fakes::cilium {
 
 using nlohmann::json;
@@ -18,22 +20,12 @@ void put(json& j, const char* key, const std::vector<std::string>& v) {
   if (!v.empty()) j[key] = v;
 }
 
-const json& mutable_options() {
-  static const json kOptions = {
-      {"Conntrack", "Enabled"},
-      {"ConntrackAccounting", "Enabled"},
-      {"ConntrackLocal", "Disabled"},
-      {"Debug", "Disabled"},
-      {"DebugLB", "Disabled"},
-      {"DebugPolicy", "Disabled"},
-      {"DropNotification", "Enabled"},
-      {"MonitorAggregationLevel", "Medium"},
-      {"PolicyAuditMode", "Disabled"},
-      {"PolicyVerdictNotification", "Enabled"},
-      {"SourceIPVerification", "Enabled"},
-      {"TraceNotification", "Enabled"},
-  };
-  return kOptions;
+// What the endpoint holds, over the defaults for an endpoint made before options were kept.
+json mutable_options(const FakeEndpoint& ep) {
+  json out = json::object();
+  for (const auto& [name, value] : default_endpoint_options(false)) out[name] = value;
+  for (const auto& [name, value] : ep.options) out[name] = value;
+  return out;
 }
 
 json label_spec(const LabelMap& custom) {
@@ -70,7 +62,14 @@ json external_identifiers(const FakeEndpoint& ep) {
 json policy_json(const FakeEndpoint& ep, std::uint64_t revision) {
   json p = json::object();
   put(p, "id", static_cast<std::int64_t>(ep.identity ? ep.identity->id : 0));
-  p["policy-enabled"] = "none";
+  // Endpoint.policyStatus (pkg/endpoint/api.go): audit renames an enforcing direction; an
+  // endpoint nothing enforces on stays "none" in audit too.
+  std::string enabled = ep.policy_enforcement;
+  const auto audit = ep.options.find("PolicyAuditMode");
+  if (audit != ep.options.end() && audit->second == "Enabled" && enabled != "none") {
+    enabled = "audit-" + enabled;
+  }
+  p["policy-enabled"] = enabled;
   put(p, "build", static_cast<std::int64_t>(ep.regenerations));
   put(p, "policy-revision", static_cast<std::int64_t>(revision));
   p["allowed-ingress-identities"] = json::array({0});
@@ -131,7 +130,7 @@ json endpoint_config_status_json(const FakeEndpoint& ep) {
   // `immutable` is a map: Go omits it when empty, and the fake has no immutable options.
   return json{
       {"realized",
-       {{"label-configuration", label_spec(ep.labels.custom)}, {"options", mutable_options()}}}};
+       {{"label-configuration", label_spec(ep.labels.custom)}, {"options", mutable_options(ep)}}}};
 }
 
 json endpoint_json(const FakeEndpoint& ep, const ModelContext& ctx) {
@@ -181,13 +180,13 @@ json endpoint_json(const FakeEndpoint& ep, const ModelContext& ctx) {
                       {"realized", pol},
                       {"spec", pol}};
   status["realized"] = {{"label-configuration", label_spec(ep.labels.custom)},
-                        {"options", mutable_options()}};
+                        {"options", mutable_options(ep)}};
   status["state"] = ep.state;
 
   return json{
       {"id", ep.id},
       {"spec",
-       {{"label-configuration", label_spec(ep.labels.custom)}, {"options", mutable_options()}}},
+       {{"label-configuration", label_spec(ep.labels.custom)}, {"options", mutable_options(ep)}}},
       {"status", status}};
 }
 
@@ -205,7 +204,10 @@ json daemon_config_json(const DaemonView& view) {
     put(v6, "alloc-range", view.ipv6_alloc_range);
   }
   addressing["ipv6"] = v6;  // disabled family: a present, empty element
-  const json realized = {{"options", mutable_options()}, {"policy-enforcement", "default"}};
+  json daemon_options = json::object();
+  for (const auto& [name, value] : default_endpoint_options(view.policy_audit_mode))
+    daemon_options[name] = value;
+  const json realized = {{"options", daemon_options}, {"policy-enforcement", "default"}};
   json out = json{{"spec", realized},
                   {"status",
                    {{"addressing", addressing},
@@ -226,6 +228,7 @@ json daemon_config_json(const DaemonView& view) {
         {"EnableL7Proxy", view.options->enable_l7_proxy},
         {"EnableICMPRules", view.options->enable_icmp_rules},
         {"EnableHostFirewall", view.options->enable_host_firewall},
+        {"PolicyAuditMode", view.policy_audit_mode},
         {"EnablePolicy", "default"},
         {"Devices", json::array({"eth0"})},
         {"MTU", 0}};

@@ -35,6 +35,7 @@ struct DaemonView {
   std::string cluster_name = "default";
   // status.daemonConfigurationMap's policy options; nullopt: the map is left out.
   std::optional<RuleValidationFlags> options;
+  bool policy_audit_mode = false;  // --policy-audit-mode
 };
 nlohmann::json daemon_config_json(const DaemonView& view);
 nlohmann::json healthz_json(const DaemonView& view, bool brief);

@@ -74,6 +74,9 @@ struct FakeCiliumAgentConfig {
   // answers GET /v1/config without daemonConfigurationMap, as an agent the labeler cannot ask.
   cilium::RuleValidationFlags options;
   bool report_options = true;
+  // --policy-audit-mode: every new endpoint starts with PolicyAuditMode Enabled, and GET
+  // /v1/config reports it (daemonConfigurationMap.PolicyAuditMode).
+  bool policy_audit_mode = false;
   // logging.Fatal of the directory watcher. Empty: the fake records the message (policies()
   // "fatal") and stops watching, like a dead agent. fake-cilium-agent exits the process.
   std::function<void(const std::string&)> on_fatal;

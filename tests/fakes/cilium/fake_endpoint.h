@@ -2,6 +2,7 @@
 // One endpoint inside the fake agent, with Cilium's four label buckets (OpLabels) and the label
 // operations whose quirks the labeler must survive (fact sheet section 4).
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,6 +65,12 @@ struct FakeEndpoint {
   std::string docker_network_id;
   bool disable_legacy_identifiers = false;
   bool policy_enabled = false;
+  // Mutable options by name ("PolicyAuditMode" -> "Enabled"); set at creation from the agent's
+  // defaults, changed by PATCH /v1/endpoint/{id}/config (endpoint_options.h).
+  std::map<std::string, std::string> options;
+  // The realized enforcement ("none", "ingress", "egress", "both"): the fake does not derive it
+  // from its rules; a test sets it to see GET /v1/endpoint's audit-* forms.
+  std::string policy_enforcement = "none";
 
   OpLabels labels;
   std::optional<Identity> identity;

@@ -74,6 +74,8 @@ const Deviation kSheetDeviations[] = {
     {"GET", "/endpoint/{id}/healthz", 400, Shape::json_string, "s3: bad ID -> 400 JSON string"},
     {"DELETE", "/endpoint/{id}", 400, Shape::json_string, "s3: bad ID -> 400 JSON string"},
     {"PATCH", "/endpoint/{id}", 400, Shape::json_string, "s3/s4.3: lookup and APICanModify errors"},
+    {"PATCH", "/endpoint/{id}/config", 400, Shape::json_string,
+     "EndpointUpdate's api.Error (daemon/cmd/endpoint.go): option validation as a JSON string"},
 };
 
 // Statuses the spec declares with a body that some emulated versions send empty.
@@ -385,6 +387,57 @@ TEST_F(CiliumUpstreamParity, ReservedEndpointErrorText) {
   EXPECT_EQ(err, "endpoint may not be associated reserved labels");
   call("PATCH", "/endpoint/{id}", "/v1/endpoint/" + id, R"({"state":"ready"})");
   EXPECT_EQ(last_status_, 400);
+}
+
+// daemon/cmd/endpoint.go (patchEndpointIDConfig -> EndpointUpdate -> Endpoint.Update) with
+// pkg/option/option.go (ValidateConfigurationMap, NormalizeBool) and pkg/endpoint/api.go
+// (policyStatus): a name is looked up ignoring case, a value is one of NormalizeBool's words,
+// one bad entry refuses the map with 400 and changes nothing; GET /v1/endpoint/{id}/config and
+// GET /v1/endpoint show the stored value, and policy-enabled gains its audit- form.
+TEST_F(CiliumUpstreamParity, EndpointConfigPatchValidatesAndShowsPolicyAuditMode) {
+  ASSERT_TRUE(agent_->create_endpoint(cni_put(kAllocId, "10.200.3.17")));
+  const std::string path = "/v1/endpoint/" + kAtt + "/config";
+  EXPECT_EQ(call("GET", "/endpoint/{id}/config", path)["realized"]["options"]["PolicyAuditMode"],
+            "Disabled");
+
+  json err = call("PATCH", "/endpoint/{id}/config", path,
+                  R"({"options":{"PolicyAuditMode":"Enabled","NoSuchOption":"Enabled"}})");
+  EXPECT_EQ(last_status_, 400);
+  EXPECT_EQ(err, "unknown option \"NoSuchOption\"");
+  err = call("PATCH", "/endpoint/{id}/config", path, R"({"options":{"PolicyAuditMode":"audit"}})");
+  EXPECT_EQ(last_status_, 400);
+  EXPECT_EQ(err, "invalid option value audit");
+  EXPECT_EQ(agent_->endpoint(kAtt)->at("spec").at("options").at("PolicyAuditMode"), "Disabled")
+      << "a refused map changes nothing";
+
+  call("PATCH", "/endpoint/{id}/config", path, R"({"options":{"policyauditmode":"on"}})");
+  EXPECT_EQ(last_status_, 200);
+  EXPECT_EQ(call("GET", "/endpoint/{id}/config", path)["realized"]["options"]["PolicyAuditMode"],
+            "Enabled");
+  const json ep = call("GET", "/endpoint/{id}", "/v1/endpoint/" + kAtt);
+  EXPECT_EQ(ep["spec"]["options"]["PolicyAuditMode"], "Enabled");
+  EXPECT_EQ(ep["status"]["realized"]["options"]["PolicyAuditMode"], "Enabled");
+  EXPECT_EQ(ep["status"]["policy"]["realized"]["policy-enabled"], "none")
+      << "nothing enforces on it: audit has nothing to rename";
+
+  call("PATCH", "/endpoint/{id}/config", path, R"({"options":{"PolicyAuditMode":"Disabled"}})");
+  EXPECT_EQ(last_status_, 200);
+  EXPECT_EQ(agent_->endpoint(kAtt)->at("spec").at("options").at("PolicyAuditMode"), "Disabled");
+  call("PATCH", "/endpoint/{id}/config", "/v1/endpoint/cni-attachment-id:none:eth0/config",
+       R"({"options":{"PolicyAuditMode":"Enabled"}})");
+  EXPECT_EQ(last_status_, 404);
+}
+
+// pkg/option/config.go (PolicyAuditMode) and daemon/cmd/config.go: --policy-audit-mode puts
+// every new endpoint in audit and is reported in daemonConfigurationMap.
+TEST_F(CiliumUpstreamParity, AgentPolicyAuditModeIsInheritedAndReported) {
+  auto cfg = manual_clock_config();
+  cfg.policy_audit_mode = true;
+  restart_with(cfg);
+  ASSERT_TRUE(agent_->create_endpoint(cni_put(kAllocId, "10.200.3.17")));
+  EXPECT_EQ(agent_->endpoint(kAtt)->at("spec").at("options").at("PolicyAuditMode"), "Enabled");
+  const json config = call("GET", "/config", "/v1/config");
+  EXPECT_EQ(config["status"]["daemonConfigurationMap"]["PolicyAuditMode"], true);
 }
 
 // pkg/endpoint/api/endpoint_api_handler.go (EndpointPatchEndpointIDHandler): the deprecated

@@ -116,6 +116,7 @@ TEST(Metrics, FamiliesAreTheDocumentedOnes) {
       {"cilium_nomad_state_entries", T::Gauge},
       {"cilium_nomad_ready", T::Gauge},
       {"cilium_nomad_policies_applied", T::Gauge},
+      {"cilium_nomad_policy_audit_endpoints", T::Gauge},
       {"cilium_nomad_policies_invalid", T::Gauge},
       {"cilium_nomad_policies_unsupported", T::Gauge},
       {"cilium_nomad_policy_last_apply_timestamp_seconds", T::Gauge},

@@ -1,10 +1,10 @@
-#include "labeler/explain/policy_subjects.h"
+#include "labeler/policy/policy_subjects.h"
 
 #include <algorithm>
 
 #include "common/labels/derive_labels.h"
 
-namespace cn::labeler::explain {
+namespace cn::labeler::policy {
 namespace {
 
 using nlohmann::json;
@@ -104,4 +104,4 @@ bool policy_selects(const json& policy, const labels::LabelSet& labels) {
   return false;
 }
 
-}  // namespace cn::labeler::explain
+}  // namespace cn::labeler::policy
