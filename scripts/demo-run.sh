@@ -400,18 +400,18 @@ names_of() {  # endpoint IDs -> "ID (allocation name)" on node 1
 }
 echo '$ nomad var put -namespace default cilium/policies/web policy=@web.yaml   # shop -> web on TCP 8080'
 var_put web "$(policy_text 8080)"
-wait_for "both agents to load nomad-web.yaml" 10 both_have nomad-web.yaml
+wait_for "both agents to load nomad-default.web.yaml" 10 both_have nomad-default.web.yaml
 for n in 1 2; do
   fn=agent; [ "$n" = 1 ] || fn=agent2
-  entry=$(policy_on "$fn" nomad-web.yaml)
+  entry=$(policy_on "$fn" nomad-default.web.yaml)
   subjects=$(jq -r '.subject_endpoints | map(tostring) | join(" ")' <<<"$entry")
   peers=$(jq -r '.peer_endpoints | map(tostring) | join(" ")' <<<"$entry")
   # shellcheck disable=SC2086
-  printf '  node %s: nomad-web.yaml loaded (revision %s); subjects: %s; peers: %s\n' "$n" \
+  printf '  node %s: nomad-default.web.yaml loaded (revision %s); subjects: %s; peers: %s\n' "$n" \
     "$(jq -r .revision <<<"$entry")" "$(names_of $subjects)" "$(names_of $peers)"
 done
-[ "$(policy_on agent nomad-web.yaml | jq '.subject_endpoints | length')" -ge 1 ] || die "no subject endpoint on node 1"
-[ "$(policy_on agent nomad-web.yaml | jq '.peer_endpoints | length')" -ge 1 ] || die "no peer endpoint on node 1"
+[ "$(policy_on agent nomad-default.web.yaml | jq '.subject_endpoints | length')" -ge 1 ] || die "no subject endpoint on node 1"
+[ "$(policy_on agent nomad-default.web.yaml | jq '.peer_endpoints | length')" -ge 1 ] || die "no peer endpoint on node 1"
 echo '  peers match because every endpoint carries k8s:io.kubernetes.pod.namespace (README "Label scheme")'
 
 echo '$ nomad var put ... cilium/policies/web policy=@web.yaml   # port "70000": invalid'
@@ -421,13 +421,13 @@ refused() { "$bin/cilium-nomad-labeler" policy status --state-file "$1" --json 2
 wait_for "both labelers to refuse it" 10 refused "$state_file"
 wait_for "both labelers to refuse it" 10 refused "$work/node2/run/state.json"
 alive "$agent_pid" && alive "$agent2_pid" || die "an agent exited"
-grep -q '"8080"' "$policy_dir/nomad-web.yaml" || die "the last good policy was not kept"
+grep -q '"8080"' "$policy_dir/nomad-default.web.yaml" || die "the last good policy was not kept"
 echo "  refused by both labelers, the last good file kept, both agents up:"
 "$bin/cilium-nomad-labeler" policy status --state-file "$state_file" | show | sed 's/^/    /'
 
 echo '$ nomad var purge -namespace default cilium/policies/web'
 curl -sS --fail-with-body -X DELETE "$nomad_addr/v1/var/cilium/policies/web" >/dev/null
-wait_for "both agents to drop nomad-web.yaml" 10 neither_has nomad-web.yaml
+wait_for "both agents to drop nomad-default.web.yaml" 10 neither_has nomad-default.web.yaml
 echo "  removed from both nodes' policy directories; the agents dropped it"
 
 # --- explain --------------------------------------------------------------------------------------

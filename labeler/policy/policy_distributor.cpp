@@ -317,7 +317,7 @@ void PolicyDistributor::apply_variable(const nomad::VariableMeta& meta, const st
     rec.applied_index = meta.modify_index;
     rec.file = file->path;
     rec.option.clear();
-    rec.mode = std::string(to_string(file_mode(file->second)));
+    rec.mode = std::string(to_string(file_mode(*file)));
     set_state(rec, PolicyState::applied, "");
     return;
   }

@@ -78,14 +78,15 @@ Result<std::string> render_policy_status(const std::string& status_file, StatusV
   if (view == StatusView::json) return to_text(*status);
 
   std::vector<std::vector<std::string>> rows = {
-      {"NAMESPACE", "VARIABLE", "FILE", "APPLIED", "MODE", "CHANGED", "STATE"}};
+      {"NAMESPACE", "VARIABLE", "FILE", "APPLIED", "CHANGED", "STATE"}};
   for (const auto& [key, rec] : status->policies) {
     std::string state(to_string(rec.state));
+    // Enforce is the rule; only the exception takes room in a 100-column table.
+    if (rec.mode == "audit") state += " (audit)";
     if (!rec.reason.empty()) state += ": " + rec.reason;
     rows.push_back({rec.nomad_namespace, rec.variable_path, file_cell(rec, view),
                     rec.applied_index ? std::to_string(rec.applied_index) : "-",
-                    rec.mode.empty() ? "-" : rec.mode, changed_cell(rec, view, clock),
-                    std::move(state)});
+                    changed_cell(rec, view, clock), std::move(state)});
   }
   std::string out =
       view == StatusView::wide ? render_table(rows) : render_table(std::move(rows), kTableWidth);

@@ -1,8 +1,8 @@
 // Policy text from a Nomad variable or a file: whatever the bytes, the validator and the
 // distributor's normalization never crash or throw, every refusal is `invalid` with a JSON
 // pointer, and whatever they accept is written back as JSON that passes again unchanged. The
-// first line, taken as a variable path, yields either a refusal or a name whose file the agent
-// loads.
+// delegation rule judges every accepted object with a pointer. The first line, taken as a
+// variable path, yields either a refusal or a name whose file the agent loads.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/policy/policy_delegation.h"
 #include "common/policy/policy_document.h"
 #include "common/policy/policy_syntax.h"
 #include "common/policy/policy_text.h"
@@ -42,6 +43,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto again = cn::policy::policy_object_from_item(written, "nomad-fuzz", source);
     if (!again || *again != *object) std::abort();
     if ((*object)["metadata"]["name"] != "nomad-fuzz") std::abort();
+    // The delegation rule judges any accepted object without throwing: the operator's namespace
+    // may write it, and a team's is refused only with a pointer.
+    auto team = *object;
+    cn::policy::default_policy_namespace(team, "team-a");
+    if (!cn::policy::check_delegation(*object, "default", "default")) std::abort();
+    if (auto delegated = cn::policy::check_delegation(team, "team-a", "default"); !delegated) {
+      if (delegated.error().kind != cn::ErrorKind::permission ||
+          !delegated.error().message.starts_with("/"))
+        std::abort();
+    }
   }
 
   std::string_view line = text.substr(0, std::min(text.find('\n'), std::size_t{300}));

@@ -271,8 +271,8 @@ spec:
 jq -n --arg p "$policy_text" '{Namespace: "default", Path: "cilium/policies/web", Items: {policy: $p}}' |
   curl -sS --fail-with-body -X PUT -H 'Content-Type: application/json' -d @- \
     "$nomad_addr/v1/var/cilium/policies/web" > /dev/null
-policy_loaded() { agent /_fake/policies | jq -e '.policies[] | select(.file == "nomad-web.yaml")' > /dev/null; }
-wait_for "the agent to load nomad-web.yaml" 10 policy_loaded
+policy_loaded() { agent /_fake/policies | jq -e '.policies[] | select(.file == "nomad-default.web.yaml")' > /dev/null; }
+wait_for "the agent to load nomad-default.web.yaml" 10 policy_loaded
 policy_applied() {
   "$root/usr/bin/cilium-nomad-labeler" policy status --state-file "$run_dir/state.json" --json 2>/dev/null |
     jq -e '.policies[] | select(.variable_path == "cilium/policies/web" and .state == "applied")' > /dev/null
@@ -362,7 +362,7 @@ while IFS= read -r path; do
 done < "$work/owned"
 [ -e "$conffile" ] && fail "purge left $env_file"
 [ -f "$run_dir/state.json" ] || fail "purge removed the state file"
-[ -f "$policy_dir/nomad-web.yaml" ] || fail "purge removed the policy file"
+[ -f "$policy_dir/nomad-default.web.yaml" ] || fail "purge removed the policy file"
 grep -q '/run/cilium-nomad' "$work/dpkg-purge.log" || fail "purge did not say it leaves /run/cilium-nomad"
 grep -q '/var/lib/cilium-nomad' "$work/dpkg-purge.log" || fail "purge did not say it leaves /var/lib/cilium-nomad"
 

@@ -186,10 +186,10 @@ if [ "${3:-}" = --host ]; then
   pids+=("$labeler_pid")
   watched=$labeler_pid
 
-  has_policy() { alive "$labeler_pid" && [ -s "$policy_dir/nomad-web.yaml" ]; }
+  has_policy() { alive "$labeler_pid" && [ -s "$policy_dir/nomad-default.web.yaml" ]; }
   has_entry() { alive "$labeler_pid" && jq -e --arg a "$alloc" '.allocations[$a]' "$state_file" > /dev/null 2>&1; }
   healthy() { alive "$labeler_pid" && [ "$(curl -s "http://$metrics_addr/healthz" 2>/dev/null)" = ok ]; }
-  wait_for "the policy file in $policy_dir" 30 has_policy || fail "no $policy_dir/nomad-web.yaml"
+  wait_for "the policy file in $policy_dir" 30 has_policy || fail "no $policy_dir/nomad-default.web.yaml"
   wait_for "the allocation's entry in $state_file" 30 has_entry || fail "no entry for $alloc in $state_file"
   wait_for "/healthz on $metrics_addr" 30 healthy || fail "/healthz on $metrics_addr is not ok"
 

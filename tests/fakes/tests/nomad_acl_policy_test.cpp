@@ -38,12 +38,13 @@ TEST(AclPolicyParse, TheShippedPolicyReadsAsNomadReadsIt) {
   ASSERT_FALSE(text.empty());
   auto policy = parse_acl_policy(text);
   ASSERT_TRUE(policy) << policy.error().message;
-  ASSERT_EQ(policy->namespaces.size(), 2u);
+  // One block: read-job and the policy variables in every namespace (policies are read from
+  // each namespace under the delegation rule, docs/policies.md "Delegation").
+  ASSERT_EQ(policy->namespaces.size(), 1u);
   EXPECT_EQ(policy->namespaces[0].name, "*");
   EXPECT_EQ(policy->namespaces[0].capabilities, std::vector<std::string>{"read-job"});
-  EXPECT_EQ(policy->namespaces[1].name, "default");
   ASSERT_EQ(policy->variables.size(), 1u);
-  EXPECT_EQ(policy->variables[0].namespace_, "default");
+  EXPECT_EQ(policy->variables[0].namespace_, "*");
   EXPECT_EQ(policy->variables[0].path, "cilium/policies/*");
   EXPECT_EQ(policy->node, "read");
   EXPECT_EQ(policy->agent, "") << "the example grants no agent access";
@@ -60,7 +61,8 @@ TEST(AclPolicyParse, TheShippedPolicyReadsAsNomadReadsIt) {
   EXPECT_TRUE(variable_allowed(acl.variables(), "default", "cilium/policies/web", "list"));
   EXPECT_FALSE(variable_allowed(acl.variables(), "default", "cilium/policies/web", "write"));
   EXPECT_FALSE(variable_allowed(acl.variables(), "default", "nomad/jobs/web", "read"));
-  EXPECT_FALSE(variable_allowed(acl.variables(), "web", "cilium/policies/web", "read"));
+  EXPECT_TRUE(variable_allowed(acl.variables(), "web", "cilium/policies/web", "read"));
+  EXPECT_FALSE(variable_allowed(acl.variables(), "web", "cilium/other/web", "read"));
 }
 
 TEST(AclPolicyParse, ShorthandsExpandAndReadImpliesListOnVariables) {

@@ -309,7 +309,7 @@ TEST_F(PolicyAuditorTest, PolicyStatusShowsTheModeAndTheEndpointsInAudit) {
   ASSERT_TRUE(auditor()->pass());
   auto text = render_policy_status(status_file, StatusView::wide, clock_);
   ASSERT_TRUE(text) << text.error().message;
-  EXPECT_NE(text->find("MODE"), std::string::npos) << *text;
+  EXPECT_NE(text->find("applied (audit)"), std::string::npos) << *text;
   EXPECT_NE(text->find("audit cilium/policies/web: endpoints 3"), std::string::npos) << *text;
 }
 
