@@ -15,6 +15,7 @@
 #include "common/cilium/client/cilium_api.h"
 #include "common/etcd/etcd_api.h"
 #include "common/nomad/client/nomad_api.h"
+#include "tests/support/refusing_nomad.h"
 
 namespace cn::testing::property {
 
@@ -63,7 +64,7 @@ class KillableEtcd final : public etcd::EtcdApi {
   std::vector<etcd::LeaseId> leases_;
 };
 
-class WorldNomad final : public nomad::NomadApi {
+class WorldNomad final : public RefusingNomad {
  public:
   WorldNomad(std::vector<nomad::NodeStub> before, std::vector<nomad::NodeStub> after)
       : before_(std::move(before)), after_(std::move(after)) {}
@@ -72,33 +73,8 @@ class WorldNomad final : public nomad::NomadApi {
   Result<std::vector<nomad::NodeStub>> nodes(Deadline) override {
     return purged_ ? after_ : before_;
   }
-  Result<std::string> local_node_id(Deadline) override { return refuse(); }
-  Result<nomad::Allocation> allocation(std::string_view, Deadline) override { return refuse(); }
-  Result<nomad::Job> job(std::string_view, std::string_view, Deadline) override { return refuse(); }
-  Result<nomad::Indexed<nomad::AllocationList>> node_allocations(
-      std::string_view, std::uint64_t, std::chrono::seconds, MonoTime, std::stop_token,
-      const nomad::AllocationSelector&) override {
-    return refuse();
-  }
-  Status event_stream(const nomad::EventStreamQuery&, const std::function<bool(std::string_view)>&,
-                      std::chrono::milliseconds, std::stop_token) override {
-    return refuse();
-  }
-  Result<nomad::Indexed<std::vector<nomad::VariableMeta>>> variables(std::string_view,
-                                                                     std::string_view,
-                                                                     std::uint64_t,
-                                                                     std::chrono::seconds, MonoTime,
-                                                                     std::stop_token) override {
-    return refuse();
-  }
-  Result<nomad::Variable> variable(std::string_view, std::string_view, Deadline) override {
-    return refuse();
-  }
 
  private:
-  static std::unexpected<Error> refuse() {
-    return std::unexpected(Error{ErrorKind::invalid, "not modelled by the property test"});
-  }
   std::vector<nomad::NodeStub> before_;
   std::vector<nomad::NodeStub> after_;
   std::atomic<bool> purged_{false};

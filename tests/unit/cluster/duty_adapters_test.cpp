@@ -5,47 +5,19 @@
 #include <prometheus/metric_family.h>
 #include <spdlog/spdlog.h>
 
-#include "common/nomad/client/nomad_api.h"
 #include "labeler/cluster/cluster_config.h"
 #include "labeler/cluster/identity_range.h"
 #include "labeler/metrics.h"
+#include "tests/support/refusing_nomad.h"
 #include "tests/unit/cluster/cluster_test_support.h"
 
 namespace cn::testing {
 namespace {
 
 // The duties tested here never call Nomad; every call fails, so one that did would show.
-class DutyAdaptersNoNomad final : public nomad::NomadApi {
- public:
-  Result<std::string> local_node_id(Deadline) override { return refuse(); }
-  Result<nomad::Allocation> allocation(std::string_view, Deadline) override { return refuse(); }
-  Result<nomad::Job> job(std::string_view, std::string_view, Deadline) override { return refuse(); }
-  Result<nomad::Indexed<nomad::AllocationList>> node_allocations(
-      std::string_view, std::uint64_t, std::chrono::seconds, MonoTime, std::stop_token,
-      const nomad::AllocationSelector&) override {
-    return refuse();
-  }
-  Status event_stream(const nomad::EventStreamQuery&, const std::function<bool(std::string_view)>&,
-                      std::chrono::milliseconds, std::stop_token) override {
-    return refuse();
-  }
-  Result<nomad::Indexed<std::vector<nomad::VariableMeta>>> variables(std::string_view,
-                                                                     std::string_view,
-                                                                     std::uint64_t,
-                                                                     std::chrono::seconds, MonoTime,
-                                                                     std::stop_token) override {
-    return refuse();
-  }
-  Result<std::vector<nomad::NodeStub>> nodes(Deadline) override { return refuse(); }
-  Result<nomad::Variable> variable(std::string_view, std::string_view, Deadline) override {
-    return refuse();
-  }
-
- private:
-  static std::unexpected<Error> refuse() {
-    ADD_FAILURE() << "a duty called Nomad";
-    return std::unexpected(Error{ErrorKind::invalid, "no Nomad in this test"});
-  }
+class DutyAdaptersNoNomad final : public RefusingNomad {
+ protected:
+  void refused(std::string_view call) override { ADD_FAILURE() << "a duty called Nomad: " << call; }
 };
 
 double gauge_value(const labeler::Metrics& metrics, std::string_view name) {
