@@ -26,6 +26,7 @@ PolicyAuditor::PolicyAuditor(PolicySettings settings, cilium::CiliumApi& cilium,
                              Metrics& metrics, CallRecorder& calls,
                              std::shared_ptr<spdlog::logger> log)
     : settings_(std::move(settings)),
+      dir_(settings_.dir),
       cilium_(cilium),
       clock_(clock),
       metrics_(metrics),
@@ -62,7 +63,7 @@ void PolicyAuditor::kick() {
 }
 
 Result<std::vector<AuditPolicy>> PolicyAuditor::audit_policies() const {
-  auto files = PolicyDirectory(settings_.dir).owned_files();
+  auto files = dir_.owned_files();
   if (!files) return std::unexpected(files.error());
   std::vector<AuditPolicy> out;
   for (const auto& [name, file] : *files) {

@@ -23,6 +23,7 @@
 #include "labeler/call_recorder.h"
 #include "labeler/metrics.h"
 #include "labeler/policy/policy_audit.h"
+#include "labeler/policy/policy_directory.h"
 #include "labeler/policy/policy_settings.h"
 
 namespace cn::labeler::policy {
@@ -50,6 +51,9 @@ class PolicyAuditor {
   Deadline call_deadline(std::stop_token stop) const;
 
   PolicySettings settings_;
+  // Kept across passes: it rereads only files that changed, and the auditor is kicked after
+  // every distributor pass and every labeled allocation.
+  PolicyDirectory dir_;
   cilium::CiliumApi& cilium_;
   Clock& clock_;
   Metrics& metrics_;
