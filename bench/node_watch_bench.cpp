@@ -18,7 +18,7 @@
 #include "bench/bench_stats.h"
 #include "bench/support/sax_field_filter.h"
 #include "common/nomad/client/nomad_api.h"
-#include "labeler/node_watcher.h"
+#include "labeler/watch/node_watcher.h"
 #include "tests/fakes/http/raw_http_client.h"
 #include "tests/fakes/nomad/fake_nomad.h"
 

@@ -25,7 +25,7 @@
 #include "common/cilium/model/endpoint.h"
 #include "common/nomad/client/curl_nomad_client.h"
 #include "common/nomad/model/allocation.h"
-#include "labeler/reconciler.h"
+#include "labeler/watch/reconciler.h"
 #include "tests/fakes/http/raw_http_client.h"
 #include "tests/fakes/nomad/fake_nomad.h"
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "bench/bench_stats.h"
-#include "labeler/status_server.h"
+#include "labeler/serve/status_server.h"
 #include "tests/fakes/http/raw_http_client.h"
 #include "tests/support/peak_rss.h"
 

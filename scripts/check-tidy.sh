@@ -5,7 +5,7 @@
 # that tree has tests/fuzz/compat on its include path, without which clang 14 cannot parse
 # libstdc++ 12's <expected>.
 #   scripts/check-tidy.sh                         every product source
-#   scripts/check-tidy.sh 'labeler/work_queue'    the sources whose path matches (grep -E)
+#   scripts/check-tidy.sh 'labeler/daemon/work_queue'    the sources whose path matches (grep -E)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -33,7 +33,7 @@ struct LabeledInfo {
 // Why the labeler's last attempt on the allocation did not label it. Cleared by a labeling that
 // succeeds; `state` and `explain` show it so that an operator need not search the logs.
 struct LastAttempt {
-  std::string reason;  // one value of cn::labeler::LabelFailure (labeler/label_failure.h)
+  std::string reason;  // one value of cn::labeler::LabelFailure (labeler/labeling/label_failure.h)
   std::string detail;  // for people: what went wrong and, when known, the fix
   std::string at;      // RFC 3339: when this reason and detail were first recorded in a row
   bool operator==(const LastAttempt&) const = default;

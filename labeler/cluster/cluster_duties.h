@@ -17,7 +17,7 @@
 #include "labeler/cluster/duty_runner.h"
 #include "labeler/cluster/in_use_reporter.h"
 #include "labeler/cluster/leader_election.h"
-#include "labeler/metrics.h"
+#include "labeler/serve/metrics.h"
 
 namespace cn::labeler::cluster {
 

@@ -3,7 +3,7 @@
 #include <map>
 
 #include "common/util/go_duration.h"
-#include "labeler/cli/cli_checks.h"
+#include "labeler/commands/cli_checks.h"
 
 namespace cn::labeler::cluster {
 

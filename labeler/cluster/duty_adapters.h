@@ -13,7 +13,7 @@
 #include "common/util/clock.h"
 #include "labeler/cluster/cluster_settings.h"
 #include "labeler/cluster/duty.h"
-#include "labeler/metrics.h"
+#include "labeler/serve/metrics.h"
 
 namespace cn::labeler::cluster {
 
@@ -25,7 +25,7 @@ struct DutyContext {
   Metrics& metrics;
   std::shared_ptr<spdlog::logger> log;
   // This node's Nomad node ID (node reaping doubts a node list without it), as the daemon found
-  // it at start-up (labeler/node_identity.h): asking Nomad again would need agent read.
+  // it at start-up (labeler/daemon/node_identity.h): asking Nomad again would need agent read.
   std::function<std::string()> node_id;
 };
 

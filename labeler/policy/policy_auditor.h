@@ -20,11 +20,11 @@
 #include "common/util/backoff.h"
 #include "common/util/clock.h"
 #include "common/util/mutex.h"
-#include "labeler/call_recorder.h"
-#include "labeler/metrics.h"
 #include "labeler/policy/policy_audit.h"
 #include "labeler/policy/policy_directory.h"
 #include "labeler/policy/policy_settings.h"
+#include "labeler/serve/call_recorder.h"
+#include "labeler/serve/metrics.h"
 
 namespace cn::labeler::policy {
 

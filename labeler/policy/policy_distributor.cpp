@@ -9,7 +9,7 @@
 #include "common/util/atomic_file.h"
 #include "common/util/json_read.h"
 #include "labeler/policy/policy_mode.h"
-#include "labeler/watcher.h"
+#include "labeler/watch/watcher.h"
 
 namespace cn::labeler::policy {
 

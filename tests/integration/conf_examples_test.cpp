@@ -21,7 +21,7 @@
 #include "common/cni/plugin_conf.h"
 #include "common/labels/derive_labels.h"
 #include "common/policy/policy_document.h"
-#include "labeler/metrics.h"
+#include "labeler/serve/metrics.h"
 #include "tests/support/cni_chain.h"
 #include "tests/support/netns.h"
 #include "tests/support/process.h"

@@ -13,9 +13,9 @@
 
 #include "common/cilium/client/curl_cilium_client.h"
 #include "common/nomad/client/curl_nomad_client.h"
-#include "labeler/labeler_daemon.h"
-#include "labeler/logging.h"
-#include "labeler/status_server.h"
+#include "labeler/daemon/labeler_daemon.h"
+#include "labeler/daemon/logging.h"
+#include "labeler/serve/status_server.h"
 #include "tests/fakes/cilium/fake_cilium_agent.h"
 #include "tests/fakes/http/raw_http_client.h"
 #include "tests/fakes/nomad/fake_nomad.h"

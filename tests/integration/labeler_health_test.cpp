@@ -3,8 +3,8 @@
 // again when it answers.
 #include <gtest/gtest.h>
 
-#include "labeler/health_tracker.h"
-#include "labeler/status_server.h"
+#include "labeler/serve/health_tracker.h"
+#include "labeler/serve/status_server.h"
 #include "tests/fakes/http/raw_http_client.h"
 
 namespace cn::labeler {

@@ -14,7 +14,7 @@
 #include <mutex>
 
 #include "common/notify/notify_client.h"
-#include "labeler/notify_server.h"
+#include "labeler/serve/notify_server.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 

@@ -12,8 +12,8 @@
 #include <thread>
 
 #include "common/nomad/client/curl_nomad_client.h"
-#include "labeler/event_watcher.h"
-#include "labeler/node_watcher.h"
+#include "labeler/watch/event_watcher.h"
+#include "labeler/watch/node_watcher.h"
 #include "tests/fakes/nomad/fake_nomad.h"
 #include "tests/support/eventually.h"
 #include "tests/support/recorder.h"

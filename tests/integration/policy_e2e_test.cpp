@@ -14,8 +14,8 @@
 
 #include "common/cilium/client/curl_cilium_client.h"
 #include "common/nomad/client/curl_nomad_client.h"
-#include "labeler/labeler_daemon.h"
-#include "labeler/policy/policy_status_command.h"
+#include "labeler/commands/policy_status_command.h"
+#include "labeler/daemon/labeler_daemon.h"
 #include "tests/fakes/cilium/fake_cilium_agent.h"
 #include "tests/fakes/nomad/fake_nomad.h"
 #include "tests/support/eventually.h"

@@ -50,7 +50,7 @@ for lib in libc6 libstdc++6 libgcc-s1 libcurl4 libprometheus-cpp-core1.0 libyaml
 done
 # A sanitizer runtime there would mean the package was built from an instrumented tree.
 grep -Eq "libasan|libubsan|libtsan" <<<"$depends" && fail "Depends names a sanitizer runtime"
-# The status server is the labeler's own (labeler/status_server.cpp); only the test fakes use httplib.
+# The status server is the labeler's own (labeler/serve/status_server.cpp); only the test fakes use httplib.
 grep -q "libcpp-httplib" <<<"$depends" && fail "Depends names cpp-httplib"
 
 echo "== file list"

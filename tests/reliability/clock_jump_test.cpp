@@ -10,9 +10,9 @@
 #include <thread>
 
 #include "common/notify/notify_client.h"
-#include "labeler/metrics.h"
-#include "labeler/notify_server.h"
-#include "labeler/work_queue.h"
+#include "labeler/daemon/work_queue.h"
+#include "labeler/serve/metrics.h"
+#include "labeler/serve/notify_server.h"
 #include "tests/reliability/support/in_process_labeler.h"
 #include "tests/reliability/support/wait.h"
 #include "tests/support/clock_pump.h"

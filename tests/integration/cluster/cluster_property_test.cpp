@@ -28,7 +28,7 @@
 
 #include "common/etcd/curl_etcd_client.h"
 #include "labeler/cluster/cluster_duties.h"
-#include "labeler/metrics.h"
+#include "labeler/serve/metrics.h"
 #include "tests/integration/cluster/property_doubles.h"
 #include "tests/integration/cluster/property_world.h"
 #include "tests/support/clock_pump.h"

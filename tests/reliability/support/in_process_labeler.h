@@ -11,7 +11,7 @@
 #include "common/cilium/client/curl_cilium_client.h"
 #include "common/nomad/client/curl_nomad_client.h"
 #include "common/notify/protocol.h"
-#include "labeler/labeler_daemon.h"
+#include "labeler/daemon/labeler_daemon.h"
 #include "tests/reliability/support/fake_node.h"
 #include "tests/reliability/support/log_capture.h"
 

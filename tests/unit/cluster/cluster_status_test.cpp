@@ -1,6 +1,6 @@
 // `cluster status` shows the headroom of this cluster's identity range, and says why when the
 // range is unknown rather than guessing one.
-#include "labeler/cluster/cluster_status_command.h"
+#include "labeler/commands/cluster_status_command.h"
 
 #include <sstream>
 

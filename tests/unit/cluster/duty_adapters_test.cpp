@@ -7,7 +7,7 @@
 
 #include "labeler/cluster/cluster_config.h"
 #include "labeler/cluster/identity_range.h"
-#include "labeler/metrics.h"
+#include "labeler/serve/metrics.h"
 #include "tests/support/refusing_nomad.h"
 #include "tests/unit/cluster/cluster_test_support.h"
 

@@ -10,9 +10,9 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
-#include "labeler/labeler_daemon.h"
-#include "labeler/reconciler.h"
-#include "labeler/work_queue.h"
+#include "labeler/daemon/labeler_daemon.h"
+#include "labeler/daemon/work_queue.h"
+#include "labeler/watch/reconciler.h"
 #include "tests/support/alloc_ids.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"

@@ -1,4 +1,4 @@
-#include "labeler/alloc_cache.h"
+#include "labeler/labeling/alloc_cache.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 
 #include <future>
 
-#include "labeler/alloc_labeler.h"
+#include "labeler/labeling/alloc_labeler.h"
 #include "tests/support/alloc_ids.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"

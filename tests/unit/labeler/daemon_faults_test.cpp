@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/notify/notify_client.h"
-#include "labeler/labeler_daemon.h"
+#include "labeler/daemon/labeler_daemon.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"
 

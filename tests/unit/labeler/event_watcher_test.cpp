@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "labeler/event_watcher.h"
+#include "labeler/watch/event_watcher.h"
 #include "tests/support/eventually.h"
 #include "tests/support/recorder.h"
 #include "tests/unit/labeler/in_memory_apis.h"

@@ -4,9 +4,9 @@
 #include <sstream>
 
 #include "common/state/state_store.h"
-#include "labeler/explain/explain.h"
-#include "labeler/explain/explain_verdict.h"
-#include "labeler/explain/policy_subjects.h"
+#include "labeler/commands/explain/explain.h"
+#include "labeler/commands/explain/explain_verdict.h"
+#include "labeler/commands/explain/policy_subjects.h"
 #include "labeler/policy/policy_status.h"
 #include "tests/support/alloc_ids.h"
 #include "tests/support/temp_dir.h"

@@ -2,7 +2,7 @@
 // labeler not ready until the dependency answers again.
 #include <gtest/gtest.h>
 
-#include "labeler/health_tracker.h"
+#include "labeler/serve/health_tracker.h"
 
 namespace cn::labeler {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "common/cni/cni_args.h"
 #include "common/nomad/model/alloc_identity.h"
-#include "labeler/alloc_cache.h"
-#include "labeler/identity_trust.h"
+#include "labeler/labeling/alloc_cache.h"
+#include "labeler/labeling/identity_trust.h"
 
 namespace cn::labeler {
 namespace {

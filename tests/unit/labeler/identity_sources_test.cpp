@@ -1,9 +1,9 @@
 // Where a worker takes an allocation's identity from (README "Label scheme"; the trust rule:
-// labeler/identity_trust.h): the watch's cache and CNI_ARGS spare the notification path its Nomad
-// call; Nomad's answer stays the authority.
+// labeler/labeling/identity_trust.h): the watch's cache and CNI_ARGS spare the notification path
+// its Nomad call; Nomad's answer stays the authority.
 #include <gtest/gtest.h>
 
-#include "labeler/alloc_labeler.h"
+#include "labeler/labeling/alloc_labeler.h"
 #include "tests/support/alloc_ids.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"

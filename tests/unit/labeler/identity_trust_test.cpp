@@ -1,10 +1,11 @@
-// Who may say which identity an allocation's endpoint gets (labeler/identity_trust.h): Nomad's
-// answer about that allocation, or CNI_ARGS that Nomad built for it, never a job's own claim.
-#include "labeler/identity_trust.h"
+// Who may say which identity an allocation's endpoint gets (labeler/labeling/identity_trust.h):
+// Nomad's answer about that allocation, or CNI_ARGS that Nomad built for it, never a job's own
+// claim.
+#include "labeler/labeling/identity_trust.h"
 
 #include <gtest/gtest.h>
 
-#include "labeler/alloc_labeler.h"
+#include "labeler/labeling/alloc_labeler.h"
 #include "tests/support/alloc_ids.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"

@@ -1,12 +1,12 @@
-// Every way labeling can fail leaves its reason from the one fixed set (labeler/label_failure.h)
-// in two places: the allocation's state entry (last_attempt, what `state` and `explain` show)
-// and cilium_nomad_label_failures_total{reason} (what an alert counts). A labeling that succeeds
-// clears the entry's reason.
+// Every way labeling can fail leaves its reason from the one fixed set
+// (labeler/labeling/label_failure.h) in two places: the allocation's state entry (last_attempt,
+// what `state` and `explain` show) and cilium_nomad_label_failures_total{reason} (what an alert
+// counts). A labeling that succeeds clears the entry's reason.
 #include <gtest/gtest.h>
 
 #include <functional>
 
-#include "labeler/alloc_labeler.h"
+#include "labeler/labeling/alloc_labeler.h"
 #include "tests/support/alloc_ids.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"

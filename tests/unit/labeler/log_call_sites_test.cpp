@@ -1,6 +1,7 @@
 // Every log call in labeler/ and common/ follows the convention that --log-format json parses
-// (labeler/log_line.h), and every key it uses is documented in docs/logging.md. A call site that
-// adds free text after its fields, a key the JSON envelope owns, or an undocumented key fails here.
+// (labeler/daemon/log_line.h), and every key it uses is documented in docs/logging.md. A call site
+// that adds free text after its fields, a key the JSON envelope owns, or an undocumented key fails
+// here.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,7 +10,7 @@
 #include <set>
 #include <sstream>
 
-#include "labeler/log_line.h"
+#include "labeler/daemon/log_line.h"
 #include "tests/support/process.h"
 
 namespace cn::labeler {
@@ -85,7 +86,7 @@ std::vector<CallSite> call_sites(std::vector<std::string>& not_literal) {
 }
 
 // The format as a line: `{}` (any spec) becomes the word VALUE. A `{}` right after a value is
-// the optional " fix=\"...\"" suffix (labeler/watcher.h) and adds nothing here.
+// the optional " fix=\"...\"" suffix (labeler/watch/watcher.h) and adds nothing here.
 std::string sample_line(std::string format) {
   if (format.ends_with("{}{}") || format.ends_with("\"{}")) format.resize(format.size() - 2);
   std::string out;

@@ -1,6 +1,6 @@
-// --log-format json: each field of a log line in its own key (labeler/log_line.h), and never
+// --log-format json: each field of a log line in its own key (labeler/daemon/log_line.h), and never
 // invalid JSON whatever the bytes of a value.
-#include "labeler/log_line.h"
+#include "labeler/daemon/log_line.h"
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
@@ -11,7 +11,7 @@
 #include <regex>
 #include <sstream>
 
-#include "labeler/logging.h"
+#include "labeler/daemon/logging.h"
 
 namespace cn::labeler {
 namespace {

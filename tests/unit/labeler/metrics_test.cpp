@@ -8,7 +8,7 @@
 
 #include <prometheus/metric_family.h>
 
-#include "labeler/metrics.h"
+#include "labeler/serve/metrics.h"
 
 namespace cn::labeler {
 namespace {

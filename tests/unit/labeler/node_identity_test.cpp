@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "common/nomad/client/curl_nomad_client.h"
-#include "labeler/node_identity.h"
+#include "labeler/daemon/node_identity.h"
 #include "tests/fakes/nomad/fake_nomad.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"

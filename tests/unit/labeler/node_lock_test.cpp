@@ -9,7 +9,7 @@
 #include <future>
 #include <stop_token>
 
-#include "labeler/node_lock.h"
+#include "labeler/daemon/node_lock.h"
 #include "tests/support/temp_dir.h"
 
 namespace cn::labeler {

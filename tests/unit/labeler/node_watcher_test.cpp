@@ -5,7 +5,7 @@
 #include <atomic>
 #include <thread>
 
-#include "labeler/node_watcher.h"
+#include "labeler/watch/node_watcher.h"
 #include "tests/support/eventually.h"
 #include "tests/support/recorder.h"
 #include "tests/unit/labeler/in_memory_apis.h"

@@ -11,7 +11,7 @@
 #include <future>
 
 #include "common/notify/notify_client.h"
-#include "labeler/labeler_daemon.h"
+#include "labeler/daemon/labeler_daemon.h"
 #include "tests/support/alloc_ids.h"
 #include "tests/support/child_process.h"
 #include "tests/support/eventually.h"

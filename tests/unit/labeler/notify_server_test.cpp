@@ -16,7 +16,7 @@
 
 #include "common/notify/notify_client.h"
 #include "common/notify/unix_line_socket.h"
-#include "labeler/notify_server.h"
+#include "labeler/serve/notify_server.h"
 #include "tests/support/temp_dir.h"
 
 namespace cn::labeler {

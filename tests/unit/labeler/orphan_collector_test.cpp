@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "labeler/orphan_collector.h"
+#include "labeler/watch/orphan_collector.h"
 #include "tests/support/netns.h"
 #include "tests/unit/labeler/in_memory_apis.h"
 

@@ -8,11 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "common/policy/policy_document.h"
+#include "labeler/commands/policy_status_command.h"
 #include "labeler/policy/policy_audit.h"
 #include "labeler/policy/policy_auditor.h"
 #include "labeler/policy/policy_mode.h"
 #include "labeler/policy/policy_status.h"
-#include "labeler/policy/policy_status_command.h"
 #include "tests/support/temp_dir.h"
 
 namespace cn::labeler::policy {

@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/policy/policy_document.h"
+#include "labeler/commands/policy_status_command.h"
 #include "labeler/policy/policy_distributor.h"
-#include "labeler/policy/policy_status_command.h"
 #include "tests/support/eventually.h"
 #include "tests/support/sample_policies.h"
 #include "tests/support/temp_dir.h"

@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "labeler/commands/policy_status_command.h"
+#include "labeler/commands/text_table.h"
 #include "labeler/policy/policy_status.h"
-#include "labeler/policy/policy_status_command.h"
-#include "labeler/text_table.h"
 #include "tests/support/temp_dir.h"
 
 namespace cn::labeler::policy {

@@ -4,7 +4,7 @@
 
 #include <unistd.h>
 
-#include "labeler/readiness.h"
+#include "labeler/serve/readiness.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"
 

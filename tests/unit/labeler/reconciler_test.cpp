@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "labeler/reconciler.h"
-#include "labeler/work_queue.h"
+#include "labeler/daemon/work_queue.h"
+#include "labeler/watch/reconciler.h"
 #include "tests/support/netns.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"

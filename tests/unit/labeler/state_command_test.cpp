@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/state/state_store.h"
-#include "labeler/state_command.h"
+#include "labeler/commands/state_command.h"
 #include "tests/support/alloc_ids.h"
 #include "tests/support/temp_dir.h"
 

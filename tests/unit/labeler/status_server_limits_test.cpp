@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "labeler/status_server.h"
+#include "labeler/serve/status_server.h"
 #include "tests/fakes/http/raw_http_client.h"
 #include "tests/support/eventually.h"
 #include "tests/support/peak_rss.h"

@@ -10,7 +10,7 @@
 #include <future>
 #include <thread>
 
-#include "labeler/status_server.h"
+#include "labeler/serve/status_server.h"
 
 namespace cn::labeler {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "common/notify/notify_client.h"
 #include "common/state/state_store.h"
-#include "labeler/labeler_daemon.h"
+#include "labeler/daemon/labeler_daemon.h"
 #include "tests/support/alloc_ids.h"
 #include "tests/support/eventually.h"
 #include "tests/support/temp_dir.h"

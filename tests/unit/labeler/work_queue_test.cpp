@@ -5,7 +5,7 @@
 #include <mutex>
 #include <set>
 
-#include "labeler/work_queue.h"
+#include "labeler/daemon/work_queue.h"
 
 namespace cn::labeler {
 namespace {

@@ -1,0 +1,225 @@
+#include "labeler/watch/event_watcher.h"
+
+#include <algorithm>
+#include <variant>
+
+#include <spdlog/spdlog.h>
+
+namespace cn::labeler {
+
+namespace {
+
+constexpr std::string_view kAllocationTopic = "Allocation";
+
+}  // namespace
+
+EventWatcher::EventWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics,
+                           CallRecorder& calls, std::string node_id, EnqueueFn enqueue,
+                           ResyncFn resync, std::shared_ptr<spdlog::logger> log,
+                           EventWatchOptions options)
+    : nomad_(nomad),
+      clock_(clock),
+      metrics_(metrics),
+      calls_(calls),
+      node_id_(std::move(node_id)),
+      enqueue_(std::move(enqueue)),
+      resync_(std::move(resync)),
+      log_(log ? std::move(log) : spdlog::default_logger()),
+      options_(std::move(options)),
+      rng_(options_.seed != 0 ? options_.seed : std::random_device{}()),
+      last_index_(options_.initial_index) {}
+
+void EventWatcher::run(std::stop_token stop) {
+  log_->info("event watch started: node={} namespace={} index={}", node_id_,
+             options_.nomad_namespace, last_index_.load());
+  int attempt = 0;
+  while (!stop.stop_requested()) {
+    Session s;
+    s.opened_at = clock_.now();
+    nomad::EventStreamQuery query;
+    query.topic = std::string(kAllocationTopic);
+    query.nomad_namespace = options_.nomad_namespace;
+    // Nomad's index is inclusive: ask for the first one we have not seen.
+    query.index = last_index_ + 1;
+    s.min_index = query.index;
+    auto status = nomad_.event_stream(
+        query, [&](std::string_view line) { return !stop.stop_requested() && on_line(s, line); },
+        options_.idle_timeout, stop);
+    if (stop.stop_requested()) break;
+    // A stream that delivered a line reached Nomad, whatever ended it later.
+    if (s.got_line || status) {
+      calls_.record(Peer::nomad, nullptr);
+    } else {
+      calls_.record(Peer::nomad, &status.error());
+    }
+
+    // Whatever ended this stream, the next one must be followed by a resync: events may have
+    // fallen out of Nomad's buffer in between, and a resubscribe may add namespaces.
+    resync_pending_ = true;
+    metrics_.watch_reconnects(WatchMode::kEvents).Increment();
+    if (s.resubscribe) {
+      attempt = 0;
+      log_->info("event stream resubscribing on schedule: node={} resume_index={}", node_id_,
+                 last_index_.load() + 1);
+      continue;
+    }
+
+    Error error = s.error ? *s.error
+                          : (!status ? status.error()
+                                     : Error{ErrorKind::transport,
+                                             "event stream ended without being asked to", 0, 0});
+    const ErrorKindLabel kind = s.error      ? ErrorKindLabel::nomad_stream_bad_line
+                                : s.got_line ? ErrorKindLabel::nomad_stream
+                                             : ErrorKindLabel::nomad_stream_open;
+    const bool healthy = s.got_line && !s.error &&
+                         (s.frames > 0 || clock_.now() - s.opened_at >= options_.healthy_after);
+    if (healthy) attempt = 0;
+    metrics_.errors(kind).Increment();
+    auto delay = backoff_delay(options_.backoff, attempt, rng_);
+    ++attempt;
+    if (!s.got_line) {
+      // A denied subscription on Nomad >= 1.11.2 looks exactly like this (200, then EOF).
+      log_->warn(
+          "event stream ended before its first heartbeat (denied?), retrying: node={} kind={} "
+          "error=\"{}\" "
+          "attempt={} retry_ms={}{}",
+          node_id_, to_string(error.kind), error.message, attempt, delay.count(),
+          remedy_note(error));
+    } else {
+      log_->warn(
+          "event stream broken, reconnecting: node={} kind={} error=\"{}\" frames={} "
+          "resume_index={} "
+          "attempt={} retry_ms={}{}",
+          node_id_, to_string(error.kind), error.message, s.frames, last_index_.load() + 1, attempt,
+          delay.count(), remedy_note(error));
+    }
+    if (!clock_.sleep_for(delay, stop)) break;
+  }
+  log_->info("event watch stopped: node={} index={}", node_id_, last_index_.load());
+}
+
+bool EventWatcher::on_line(Session& s, std::string_view line) {
+  auto message = nomad::parse_event_frame(line);
+  if (!message) {
+    // A decoder cannot resynchronise inside a broken stream: end it here
+    // and reconnect at the last good index.
+    s.error = Error{ErrorKind::bad_answer, "unusable event stream line: " + message.error().message,
+                    0, 0};
+    return false;
+  }
+  if (!s.got_line) {
+    // Nomad sends "{}" first; any well-formed line proves the subscription is live, though, and
+    // refusing a frame that came first would only turn a harmless ordering into a reconnect loop.
+    s.got_line = true;
+    if (resync_pending_) {
+      resync_pending_ = false;
+      log_->info("event stream reopened, resyncing: node={} index={}", node_id_, s.min_index);
+      resync_();
+    }
+  }
+  if (auto* frame = std::get_if<nomad::EventFrame>(&*message)) on_frame(s, *frame);
+  // Heartbeats arrive every 30 s, so this check runs at least that often.
+  if (clock_.now() - s.opened_at >= options_.resubscribe_every) {
+    s.resubscribe = true;
+    return false;
+  }
+  return true;
+}
+
+void EventWatcher::on_frame(Session& s, const nomad::EventFrame& frame) {
+  ++s.frames;
+  const std::uint64_t last = last_index_.load();
+  bool reset = false;
+  if (frame.index <= last) {
+    if (is_replay(s, frame.index)) {
+      log_->debug("event stream: replayed frame already seen: node={} index={} last={}", node_id_,
+                  frame.index, last);
+      return;
+    }
+    // A younger Raft log (see the header). Skipping its frames would skip every event until the
+    // index climbs back, and the per-allocation ModifyIndex memory would refuse updates of
+    // existing allocations too.
+    reset = true;
+    metrics_.errors(ErrorKindLabel::nomad_index_reset).Increment();
+    log_->warn(
+        "nomad index went backwards (servers restored?), forgetting what was seen and resyncing: "
+        "node={} "
+        "last={} got={}",
+        node_id_, last, frame.index);
+    seen_.clear();
+    last_index_ = frame.index;
+  }
+  for (const auto& event : frame.events) on_event(event);
+  if (frame.index > last_index_.load()) last_index_ = frame.index;
+  last_frame_ = frame.index;
+  // After this frame's events, so that anything between the restore and now is caught by the
+  // resync and nothing after it is missed by the stream.
+  if (reset) resync_();
+}
+
+bool EventWatcher::is_replay(const Session& s, std::uint64_t frame_index) const {
+  if (s.frames != 1) return false;  // StartAtClosest hands out one older frame, the first
+  return last_frame_ == 0 ? frame_index <= last_index_.load() : frame_index == last_frame_;
+}
+
+void EventWatcher::on_event(const nomad::Event& event) {
+  if (event.topic != kAllocationTopic) return;
+  if (event.type != "AllocationUpdated" && event.type != "PlanResult") return;
+  if (event.payload_error) {
+    metrics_.errors(ErrorKindLabel::nomad_event_payload).Increment();
+    log_->warn("event stream: unusable allocation payload: key={} index={} error=\"{}\"", event.key,
+               event.index, event.payload_error->message);
+    return;
+  }
+  if (!event.allocation) return;
+  const nomad::Allocation& alloc = *event.allocation;
+  if (alloc.node_id != node_id_) return;
+
+  const std::uint64_t modify_index = alloc.modify_index != 0 ? alloc.modify_index : event.index;
+  auto it = seen_.find(alloc.id);
+  if (it != seen_.end() && modify_index <= it->second.modify_index) {
+    log_->debug("event stream: already seen: alloc={} modify_index={} seen={}", alloc.id,
+                modify_index, it->second.modify_index);
+    return;
+  }
+  if (options_.cache) options_.cache->observe(alloc);
+  if (alloc.is_terminal()) {
+    // Never needs labels again; forgetting it keeps the map to this node's live allocations.
+    if (it != seen_.end()) seen_.erase(it);
+    return;
+  }
+  remember(alloc.id, modify_index);
+  if (!wants_labels(alloc)) return;
+
+  WorkItem item = watch_work_item(alloc, false);
+  std::string key = item.ifname;
+  for (const auto& ip : item.ips) key += "," + ip;
+  Seen& seen = seen_[alloc.id];
+  if (seen.enqueued == key) return;  // same endpoint, same labels: nothing to do
+  if (enqueue_(std::move(item))) {
+    seen.enqueued = std::move(key);
+    log_->debug("event stream: enqueued alloc={} type={} modify_index={}", alloc.id, event.type,
+                modify_index);
+  } else {
+    // Not remembered as enqueued, so the allocation's next event tries again.
+    metrics_.errors(ErrorKindLabel::queue_full).Increment();
+    log_->warn("queue full, leaving the allocation to the next resync: alloc={} source=watch",
+               alloc.id);
+  }
+}
+
+void EventWatcher::remember(const std::string& alloc_id, std::uint64_t modify_index) {
+  auto [it, inserted] = seen_.try_emplace(alloc_id);
+  it->second.modify_index = modify_index;
+  if (!inserted || seen_.size() <= options_.max_tracked) return;
+  // Over the bound (far more live allocations than a node runs): drop the least recently
+  // modified other entry. At worst that allocation is enqueued once more later.
+  auto oldest = seen_.end();
+  for (auto e = seen_.begin(); e != seen_.end(); ++e) {
+    if (e == it) continue;
+    if (oldest == seen_.end() || e->second.modify_index < oldest->second.modify_index) oldest = e;
+  }
+  if (oldest != seen_.end()) seen_.erase(oldest);
+}
+
+}  // namespace cn::labeler

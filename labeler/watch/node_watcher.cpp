@@ -1,0 +1,173 @@
+#include "labeler/watch/node_watcher.h"
+
+#include <algorithm>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+namespace cn::labeler {
+
+NodeWatcher::NodeWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics,
+                         CallRecorder& calls, std::string node_id, EnqueueFn enqueue,
+                         ResyncFn resync, std::shared_ptr<spdlog::logger> log,
+                         NodeWatchOptions options)
+    : nomad_(nomad),
+      clock_(clock),
+      metrics_(metrics),
+      calls_(calls),
+      node_id_(std::move(node_id)),
+      enqueue_(std::move(enqueue)),
+      resync_(std::move(resync)),
+      log_(log ? std::move(log) : spdlog::default_logger()),
+      options_(options),
+      rng_(options.seed != 0 ? options.seed : std::random_device{}()),
+      index_(options.initial_index) {}
+
+std::chrono::seconds NodeWatcher::next_wait() {
+  auto wait = std::clamp(options_.wait, std::chrono::seconds{1}, std::chrono::seconds{300});
+  if (options_.jitter_divisor > 0) {
+    long long spread = wait.count() / options_.jitter_divisor;
+    wait -= std::chrono::seconds{std::uniform_int_distribution<long long>(0, spread)(rng_)};
+  }
+  return std::max(wait, std::chrono::seconds{1});
+}
+
+void NodeWatcher::run(std::stop_token stop) {
+  log_->info("node watch started: node={} index={} wait_s={}", node_id_, index_.load(),
+             options_.wait.count());
+  int attempt = 0;
+  while (!stop.stop_requested()) {
+    const std::uint64_t asked = index_.load();
+    // Index 0 never blocks (a full listing), so it gets the plain call deadline.
+    const std::chrono::seconds wait = asked == 0 ? std::chrono::seconds{0} : next_wait();
+    const MonoTime started = clock_.now();
+    const MonoTime deadline = started + wait + wait / 16 + options_.call_timeout;
+    // A Job is decoded once per allocation and ModifyIndex: everything in the first answer (and
+    // after a reset), then the new and changed allocations, which include all apply() enqueues.
+    // The others' Job bytes, most of each answer, are skipped undecoded.
+    auto unseen = [this](std::string_view id, std::uint64_t modify_index) {
+      auto it = listed_.find(id);
+      return it == listed_.end() || it->second.modify_index != modify_index;
+    };
+    auto answer = nomad_.node_allocations(node_id_, asked, wait, deadline, stop, unseen);
+    if (stop.stop_requested()) break;
+    calls_.record(Peer::nomad, answer);
+
+    if (!answer) {
+      metrics_.errors(ErrorKindLabel::nomad_watch).Increment();
+      metrics_.watch_reconnects(WatchMode::kNode).Increment();
+      auto delay = backoff_delay(options_.backoff, attempt, rng_);
+      ++attempt;
+      log_->warn(
+          "node watch failed, retrying: node={} index={} kind={} error=\"{}\" attempt={} "
+          "retry_ms={}{}",
+          node_id_, asked, to_string(answer.error().kind), answer.error().message, attempt,
+          delay.count(), remedy_note(answer.error()));
+      if (!clock_.sleep_for(delay, stop)) break;
+      continue;
+    }
+    attempt = 0;
+
+    // Nomad never answers index 0 on purpose; treating it as 1 keeps an empty node's listing
+    // from looking like a reset and from turning every query into a non-blocking one.
+    const std::uint64_t got = std::max<std::uint64_t>(answer->index, 1);
+    if (asked > 0 && got < asked && explained_by_gc(answer->value)) {
+      log_->debug("node watch: index went down after garbage collection: node={} asked={} got={}",
+                  node_id_, asked, got);
+    } else if (asked > 0 && got < asked) {
+      metrics_.errors(ErrorKindLabel::nomad_index_reset).Increment();
+      metrics_.watch_reconnects(WatchMode::kNode).Increment();
+      log_->warn(
+          "nomad index went backwards (servers restored?), resyncing: node={} asked={} got={}",
+          node_id_, asked, got);
+      known_.clear();
+      if (options_.cache) options_.cache->clear();
+      listed_.clear();
+      known_complete_ = false;
+      rebaseline_ = true;
+      index_ = 0;
+      continue;
+    }
+
+    for (const auto& rejected : answer->value.rejected) {
+      log_->warn("node watch: unusable allocation in listing: node={} error=\"{}\"", node_id_,
+                 rejected.message);
+    }
+    const bool baseline = rebaseline_ && asked == 0;
+    // Before the work is queued, so that the plugin's notification for an allocation of this
+    // answer finds it in the cache.
+    if (options_.cache) options_.cache->rebuild(answer->value.allocations, got);
+    apply(answer->value, asked, baseline);
+    // Updated in place: on a quiet node nothing is allocated here.
+    ++answers_;
+    for (const auto& alloc : answer->value.allocations)
+      listed_.insert_or_assign(alloc.id, Listed{alloc.modify_index, answers_});
+    std::erase_if(listed_, [this](const auto& entry) { return entry.second.answer != answers_; });
+    index_ = got;
+    if (baseline) {
+      rebaseline_ = false;
+      // After the new baseline, so a change between the two is caught by the next blocking
+      // query and anything before it by the resync.
+      resync_();
+    }
+
+    if (got <= asked) {
+      auto quick = options_.min_quiet_interval - (clock_.now() - started);
+      if (quick > std::chrono::nanoseconds::zero() && !clock_.sleep_for(quick, stop)) break;
+    }
+  }
+  log_->info("node watch stopped: node={} index={}", node_id_, index_.load());
+}
+
+void NodeWatcher::apply(const nomad::AllocationList& list, std::uint64_t asked, bool baseline) {
+  std::map<std::string, std::uint64_t> next;
+  std::size_t enqueued = 0;
+  for (const auto& alloc : list.allocations) {
+    // The endpoint is node-scoped; the check costs nothing and guards against a confused proxy.
+    if (!alloc.node_id.empty() && alloc.node_id != node_id_) continue;
+    auto it = known_.find(alloc.id);
+    const std::uint64_t known = it != known_.end() ? it->second : asked;
+    const bool changed = alloc.modify_index > known || (asked == 0 && it == known_.end());
+    // Terminal allocations are not tracked: they never need labels again, and untracked ones
+    // fall back to the asked-index rule, which stays correct.
+    // The exact ModifyIndex, not a max: explained_by_gc compares it with the next answers.
+    if (!alloc.is_terminal()) next[alloc.id] = alloc.modify_index;
+    if (baseline || !changed || !wants_labels(alloc)) continue;
+    if (enqueue_(watch_work_item(alloc, true))) {
+      ++enqueued;
+      log_->debug("node watch: enqueued alloc={} modify_index={}", alloc.id, alloc.modify_index);
+    } else {
+      metrics_.errors(ErrorKindLabel::queue_full).Increment();
+      log_->warn("queue full, leaving the allocation to the next resync: alloc={} source=watch",
+                 alloc.id);
+    }
+  }
+  known_complete_ = next.size() <= options_.max_tracked;
+  if (!known_complete_) {
+    // Keep the most recently modified; the dropped ones are old and stable.
+    std::vector<std::pair<std::uint64_t, std::string>> order;
+    order.reserve(next.size());
+    for (const auto& [id, mi] : next) order.emplace_back(mi, id);
+    std::sort(order.begin(), order.end());
+    for (std::size_t i = 0; i + options_.max_tracked < order.size(); ++i)
+      next.erase(order[i].second);
+  }
+  known_ = std::move(next);
+  if (enqueued > 0 || baseline) {
+    log_->info("node watch: node={} allocations={} enqueued={} baseline={}", node_id_,
+               list.allocations.size(), enqueued, baseline);
+  }
+}
+
+bool NodeWatcher::explained_by_gc(const nomad::AllocationList& list) const {
+  return std::ranges::all_of(list.allocations, [&](const nomad::Allocation& alloc) {
+    if (!alloc.node_id.empty() && alloc.node_id != node_id_) return true;
+    auto it = known_.find(alloc.id);
+    // Below the asked index no write can have touched it since the last answer.
+    if (it != known_.end()) return alloc.modify_index == it->second;
+    // Live now means live in the last answer too (a terminal allocation never comes back).
+    return !known_complete_ || alloc.is_terminal();
+  });
+}
+
+}  // namespace cn::labeler
