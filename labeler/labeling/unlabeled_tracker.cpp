@@ -4,7 +4,7 @@
 
 namespace cn::labeler {
 
-UnlabeledTracker::UnlabeledTracker(Clock& clock, Metrics& metrics)
+UnlabeledTracker::UnlabeledTracker(Clock& clock, LabelingMetrics& metrics)
     : clock_(clock), metrics_(metrics) {}
 
 void UnlabeledTracker::waiting(const std::string& alloc_id, long long since_unix_ms) {

@@ -13,13 +13,13 @@
 
 #include "common/util/clock.h"
 #include "common/util/mutex.h"
-#include "labeler/serve/metrics.h"
+#include "labeler/labeling/labeling_metrics.h"
 
 namespace cn::labeler {
 
 class UnlabeledTracker {
  public:
-  UnlabeledTracker(Clock& clock, Metrics& metrics);
+  UnlabeledTracker(Clock& clock, LabelingMetrics& metrics);
 
   // The allocation is waiting; a wait already noted keeps its earlier start.
   void waiting(const std::string& alloc_id, long long since_unix_ms) EXCLUDES(mu_);
@@ -44,7 +44,7 @@ class UnlabeledTracker {
   void publish_locked() REQUIRES(mu_);
 
   Clock& clock_;
-  Metrics& metrics_;
+  LabelingMetrics& metrics_;
   mutable Mutex mu_;
   std::map<std::string, Wait> waits_ GUARDED_BY(mu_);
 };
