@@ -13,6 +13,9 @@ namespace {
 
 using std::chrono::milliseconds;
 
+// Less time than this left in a call: no further endpoint is tried (see post()).
+constexpr milliseconds kShortestEndpointTry{50};
+
 // No answer from this endpoint: another one may give it.
 bool try_next_endpoint(const Error& error) {
   return error.kind == ErrorKind::transport || error.kind == ErrorKind::timeout;
@@ -88,8 +91,10 @@ Result<std::string> CurlEtcdClient::post(std::string_view path, const std::strin
   Error last = deadline_passed(path);
   for (std::size_t i = 0; i < endpoints_.size(); ++i) {
     // A spent deadline tries no further endpoint: it would only be blamed (and skipped next
-    // time) for the time the previous one used up.
-    if (i > 0 && clock_.now() >= deadline.at) break;
+    // time) for the time the previous one used up. Nor does one with a few milliseconds left: a
+    // healthy member cannot answer in that time, and blaming it would send the next call back to
+    // the member that just timed out.
+    if (i > 0 && deadline.at - clock_.now() < kShortestEndpointTry) break;
     const std::size_t index = (start + i) % endpoints_.size();
     auto res = post_to(index, path, body, deadline);
     if (res || !try_next_endpoint(res.error())) {

@@ -271,7 +271,9 @@ TEST_F(EtcdClientTest, AfterATimeoutTheNextCallStartsWithTheNextEndpoint) {
   ASSERT_FALSE(frozen);
   EXPECT_EQ(frozen.error().kind, ErrorKind::timeout) << frozen.error().message;
   EXPECT_EQ(client->describe(), other.endpoint());
-  auto next = client->range(one_key("x"), soon(5s));
+  // Generous: only that the call goes to the live member is under test, not how fast it answers
+  // on a loaded machine.
+  auto next = client->range(one_key("x"), soon(30s));
   server_->resume();
   ASSERT_TRUE(next) << next.error().message;
   EXPECT_EQ(client->describe(), other.endpoint());
