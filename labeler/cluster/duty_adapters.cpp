@@ -50,6 +50,16 @@ PassOutcome duty_nomad_read_failed(const DutyContext& ctx, std::string_view duty
   return out;
 }
 
+// What every deleting duty's report says to the runner; each adds its own skips.
+PassOutcome duty_outcome(const DutyReport& r) {
+  PassOutcome out;
+  out.end = r.end;
+  out.deleted = r.deleted + r.would_delete;
+  out.changed = r.refused;
+  out.over_cap = r.over_cap;
+  return out;
+}
+
 class HeartbeatDuty final : public Duty {
  public:
   HeartbeatDuty(const ClusterDutySettings& settings, const DutyContext& ctx)
@@ -95,11 +105,8 @@ class IdentityGcDuty final : public Duty {
       metrics_.identities_first_seen().Increment(static_cast<double>(r.first_seen));
       metrics_.identity_duplicates_unused().Set(static_cast<double>(r.duplicate_candidates));
     }
-    PassOutcome out;
-    out.end = r.end;
-    out.deleted = r.deleted + r.would_delete;
+    PassOutcome out = duty_outcome(r);
     out.unknown_shape = r.skipped_unknown_shape + r.value_keys_unknown_shape;
-    out.changed = r.refused;
     return out;
   }
 
@@ -126,12 +133,7 @@ class LockGcDuty final : public Duty {
   DutyName name() const override { return DutyName::lock_gc; }
   std::chrono::milliseconds interval() const override { return interval_; }
   PassOutcome run_pass(const LeaderFence& fence, std::stop_token stop) override {
-    LockGcReport r = gc_.run_pass(fence, stop);
-    PassOutcome out;
-    out.end = r.end;
-    out.deleted = r.deleted + r.would_delete;
-    out.changed = r.refused;
-    return out;
+    return duty_outcome(gc_.run_pass(fence, stop));
   }
 
  private:
@@ -169,13 +171,9 @@ class NodeReapingDuty final : public Duty {
       local_name_ = local_name;
     }
     NodeReapReport r = reaper_->run_pass(*nodes, fence, stop);
-    PassOutcome out;
-    out.end = r.end;
-    out.deleted = r.deleted + r.would_delete;
+    PassOutcome out = duty_outcome(r);
     out.unknown_shape = r.skipped_unknown_shape;
-    out.changed = r.refused;
     out.never_listed = r.never_listed;
-    out.over_cap = r.over_cap;
     return out;
   }
 
@@ -209,13 +207,9 @@ class IpGcDuty final : public Duty {
       local_name_ = view->local_name;
     }
     IpGcReport r = gc_->run_pass(view->nodes, fence, stop);
-    PassOutcome out;
-    out.end = r.end;
-    out.deleted = r.deleted + r.would_delete;
+    PassOutcome out = duty_outcome(r);
     out.unknown_shape = r.unknown_shape;
-    out.changed = r.refused;
     out.never_listed = r.not_ours;
-    out.over_cap = r.over_cap;
     return out;
   }
 
