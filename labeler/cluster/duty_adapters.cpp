@@ -50,6 +50,16 @@ PassOutcome duty_nomad_read_failed(const DutyContext& ctx, std::string_view duty
   return out;
 }
 
+// What every deleting duty's report says to the runner; each adds its own skips.
+PassOutcome duty_outcome(const DutyReport& r) {
+  PassOutcome out;
+  out.end = r.end;
+  out.deleted = r.deleted + r.would_delete;
+  out.changed = r.refused;
+  out.over_cap = r.over_cap;
+  return out;
+}
+
 class HeartbeatDuty final : public Duty {
  public:
   HeartbeatDuty(const ClusterDutySettings& settings, const DutyContext& ctx)
@@ -95,11 +105,8 @@ class IdentityGcDuty final : public Duty {
       metrics_.identities_first_seen().Increment(static_cast<double>(r.first_seen));
       metrics_.identity_duplicates_unused().Set(static_cast<double>(r.duplicate_candidates));
     }
-    PassOutcome out;
-    out.end = r.end;
-    out.deleted = r.deleted + r.would_delete;
+    PassOutcome out = duty_outcome(r);
     out.unknown_shape = r.skipped_unknown_shape + r.value_keys_unknown_shape;
-    out.changed = r.refused;
     return out;
   }
 
@@ -126,12 +133,7 @@ class LockGcDuty final : public Duty {
   DutyName name() const override { return DutyName::lock_gc; }
   std::chrono::milliseconds interval() const override { return interval_; }
   PassOutcome run_pass(const LeaderFence& fence, std::stop_token stop) override {
-    LockGcReport r = gc_.run_pass(fence, stop);
-    PassOutcome out;
-    out.end = r.end;
-    out.deleted = r.deleted + r.would_delete;
-    out.changed = r.refused;
-    return out;
+    return duty_outcome(gc_.run_pass(fence, stop));
   }
 
  private:
@@ -139,91 +141,87 @@ class LockGcDuty final : public Duty {
   LockGc gc_;
 };
 
-class NodeReapingDuty final : public Duty {
+// Node reaping and the IP GC read Nomad's node list each pass, and start over (a new object)
+// when this node's name in it changes: the duty doubts a list without this node, and a new name
+// (or none) starts the grace clocks or the two passes again. `Rules` says which duty and how it
+// is configured.
+template <class Rules>
+class NomadListedDuty final : public Duty {
  public:
-  NodeReapingDuty(ClusterDutySettings settings, DutyContext ctx)
+  NomadListedDuty(ClusterDutySettings settings, DutyContext ctx)
       : settings_(std::move(settings)), ctx_(std::move(ctx)) {}
-  DutyName name() const override { return DutyName::node_reaping; }
-  // A fifth of the grace, between 1 s and 1 min: a node is reaped at most that long after its
-  // grace ends, and Nomad is asked for its node list at most once a second.
-  std::chrono::milliseconds interval() const override {
-    return std::clamp<std::chrono::milliseconds>(settings_.node_reap_grace / 5,
-                                                 std::chrono::seconds{1}, std::chrono::minutes{1});
-  }
+  DutyName name() const override { return Rules::kName; }
+  std::chrono::milliseconds interval() const override { return Rules::interval(settings_); }
   PassOutcome run_pass(const LeaderFence& fence, std::stop_token stop) override {
     auto view = read_duty_nomad_view(ctx_, settings_.call_timeout, stop);
-    if (!view) return duty_nomad_read_failed(ctx_, to_string(DutyName::node_reaping), view.error());
-    const std::string& local_name = view->local_name;
-    const auto* nodes = &view->nodes;
-    if (!reaper_ || local_name != local_name_) {
-      // The reaper doubts a node list without this node; its grace clocks start with it.
-      NodeReaperOptions o;
-      o.cluster_name = settings_.cluster_name;
-      o.local_node = local_name;
-      o.name_rule = settings_.node_name_rule;
-      o.grace = settings_.node_reap_grace;
-      o.max_per_pass = settings_.node_reap_max_per_pass;
-      o.region = settings_.nomad_region;
-      o.dry_run = settings_.dry_run;
-      reaper_ = std::make_unique<NodeReaper>(ctx_.etcd, ctx_.clock, o, ctx_.log);
-      local_name_ = local_name;
+    if (!view) return duty_nomad_read_failed(ctx_, to_string(Rules::kName), view.error());
+    if (!duty_ || view->local_name != local_name_) {
+      duty_ = std::make_unique<typename Rules::Pass>(
+          ctx_.etcd, ctx_.clock, Rules::options(settings_, view->local_name), ctx_.log);
+      local_name_ = view->local_name;
     }
-    NodeReapReport r = reaper_->run_pass(*nodes, fence, stop);
-    PassOutcome out;
-    out.end = r.end;
-    out.deleted = r.deleted + r.would_delete;
-    out.unknown_shape = r.skipped_unknown_shape;
-    out.changed = r.refused;
-    out.never_listed = r.never_listed;
-    out.over_cap = r.over_cap;
-    return out;
+    return Rules::outcome(duty_->run_pass(view->nodes, fence, stop));
   }
 
  private:
   ClusterDutySettings settings_;
   DutyContext ctx_;
-  std::unique_ptr<NodeReaper> reaper_;
+  std::unique_ptr<typename Rules::Pass> duty_;
   std::string local_name_;
 };
 
-class IpGcDuty final : public Duty {
- public:
-  IpGcDuty(ClusterDutySettings settings, DutyContext ctx)
-      : settings_(std::move(settings)), ctx_(std::move(ctx)) {}
-  DutyName name() const override { return DutyName::ip_gc; }
-  // The identity GC's schedule: two passes apart, like it, and one paged scan each.
-  std::chrono::milliseconds interval() const override { return settings_.identity_gc_interval; }
-  PassOutcome run_pass(const LeaderFence& fence, std::stop_token stop) override {
-    auto view = read_duty_nomad_view(ctx_, settings_.call_timeout, stop);
-    if (!view) return duty_nomad_read_failed(ctx_, to_string(DutyName::ip_gc), view.error());
-    if (!gc_ || view->local_name != local_name_) {
-      // A new local name (or none) starts the two passes over.
-      IpGcOptions o;
-      o.cluster_name = settings_.cluster_name;
-      o.local_node = view->local_name;
-      o.region = settings_.nomad_region;
-      o.name_rule = settings_.node_name_rule;
-      o.deletions_per_minute = settings_.identity_gc_rate_limit;
-      o.dry_run = settings_.dry_run;
-      gc_ = std::make_unique<IpGc>(ctx_.etcd, ctx_.clock, o, ctx_.log);
-      local_name_ = view->local_name;
-    }
-    IpGcReport r = gc_->run_pass(view->nodes, fence, stop);
-    PassOutcome out;
-    out.end = r.end;
-    out.deleted = r.deleted + r.would_delete;
-    out.unknown_shape = r.unknown_shape;
-    out.changed = r.refused;
-    out.never_listed = r.not_ours;
-    out.over_cap = r.over_cap;
+struct NodeReapingRules {
+  using Pass = NodeReaper;
+  static constexpr DutyName kName = DutyName::node_reaping;
+  // A fifth of the grace, between 1 s and 1 min: a node is reaped at most that long after its
+  // grace ends, and Nomad is asked for its node list at most once a second.
+  static std::chrono::milliseconds interval(const ClusterDutySettings& settings) {
+    return std::clamp<std::chrono::milliseconds>(settings.node_reap_grace / 5,
+                                                 std::chrono::seconds{1}, std::chrono::minutes{1});
+  }
+  static NodeReaperOptions options(const ClusterDutySettings& settings,
+                                   const std::string& local_name) {
+    NodeReaperOptions o;
+    o.cluster_name = settings.cluster_name;
+    o.local_node = local_name;
+    o.name_rule = settings.node_name_rule;
+    o.grace = settings.node_reap_grace;
+    o.max_per_pass = settings.node_reap_max_per_pass;
+    o.region = settings.nomad_region;
+    o.dry_run = settings.dry_run;
+    return o;
+  }
+  static PassOutcome outcome(const NodeReapReport& r) {
+    PassOutcome out = duty_outcome(r);
+    out.unknown_shape = r.skipped_unknown_shape;
+    out.never_listed = r.never_listed;
     return out;
   }
+};
 
- private:
-  ClusterDutySettings settings_;
-  DutyContext ctx_;
-  std::unique_ptr<IpGc> gc_;
-  std::string local_name_;
+struct IpGcRules {
+  using Pass = IpGc;
+  static constexpr DutyName kName = DutyName::ip_gc;
+  // The identity GC's schedule: two passes apart, like it, and one paged scan each.
+  static std::chrono::milliseconds interval(const ClusterDutySettings& settings) {
+    return settings.identity_gc_interval;
+  }
+  static IpGcOptions options(const ClusterDutySettings& settings, const std::string& local_name) {
+    IpGcOptions o;
+    o.cluster_name = settings.cluster_name;
+    o.local_node = local_name;
+    o.region = settings.nomad_region;
+    o.name_rule = settings.node_name_rule;
+    o.deletions_per_minute = settings.identity_gc_rate_limit;
+    o.dry_run = settings.dry_run;
+    return o;
+  }
+  static PassOutcome outcome(const IpGcReport& r) {
+    PassOutcome out = duty_outcome(r);
+    out.unknown_shape = r.unknown_shape;
+    out.never_listed = r.not_ours;
+    return out;
+  }
 };
 
 class ClusterConfigDuty final : public Duty {
@@ -270,11 +268,11 @@ std::unique_ptr<Duty> make_lock_gc_duty(const ClusterDutySettings& settings,
   return std::make_unique<LockGcDuty>(settings, ctx);
 }
 std::unique_ptr<Duty> make_node_reaping_duty(const ClusterDutySettings& settings, DutyContext ctx) {
-  return std::make_unique<NodeReapingDuty>(settings, std::move(ctx));
+  return std::make_unique<NomadListedDuty<NodeReapingRules>>(settings, std::move(ctx));
 }
 
 std::unique_ptr<Duty> make_ip_gc_duty(const ClusterDutySettings& settings, DutyContext ctx) {
-  return std::make_unique<IpGcDuty>(settings, std::move(ctx));
+  return std::make_unique<NomadListedDuty<IpGcRules>>(settings, std::move(ctx));
 }
 
 std::unique_ptr<Duty> make_cluster_config_duty(const ClusterDutySettings& settings,

@@ -20,6 +20,7 @@ bool fenced_delete_batch(etcd::EtcdApi& etcd, Clock& clock, const LeaderFence& f
   for (std::size_t i = begin; i < end; ++i) {
     own.insert(own.end(), all[i].compares.begin(), all[i].compares.end());
     ops.push_back(delete_key_op(all[i].key));
+    for (const auto& key : all[i].also_delete) ops.push_back(delete_key_op(key));
   }
   ++result.requests;
   auto outcome = run_fenced(etcd, fence, std::move(own), std::move(ops),

@@ -1,5 +1,5 @@
 #pragma once
-// The deletes of the GC duties (identity GC, IP GC): confirmed keys deleted in fenced txns of up
+// The deletes of the cluster duties (duty_skeleton.h): confirmed keys deleted in fenced txns of up
 // to `per_txn` deletions, each under the rate limit, all or none in one txn. A batch etcd refuses
 // with the fence intact (one key changed or gained a user since the read) is retried one
 // deletion a txn, so one changed key never keeps the others. A lost fence or a write without an
@@ -26,6 +26,8 @@ struct FencedDeletion {
   // The duty's own compares for this key (its ModRevision as read, and what else must hold);
   // the fence comes first in every txn.
   std::vector<etcd::Compare> compares;
+  // Keys deleted in the same txn under the same compares (node reaping: the entry's marker).
+  std::vector<std::string> also_delete;
 };
 
 struct FencedDeleteSettings {

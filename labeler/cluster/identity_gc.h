@@ -44,7 +44,7 @@
 #include "common/etcd/etcd_api.h"
 #include "common/util/clock.h"
 #include "labeler/cluster/delete_rate_limiter.h"
-#include "labeler/cluster/duty_pass.h"
+#include "labeler/cluster/duty_skeleton.h"
 #include "labeler/cluster/identity_range.h"
 #include "labeler/cluster/leader_fence.h"
 #include "labeler/cluster/paged_scan.h"
@@ -72,12 +72,9 @@ struct IdentityGcOptions {
   Result<IdentityRange> range = fail("identity range not configured");
 };
 
-struct IdentityGcReport {
-  PassEnd end = PassEnd::complete;
-  std::string detail;           // why the pass ended early (the error or the doubt); else empty
-  etcd::Revision revision = 0;  // the snapshot the pass read
-  std::int64_t scanned = 0;     // master keys read
-  std::int64_t value_keys = 0;  // value keys read
+struct IdentityGcReport : DutyReport {
+  // scanned: master keys read
+  std::int64_t value_keys = 0;                // value keys read
   std::int64_t value_keys_unknown_shape = 0;  // no `<labels>/<node>` after the prefix
   std::int64_t in_use_reports = 0;
   // Reports that could not be parsed: skipped, their nodes' identities kept by user keys only.
@@ -91,21 +88,16 @@ struct IdentityGcReport {
   std::int64_t duplicate_candidates = 0;
   std::int64_t deleted_duplicates = 0;  // of `deleted`
   std::int64_t confirmed = 0;  // candidates the previous pass remembered with this ModRevision
-  std::int64_t deleted = 0;
-  std::int64_t would_delete = 0;           // dry run
   std::int64_t skipped_unknown_shape = 0;  // master keys: not a decimal ID, or not a label string
   std::int64_t skipped_out_of_range = 0;   // master keys outside this cluster's range
   // Headroom, from the same reads; set only when the master keys were read in full (counted):
   bool counted = false;
-  std::int64_t in_range = 0;       // well-formed master keys in this cluster's range
-  std::uint64_t range_size = 0;    // IDs the range holds; 0 while the range is unknown
-  std::int64_t first_seen = 0;     // in range and not seen by the previous complete pass
-  std::int64_t users_min = 0;      // users of one identity in range: fewest,
-  std::int64_t users_max = 0;      // most,
-  std::int64_t users_total = 0;    // and all of them (average: users_total / in_range)
-  std::int64_t refused = 0;        // delete txns etcd refused (a compare failed)
-  std::int64_t pages = 0;          // range answers read
-  std::int64_t etcd_requests = 0;  // range and txn calls made
+  std::int64_t in_range = 0;     // well-formed master keys in this cluster's range
+  std::uint64_t range_size = 0;  // IDs the range holds; 0 while the range is unknown
+  std::int64_t first_seen = 0;   // in range and not seen by the previous complete pass
+  std::int64_t users_min = 0;    // users of one identity in range: fewest,
+  std::int64_t users_max = 0;    // most,
+  std::int64_t users_total = 0;  // and all of them (average: users_total / in_range)
 };
 
 class IdentityGc {
@@ -128,6 +120,8 @@ class IdentityGc {
   std::size_t remembered() const { return remembered_.size(); }
 
  private:
+  // One pass as a policy over the duty skeleton (identity_gc.cpp).
+  class Pass;
   struct Deletion {
     std::uint64_t id = 0;
     std::string labels;
@@ -136,14 +130,6 @@ class IdentityGc {
     // ID, instead of that none exists.
     bool duplicate = false;
   };
-
-  // Counts an unused identity and remembers it; queues it for deletion when the previous
-  // complete pass remembered it with the same ModRevision.
-  void add_candidate(Deletion deletion, std::string_view labels,
-                     std::unordered_map<std::uint64_t, etcd::Revision>& candidates,
-                     std::vector<Deletion>& confirmed, IdentityGcReport& report) const;
-  void delete_confirmed(const LeaderFence& fence, std::vector<Deletion>& confirmed,
-                        IdentityGcReport& report, const std::stop_token& stop);
 
   etcd::EtcdApi& etcd_;
   Clock& clock_;

@@ -7,7 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "labeler/cluster/fenced_deletes.h"
+#include "labeler/cluster/duty_skeleton.h"
 #include "labeler/cluster/fenced_txn.h"
 #include "labeler/cluster/in_use_report.h"
 #include "labeler/cluster/ip_key.h"
@@ -15,6 +15,15 @@
 #include "labeler/cluster/node_reaper.h"
 
 namespace cn::labeler::cluster {
+
+// A HostIP's node as the node entries say; a HostIP two entries claim is nobody's. Outside the
+// anonymous namespace: IpGc::Pass holds them.
+struct IpGcOwner {
+  std::string name;
+  NodeVerdict verdict = NodeVerdict::never_listed;
+  bool ambiguous = false;
+};
+
 namespace {
 
 // Endpoint IPs of one node's report as 64-bit hashes: a collision can only make a dead IP look
@@ -26,13 +35,6 @@ std::uint64_t ip_gc_hash(std::string_view ip) {
 // What one node's in-use report says about its endpoints' IPs; nullopt: an older labeler's
 // report without them, which proves nothing.
 using ReportedIps = std::optional<std::unordered_set<std::uint64_t>>;
-
-// A HostIP's node as the node entries say; a HostIP two entries claim is nobody's.
-struct IpGcOwner {
-  std::string name;
-  NodeVerdict verdict = NodeVerdict::never_listed;
-  bool ambiguous = false;
-};
 
 enum class IpGcVerdict { kept, node_gone, endpoint_gone };
 
@@ -156,105 +158,122 @@ IpGc::IpGc(etcd::EtcdApi& etcd, Clock& clock, IpGcOptions options,
   options_.max_per_pass = std::max<std::int64_t>(options_.max_per_pass, 1);
 }
 
+// IP GC as a policy over the duty skeleton: markers, node entries and reports say whose IPs
+// are gone; the two-pass rule decides; the skeleton caps and deletes.
+class IpGc::Pass final : public DutyPolicy {
+ public:
+  Pass(IpGc& gc, const std::vector<nomad::NodeStub>& nomad_nodes, IpGcReport& report)
+      : gc_(gc), nomad_nodes_(nomad_nodes), report_(report) {}
+
+  DutyScan scan(ScanCounters& counters, const std::stop_token& stop) override {
+    auto listing = nomad_listing(nomad_nodes_, gc_.options_.local_node, gc_.options_.name_rule);
+    if (!listing) return std::unexpected(DutyStop{PassEnd::doubt, listing.error().message});
+
+    // 1-3. Markers, node entries and in-use reports, at one revision.
+    IpGcReads reads{gc_.etcd_, gc_.clock_, gc_.options_, report_.revision, counters, stop};
+    auto read = ip_gc_read_owners(reads, *listing, owners_);
+    if (read) read = ip_gc_read_reports(reads, reported_, report_);
+    if (!read) return duty_scan(read);
+    gone_ = ip_gc_gone_hosts(owners_, gc_.gone_hosts_, *listing);
+
+    // 4. The IP keys.
+    read = scan_prefix(gc_.etcd_, gc_.clock_, gc_.options_.scan, kvstore::kIpDefaultPrefix,
+                       report_.revision, counters, stop,
+                       [&](const etcd::KeyValue& kv) { judge_ip_key(kv); });
+    return duty_scan(read);
+  }
+
+  std::vector<FencedDeletion> decide(const LeaderFence& /*fence*/,
+                                     const std::stop_token& /*stop*/) override {
+    // Every read complete: this pass is the one the next pass confirms against.
+    gc_.remembered_ = std::move(candidates_);
+    gc_.gone_hosts_ = std::move(gone_);
+    return confirmed_;
+  }
+
+  void over_cap(std::size_t due) override {
+    gc_.log_->warn("ip gc leaves confirmed keys for the next pass: due={} max_per_pass={}", due,
+                   gc_.options_.max_per_pass);
+  }
+
+  void would_delete(std::size_t i) override {
+    gc_.log_->info("ip gc dry run, would delete: key=\"{}\"", confirmed_[i].key);
+  }
+
+  void deleted(std::size_t i, bool applied) override {
+    // Deleted or changed since the read: either way it must be found twice again.
+    gc_.remembered_.erase(confirmed_[i].key);
+    if (applied) {
+      gc_.log_->info("ip gc deleted a stale ipcache entry: key=\"{}\"", confirmed_[i].key);
+    } else {
+      gc_.log_->info("ip gc kept an ipcache entry changed since read: key=\"{}\"",
+                     confirmed_[i].key);
+    }
+  }
+
+  void complete(const LeaderFence& /*fence*/, const std::stop_token& /*stop*/) override {
+    gc_.log_->info(
+        "ip gc pass: scanned={} leased={} candidates={} node_gone={} endpoint_gone={} deleted={} "
+        "would_delete={} refused={} no_report={} requests={}",
+        report_.scanned, report_.leased, report_.candidates, report_.node_gone,
+        report_.endpoint_gone, report_.deleted, report_.would_delete, report_.refused,
+        report_.no_report, report_.etcd_requests);
+  }
+
+  void ended_early() override {
+    gc_.log_->warn("ip gc pass ended early: end={} detail=\"{}\" deleted={}",
+                   to_string(report_.end), report_.detail, report_.deleted);
+  }
+
+ private:
+  void judge_ip_key(const etcd::KeyValue& kv) {
+    ++report_.scanned;
+    if (kv.lease != 0) {
+      ++report_.leased;
+      return;
+    }
+    auto ip = kvstore::parse_ip_key(kv.key);
+    auto entry = kvstore::parse_ip_value(kv.value);
+    if (!ip || !entry || entry->ip != *ip) {
+      ++report_.unknown_shape;
+      gc_.log_->debug("ip gc: unknown ipcache entry shape, skipped: key=\"{}\"", kv.key);
+      return;
+    }
+    const IpGcVerdict verdict = judge_ip_entry(*entry, gone_, owners_, reported_, report_);
+    if (verdict == IpGcVerdict::kept) return;
+    ++(verdict == IpGcVerdict::node_gone ? report_.node_gone : report_.endpoint_gone);
+    ++report_.candidates;
+    candidates_.emplace(kv.key, kv.mod_revision);
+    auto seen = gc_.remembered_.find(kv.key);
+    if (seen != gc_.remembered_.end() && seen->second == kv.mod_revision) {
+      ++report_.confirmed;
+      confirmed_.push_back(FencedDeletion{kv.key, {mod_revision_is(kv.key, kv.mod_revision)}, {}});
+    }
+  }
+
+  IpGc& gc_;
+  const std::vector<nomad::NodeStub>& nomad_nodes_;
+  IpGcReport& report_;
+  std::unordered_map<std::string, IpGcOwner> owners_;
+  std::unordered_map<std::string, ReportedIps> reported_;
+  std::unordered_map<std::string, std::string> gone_;
+  std::unordered_map<std::string, etcd::Revision> candidates_;
+  std::vector<FencedDeletion> confirmed_;
+};
+
 IpGcReport IpGc::run_pass(const std::vector<nomad::NodeStub>& nomad_nodes, const LeaderFence& fence,
                           std::stop_token stop) {
   IpGcReport report;
-  ScanCounters counters;
-  const auto finish = [&](PassEnd end, std::string detail) {
-    report.end = end;
-    report.detail = std::move(detail);
-    report.pages = counters.pages;
-    report.etcd_requests += counters.requests;
-    if (end != PassEnd::complete) {
-      log_->warn("ip gc pass ended early: end={} detail=\"{}\" deleted={}", to_string(end),
-                 report.detail, report.deleted);
-    }
-    return report;
-  };
-  auto listing = nomad_listing(nomad_nodes, options_.local_node, options_.name_rule);
-  if (!listing) return finish(PassEnd::doubt, listing.error().message);
-
-  // 1-3. Markers, node entries and in-use reports, at one revision.
-  std::unordered_map<std::string, IpGcOwner> owners;
-  std::unordered_map<std::string, ReportedIps> reported;
-  IpGcReads reads{etcd_, clock_, options_, report.revision, counters, stop};
-  auto read = ip_gc_read_owners(reads, *listing, owners);
-  if (read) read = ip_gc_read_reports(reads, reported, report);
-  if (!read) return finish(scan_stop(read.error()), read.error().message);
-
-  auto gone = ip_gc_gone_hosts(owners, gone_hosts_, *listing);
-
-  // 4. The IP keys.
-  std::unordered_map<std::string, etcd::Revision> candidates;
-  std::vector<FencedDeletion> confirmed;
-  read = scan_prefix(
-      etcd_, clock_, options_.scan, kvstore::kIpDefaultPrefix, report.revision, counters, stop,
-      [&](const etcd::KeyValue& kv) {
-        ++report.scanned;
-        if (kv.lease != 0) {
-          ++report.leased;
-          return;
-        }
-        auto ip = kvstore::parse_ip_key(kv.key);
-        auto entry = kvstore::parse_ip_value(kv.value);
-        if (!ip || !entry || entry->ip != *ip) {
-          ++report.unknown_shape;
-          log_->debug("ip gc: unknown ipcache entry shape, skipped: key=\"{}\"", kv.key);
-          return;
-        }
-        const IpGcVerdict verdict = judge_ip_entry(*entry, gone, owners, reported, report);
-        if (verdict == IpGcVerdict::kept) return;
-        ++(verdict == IpGcVerdict::node_gone ? report.node_gone : report.endpoint_gone);
-        ++report.candidates;
-        candidates.emplace(kv.key, kv.mod_revision);
-        auto seen = remembered_.find(kv.key);
-        if (seen != remembered_.end() && seen->second == kv.mod_revision) {
-          ++report.confirmed;
-          confirmed.push_back(FencedDeletion{kv.key, {mod_revision_is(kv.key, kv.mod_revision)}});
-        }
-      });
-  if (!read) return finish(scan_stop(read.error()), read.error().message);
-
-  // Every read complete: this pass is the one the next pass confirms against.
-  remembered_ = std::move(candidates);
-  gone_hosts_ = std::move(gone);
-  if (static_cast<std::int64_t>(confirmed.size()) > options_.max_per_pass) {
-    report.over_cap = static_cast<std::int64_t>(confirmed.size()) - options_.max_per_pass;
-    log_->warn("ip gc leaves confirmed keys for the next pass: due={} max_per_pass={}",
-               confirmed.size(), options_.max_per_pass);
-    confirmed.resize(static_cast<std::size_t>(options_.max_per_pass));
-  }
-  if (options_.dry_run) {
-    for (const auto& deletion : confirmed) {
-      ++report.would_delete;
-      log_->info("ip gc dry run, would delete: key=\"{}\"", deletion.key);
-    }
-  } else {
-    FencedDeleteSettings settings{options_.deletions_per_txn, options_.scan.call_timeout};
-    auto result = delete_fenced(
-        etcd_, clock_, limiter_, fence, confirmed, settings, stop,
-        [&](std::size_t i, bool applied) {
-          // Deleted or changed since the read: either way it must be found twice again.
-          remembered_.erase(confirmed[i].key);
-          if (applied) {
-            ++report.deleted;
-            log_->info("ip gc deleted a stale ipcache entry: key=\"{}\"", confirmed[i].key);
-          } else {
-            log_->info("ip gc kept an ipcache entry changed since read: key=\"{}\"",
-                       confirmed[i].key);
-          }
-        });
-    report.etcd_requests += result.requests;
-    report.refused += result.refused;
-    if (result.end != PassEnd::complete) return finish(result.end, std::move(result.detail));
-  }
-  log_->info(
-      "ip gc pass: scanned={} leased={} candidates={} node_gone={} endpoint_gone={} deleted={} "
-      "would_delete={} refused={} no_report={} requests={}",
-      report.scanned, report.leased, report.candidates, report.node_gone, report.endpoint_gone,
-      report.deleted, report.would_delete, report.refused, report.no_report,
-      report.etcd_requests + counters.requests);
-  return finish(PassEnd::complete, {});
+  Pass pass(*this, nomad_nodes, report);
+  run_duty_pass(pass, report,
+                DutyDeletes{etcd_,
+                            clock_,
+                            &limiter_,
+                            {options_.deletions_per_txn, options_.scan.call_timeout},
+                            options_.dry_run,
+                            options_.max_per_pass},
+                fence, stop);
+  return report;
 }
 
 }  // namespace cn::labeler::cluster

@@ -40,7 +40,7 @@
 #include "common/nomad/model/node.h"
 #include "common/util/clock.h"
 #include "labeler/cluster/delete_rate_limiter.h"
-#include "labeler/cluster/duty_pass.h"
+#include "labeler/cluster/duty_skeleton.h"
 #include "labeler/cluster/leader_fence.h"
 #include "labeler/cluster/node_proof.h"
 #include "labeler/cluster/paged_scan.h"
@@ -59,11 +59,8 @@ struct IpGcOptions {
   bool dry_run = false;
 };
 
-struct IpGcReport {
-  PassEnd end = PassEnd::complete;
-  std::string detail;
-  etcd::Revision revision = 0;
-  std::int64_t scanned = 0;        // IP keys read
+struct IpGcReport : DutyReport {
+  // scanned: IP keys read; over_cap: confirmed, left for the next pass by max_per_pass
   std::int64_t leased = 0;         // on a lease (an agent's): never touched
   std::int64_t unknown_shape = 0;  // lease-less, but key or value not the agents' shape
   std::int64_t no_owner = 0;       // lease-less, HostIP in no node entry, not proven gone
@@ -74,14 +71,8 @@ struct IpGcReport {
   std::int64_t endpoint_gone = 0;  // candidates: owner alive, IP not in its report
   std::int64_t candidates = 0;     // node_gone + endpoint_gone: remembered for the next pass
   std::int64_t confirmed = 0;      // candidates the previous pass remembered, same ModRevision
-  std::int64_t over_cap = 0;       // confirmed, left for the next pass by max_per_pass
-  std::int64_t deleted = 0;
-  std::int64_t would_delete = 0;  // dry run
-  std::int64_t refused = 0;
-  std::int64_t reports = 0;              // in-use reports read
+  std::int64_t reports = 0;        // in-use reports read
   std::int64_t reports_without_ips = 0;  // older labelers' reports: no proof for their nodes
-  std::int64_t pages = 0;
-  std::int64_t etcd_requests = 0;
 };
 
 class IpGc {
@@ -101,6 +92,8 @@ class IpGc {
   std::size_t remembered() const { return remembered_.size(); }
 
  private:
+  class Pass;  // one pass as a policy over the duty skeleton (ip_gc.cpp)
+
   etcd::EtcdApi& etcd_;
   Clock& clock_;
   IpGcOptions options_;

@@ -21,7 +21,7 @@
 
 #include "common/etcd/etcd_api.h"
 #include "common/util/clock.h"
-#include "labeler/cluster/duty_pass.h"
+#include "labeler/cluster/duty_skeleton.h"
 #include "labeler/cluster/leader_fence.h"
 #include "labeler/cluster/paged_scan.h"
 
@@ -32,17 +32,9 @@ struct LockGcOptions {
   bool dry_run = false;
 };
 
-struct LockGcReport {
-  PassEnd end = PassEnd::complete;
-  std::string detail;
-  etcd::Revision revision = 0;
-  std::int64_t scanned = 0;  // lock keys read
-  std::int64_t stale = 0;    // held unchanged since the previous round by a mutex's holder
-  std::int64_t deleted = 0;
-  std::int64_t would_delete = 0;  // dry run
-  std::int64_t refused = 0;       // delete txns etcd refused (a compare failed)
-  std::int64_t pages = 0;
-  std::int64_t etcd_requests = 0;
+struct LockGcReport : DutyReport {
+  // scanned: lock keys read
+  std::int64_t stale = 0;  // held unchanged since the previous round by a mutex's holder
 };
 
 class LockGc {
@@ -56,6 +48,7 @@ class LockGc {
   std::size_t remembered() const { return previous_.size(); }
 
  private:
+  class Pass;  // one round as a policy over the duty skeleton (lock_gc.cpp)
   struct Seen {
     etcd::Revision mod_revision = 0;
     etcd::LeaseId lease = 0;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/util/json_read.h"
+#include "labeler/cluster/duty_skeleton.h"
 #include "labeler/cluster/fenced_txn.h"
 #include "labeler/cluster/kvstore_layout.h"
 
@@ -70,116 +71,165 @@ NodeReaper::NodeReaper(etcd::EtcdApi& etcd, Clock& clock, NodeReaperOptions opti
   options_.max_per_pass = std::max<std::int64_t>(options_.max_per_pass, 1);
 }
 
+// Node reaping as a policy over the duty skeleton: markers and node entries at one revision,
+// Nomad's list and the grace decide; markers are written before anything is deleted and removed
+// after; each entry goes in its own txn with its marker.
+class NodeReaper::Pass final : public DutyPolicy {
+ public:
+  Pass(NodeReaper& reaper, const NomadListing& nomad, NodeReapReport& report)
+      : reaper_(reaper), nomad_(nomad), report_(report) {}
+
+  DutyScan scan(ScanCounters& counters, const std::stop_token& stop) override {
+    // Markers first, then the node entries, both at the revision the first page pins: one
+    // snapshot.
+    const NodeReaperOptions& options = reaper_.options_;
+    const std::string marker_prefix = nomad_node_marker_prefix(options.cluster_name);
+    auto read = scan_prefix(
+        reaper_.etcd_, reaper_.clock_, options.scan, marker_prefix, report_.revision, counters,
+        stop, [&](const etcd::KeyValue& kv) {
+          const std::string_view name = std::string_view(kv.key).substr(marker_prefix.size());
+          const bool named = !name.empty() && name.find('/') == std::string_view::npos;
+          // A malformed marker proves nothing, and is not overwritten either.
+          if (named) marked_.emplace(name);
+          auto marker = parse_nomad_node_marker(kv.value);
+          if (!named || !marker) {
+            ++report_.skipped_unknown_shape;
+            reaper_.log_->warn(
+                "node reaper skips a marker of unknown shape: key=\"{}\" error=\"{}\"", kv.key,
+                marker ? "not a node name" : marker.error().message);
+            return;
+          }
+          if (marker->region == options.region)
+            ours_.emplace(name, Entry{std::string(name), kv.mod_revision});
+        });
+    if (!read) return duty_scan(read);
+    return duty_scan(scan_prefix(
+        reaper_.etcd_, reaper_.clock_, options.scan, kvstore::node_prefix(options.cluster_name),
+        report_.revision, counters, stop, [&](const etcd::KeyValue& kv) { judge_entry(kv); }));
+  }
+
+  std::vector<FencedDeletion> decide(const LeaderFence& fence,
+                                     const std::stop_token& stop) override {
+    reaper_.log_never_listed(std::move(never_listed_));
+    // Remember every node the list has, before anything is deleted: a node purged from Nomad
+    // later is then still known to be ours.
+    reaper_.write_markers(reaper_.unmarked(nomad_, marked_), fence, report_, stop);
+    if (report_.end != PassEnd::complete) return {};
+    due_ = reaper_.due_entries(gone_, report_);
+    const std::string& cluster = reaper_.options_.cluster_name;
+    std::vector<FencedDeletion> deletions;
+    deletions.reserve(due_.size());
+    for (const auto& entry : due_) {
+      std::string key = kvstore::node_prefix(cluster) + entry.name;
+      // The marker goes with the entry it proved ours: a node Nomad still lists gets a new one.
+      deletions.push_back(FencedDeletion{key,
+                                         {mod_revision_is(key, entry.mod_revision)},
+                                         {nomad_node_marker_key(cluster, entry.name)}});
+    }
+    return deletions;
+  }
+
+  void over_cap(std::size_t due) override {
+    reaper_.log_->warn("node reaper leaves due entries for the next pass: due={} max_per_pass={}",
+                       due, reaper_.options_.max_per_pass);
+  }
+
+  void would_delete(std::size_t i) override {
+    reaper_.log_->info("node reaper dry run, would delete: node={}", due_[i].name);
+  }
+
+  void deleted(std::size_t i, bool applied) override {
+    const Entry& entry = due_[i];
+    if (!applied) {
+      reaper_.log_->info("node reaper kept a node entry written since it was read: node={}",
+                         entry.name);
+      return;
+    }
+    reaper_.gone_since_.erase(entry.name);
+    reaper_.log_->warn(
+        "node reaper deleted the Cilium node entry of a node Nomad reports down or "
+        "gone: node={}",
+        entry.name);
+  }
+
+  void complete(const LeaderFence& fence, const std::stop_token& stop) override {
+    // Our own keys of nodes Nomad no longer lists and that have no entry: nothing left to prove.
+    std::vector<Entry> stale;
+    for (const auto& [name, marker] : ours_)
+      if (!nomad_.contains(name) && !entries_.contains(name)) stale.push_back(marker);
+    reaper_.remove_markers(stale, fence, report_, stop);
+  }
+
+  void ended_early() override {
+    reaper_.log_->warn("node reaper pass ended early: end={} detail=\"{}\"", to_string(report_.end),
+                       report_.detail);
+  }
+
+ private:
+  void judge_entry(const etcd::KeyValue& kv) {
+    const std::string& cluster = reaper_.options_.cluster_name;
+    ++report_.scanned;
+    auto name = kvstore::parse_node_key(kv.key, cluster);
+    auto entry = kvstore::parse_node_value(kv.value);
+    if (!name || !entry || entry->name != *name || entry->cluster != cluster) {
+      ++report_.skipped_unknown_shape;
+      reaper_.log_->warn("node reaper skips an entry of unknown shape: key=\"{}\" error=\"{}\"",
+                         kv.key,
+                         entry ? "Name or Cluster differ from the key" : entry.error().message);
+      return;
+    }
+    entries_.emplace(*name);
+    switch (node_verdict(nomad_, *name, ours_.contains(*name))) {
+      case NodeVerdict::alive:
+        ++report_.alive;
+        return;
+      case NodeVerdict::never_listed:
+        // Not proven ours: a Cilium node that never ran Nomad, another region's, or one listed
+        // before markers existed. Its own lease is what removes it.
+        ++report_.never_listed;
+        never_listed_.emplace(*name);
+        return;
+      case NodeVerdict::down:
+        ++report_.down;
+        break;
+      case NodeVerdict::absent:
+        ++report_.absent;
+        break;
+    }
+    gone_.push_back(Entry{std::string(*name), kv.mod_revision});
+  }
+
+  NodeReaper& reaper_;
+  const NomadListing& nomad_;
+  NodeReapReport& report_;
+  std::map<std::string, Entry, std::less<>> ours_;  // markers of this region
+  std::set<std::string, std::less<>> marked_;       // every marker's name, any region
+  std::vector<Entry> gone_;
+  std::set<std::string, std::less<>> entries_;  // names with a well-shaped entry
+  std::set<std::string, std::less<>> never_listed_;
+  std::vector<Entry> due_;
+};
+
 NodeReapReport NodeReaper::run_pass(const std::vector<nomad::NodeStub>& nomad_nodes,
                                     const LeaderFence& fence, std::stop_token stop) {
   NodeReapReport report;
   report.nomad_nodes = static_cast<std::int64_t>(nomad_nodes.size());
-  const auto doubt = [&](std::string why) {
+  auto listing = nomad_listing(nomad_nodes, options_.local_node, options_.name_rule);
+  if (!listing) {
     report.end = PassEnd::doubt;
-    report.detail = std::move(why);
+    report.detail = listing.error().message;
     log_->warn("node reaper deletes nothing this pass: reason=\"{}\"", report.detail);
     return report;
-  };
-  const auto ended_early = [&] {
-    log_->warn("node reaper pass ended early: end={} detail=\"{}\"", to_string(report.end),
-               report.detail);
-    return report;
-  };
-  auto listing = nomad_listing(nomad_nodes, options_.local_node, options_.name_rule);
-  if (!listing) return doubt(listing.error().message);
-  const NomadListing& nomad = *listing;
-
-  // Markers first, then the node entries, both at the revision the first page pins: one snapshot.
-  const std::string marker_prefix = nomad_node_marker_prefix(options_.cluster_name);
-  std::map<std::string, Entry, std::less<>> ours;  // markers of this region
-  std::set<std::string, std::less<>> marked;       // every marker's name, any region
-  ScanCounters counters;
-  auto read = scan_prefix(
-      etcd_, clock_, options_.scan, marker_prefix, report.revision, counters, stop,
-      [&](const etcd::KeyValue& kv) {
-        const std::string_view name = std::string_view(kv.key).substr(marker_prefix.size());
-        const bool named = !name.empty() && name.find('/') == std::string_view::npos;
-        // A malformed marker proves nothing, and is not overwritten either.
-        if (named) marked.emplace(name);
-        auto marker = parse_nomad_node_marker(kv.value);
-        if (!named || !marker) {
-          ++report.skipped_unknown_shape;
-          log_->warn("node reaper skips a marker of unknown shape: key=\"{}\" error=\"{}\"", kv.key,
-                     marker ? "not a node name" : marker.error().message);
-          return;
-        }
-        if (marker->region == options_.region)
-          ours.emplace(name, Entry{std::string(name), kv.mod_revision});
-      });
-
-  std::vector<Entry> gone;
-  std::set<std::string, std::less<>> entries;  // names with a well-shaped entry
-  std::set<std::string, std::less<>> never_listed;
-  if (read) {
-    read = scan_prefix(
-        etcd_, clock_, options_.scan, kvstore::node_prefix(options_.cluster_name), report.revision,
-        counters, stop, [&](const etcd::KeyValue& kv) {
-          ++report.scanned;
-          auto name = kvstore::parse_node_key(kv.key, options_.cluster_name);
-          auto entry = kvstore::parse_node_value(kv.value);
-          if (!name || !entry || entry->name != *name || entry->cluster != options_.cluster_name) {
-            ++report.skipped_unknown_shape;
-            log_->warn("node reaper skips an entry of unknown shape: key=\"{}\" error=\"{}\"",
-                       kv.key,
-                       entry ? "Name or Cluster differ from the key" : entry.error().message);
-            return;
-          }
-          entries.emplace(*name);
-          switch (node_verdict(nomad, *name, ours.contains(*name))) {
-            case NodeVerdict::alive:
-              ++report.alive;
-              return;
-            case NodeVerdict::never_listed:
-              // Not proven ours: a Cilium node that never ran Nomad, another region's, or one
-              // listed before markers existed. Its own lease is what removes it.
-              ++report.never_listed;
-              never_listed.emplace(*name);
-              return;
-            case NodeVerdict::down:
-              ++report.down;
-              break;
-            case NodeVerdict::absent:
-              ++report.absent;
-              break;
-          }
-          gone.push_back(Entry{std::string(*name), kv.mod_revision});
-        });
   }
-  report.pages = counters.pages;
-  report.etcd_requests = counters.requests;
-  if (!read) {
-    report.end = scan_stop(read.error());
-    report.detail = read.error().message;
-    return ended_early();
-  }
-  log_never_listed(std::move(never_listed));
-
-  // Remember every node the list has, before anything is deleted: a node purged from Nomad
-  // later is then still known to be ours.
-  write_markers(unmarked(nomad, marked), fence, report, stop);
-  if (report.end != PassEnd::complete) return ended_early();
-
-  std::vector<Entry> due = due_entries(gone, report);
-  if (static_cast<std::int64_t>(due.size()) > options_.max_per_pass) {
-    report.over_cap = static_cast<std::int64_t>(due.size()) - options_.max_per_pass;
-    log_->warn("node reaper leaves due entries for the next pass: due={} max_per_pass={}",
-               due.size(), options_.max_per_pass);
-    due.resize(static_cast<std::size_t>(options_.max_per_pass));
-  }
-  delete_entries(due, fence, report, stop);
-  if (report.end != PassEnd::complete) return ended_early();
-
-  // Our own keys of nodes Nomad no longer lists and that have no entry: nothing left to prove.
-  std::vector<Entry> stale;
-  for (const auto& [name, marker] : ours)
-    if (!nomad.contains(name) && !entries.contains(name)) stale.push_back(marker);
-  remove_markers(stale, fence, report, stop);
-  if (report.end != PassEnd::complete) return ended_early();
+  Pass pass(*this, *listing, report);
+  run_duty_pass(pass, report,
+                DutyDeletes{etcd_,
+                            clock_,
+                            nullptr,
+                            {1, options_.scan.call_timeout},
+                            options_.dry_run,
+                            options_.max_per_pass},
+                fence, stop);
   return report;
 }
 
@@ -277,43 +327,6 @@ void NodeReaper::write_markers(const std::vector<NomadNodeMarker>& missing,
   }
   log_->info("node reaper remembered nodes Nomad listed for the first time: count={}",
              report.markers_written);
-}
-
-void NodeReaper::delete_entries(const std::vector<Entry>& due, const LeaderFence& fence,
-                                NodeReapReport& report, const std::stop_token& stop) {
-  for (const auto& entry : due) {
-    const std::string key = kvstore::node_prefix(options_.cluster_name) + entry.name;
-    if (options_.dry_run) {
-      ++report.would_delete;
-      log_->info("node reaper dry run, would delete: node={}", entry.name);
-      continue;
-    }
-    ++report.etcd_requests;
-    // The marker goes with the entry it proved ours: a node Nomad still lists gets a new one.
-    auto outcome =
-        run_fenced(etcd_, fence, {mod_revision_is(key, entry.mod_revision)},
-                   {delete_key_op(key),
-                    delete_key_op(nomad_node_marker_key(options_.cluster_name, entry.name))},
-                   Deadline(clock_.now() + options_.scan.call_timeout, stop));
-    if (outcome && *outcome == FencedOutcome::fence_lost) ++report.refused;
-    if (stop_on(outcome, report)) return;
-    switch (*outcome) {
-      case FencedOutcome::applied:
-        ++report.deleted;
-        gone_since_.erase(entry.name);
-        log_->warn(
-            "node reaper deleted the Cilium node entry of a node Nomad reports down or "
-            "gone: node={}",
-            entry.name);
-        break;
-      case FencedOutcome::refused:
-        ++report.refused;
-        log_->info("node reaper kept a node entry written since it was read: node={}", entry.name);
-        break;
-      case FencedOutcome::fence_lost:
-        break;  // handled above
-    }
-  }
 }
 
 void NodeReaper::remove_markers(const std::vector<Entry>& stale, const LeaderFence& fence,

@@ -41,7 +41,7 @@
 #include "common/nomad/model/node.h"
 #include "common/util/clock.h"
 #include "common/util/result.h"
-#include "labeler/cluster/duty_pass.h"
+#include "labeler/cluster/duty_skeleton.h"
 #include "labeler/cluster/fenced_txn.h"
 #include "labeler/cluster/leader_fence.h"
 #include "labeler/cluster/node_proof.h"
@@ -82,26 +82,17 @@ struct NodeReaperOptions {
   bool dry_run = false;
 };
 
-struct NodeReapReport {
-  PassEnd end = PassEnd::complete;
-  std::string detail;
-  etcd::Revision revision = 0;
+struct NodeReapReport : DutyReport {
+  // scanned: Cilium node entries read; over_cap: due, left for the next pass by max_per_pass
   std::int64_t nomad_nodes = 0;   // in the list given
-  std::int64_t scanned = 0;       // Cilium node entries read
   std::int64_t alive = 0;         // entries of nodes Nomad lists in a status not down
   std::int64_t down = 0;          // entries of nodes Nomad lists only as down
   std::int64_t absent = 0;        // entries of nodes Nomad listed before (a marker) and no longer
   std::int64_t never_listed = 0;  // entries of nodes this region never listed: never touched
   std::int64_t waiting = 0;       // down or absent, not yet for longer than the grace
-  std::int64_t over_cap = 0;      // due, left for the next pass by max_per_pass
-  std::int64_t deleted = 0;
-  std::int64_t would_delete = 0;           // dry run
   std::int64_t skipped_unknown_shape = 0;  // a key or value not of the expected shape
-  std::int64_t refused = 0;                // delete txns etcd refused (a compare failed)
   std::int64_t markers_written = 0;        // nodes listed for the first time
   std::int64_t markers_removed = 0;        // of nodes neither listed nor with an entry
-  std::int64_t pages = 0;
-  std::int64_t etcd_requests = 0;
 };
 
 class NodeReaper {
@@ -118,6 +109,7 @@ class NodeReaper {
   void forget() { gone_since_.clear(); }
 
  private:
+  class Pass;  // one pass as a policy over the duty skeleton (node_reaper.cpp)
   struct Entry {
     std::string name;
     etcd::Revision mod_revision = 0;
@@ -126,8 +118,6 @@ class NodeReaper {
   std::vector<Entry> due_entries(const std::vector<Entry>& gone, NodeReapReport& report);
   void write_markers(const std::vector<NomadNodeMarker>& missing, const LeaderFence& fence,
                      NodeReapReport& report, const std::stop_token& stop);
-  void delete_entries(const std::vector<Entry>& due, const LeaderFence& fence,
-                      NodeReapReport& report, const std::stop_token& stop);
   void remove_markers(const std::vector<Entry>& stale, const LeaderFence& fence,
                       NodeReapReport& report, const std::stop_token& stop);
   void log_never_listed(std::set<std::string, std::less<>> names);

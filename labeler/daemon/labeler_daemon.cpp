@@ -205,23 +205,21 @@ void LabelerDaemon::start_watcher(std::uint64_t index) {
       log_->warn("watch resync failed: error=\"{}\"", report.error().message);
     }
   };
+  // Either watcher starts right after the first reconcile, which covered everything up to
+  // `index`, and fills the allocation cache.
+  const auto start_watcher = [&]<class WatcherT, class Options>(Options options) {
+    options.initial_index = index;
+    options.cache = alloc_cache_.get();
+    watcher_ = std::make_unique<WatcherT>(nomad_, clock_, metrics_, calls_, node_id_, enqueue,
+                                          resync, log_, options);
+  };
   switch (config_.watch) {
-    case WatchMode::kNode: {
-      NodeWatchOptions options;
-      options.initial_index = index;  // the first reconcile covered everything up to here
-      options.cache = alloc_cache_.get();
-      watcher_ = std::make_unique<NodeWatcher>(nomad_, clock_, metrics_, calls_, node_id_, enqueue,
-                                               resync, log_, options);
+    case WatchMode::kNode:
+      start_watcher.operator()<NodeWatcher>(NodeWatchOptions{});
       break;
-    }
-    case WatchMode::kEvents: {
-      EventWatchOptions options;
-      options.initial_index = index;  // the stream resumes right after the first reconcile
-      options.cache = alloc_cache_.get();
-      watcher_ = std::make_unique<EventWatcher>(nomad_, clock_, metrics_, calls_, node_id_, enqueue,
-                                                resync, log_, options);
+    case WatchMode::kEvents:
+      start_watcher.operator()<EventWatcher>(EventWatchOptions{});
       break;
-    }
     case WatchMode::kNone:
       return;  // plugin notifications and the periodic resync only
   }
