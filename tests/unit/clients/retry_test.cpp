@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/http/retry.h"
+#include "tests/support/manual_clock.h"
 #include "tests/unit/clients/client_test_util.h"
 
 namespace cn::http {
