@@ -161,7 +161,10 @@ std::string local_hostname() {
 Result<std::unique_ptr<etcd::CurlEtcdClient>> connect_etcd(const std::string& config_file) {
   auto config = etcd::load_etcd_config(config_file);
   if (!config) return std::unexpected(config.error());
-  auto client = etcd::CurlEtcdClient::create(std::move(*config));
+  // The clock every other component of the labeler gets: a deadline means the same in all.
+  etcd::EtcdClientOptions options;
+  options.clock = &system_clock();
+  auto client = etcd::CurlEtcdClient::create(std::move(*config), std::move(options));
   if (!client)
     return fail(client.error().kind,
                 "--kvstore-config " + config_file + ": " + client.error().message);

@@ -47,6 +47,7 @@ Result<std::unique_ptr<CurlEtcdClient>> CurlEtcdClient::create(EtcdConfig config
   if (config.endpoints.empty()) {
     return fail(ErrorKind::invalid, "etcd configuration " + config.source + ": no endpoints");
   }
+  Clock& clock = options.clock ? *options.clock : system_clock();
   std::vector<Endpoint> endpoints;
   for (const auto& written : config.endpoints) {
     auto resolved = resolve_endpoint(config, written);
@@ -59,10 +60,10 @@ Result<std::unique_ptr<CurlEtcdClient>> CurlEtcdClient::create(EtcdConfig config
     h.connect_timeout = options.connect_timeout;
     h.user_agent = "cilium-nomad-labeler/" CN_VERSION;
     h.log = options.log;
+    h.clock = &clock;
     endpoints.push_back(
         Endpoint{std::move(resolved->url), std::make_unique<http::HttpClient>(std::move(h))});
   }
-  Clock& clock = options.clock ? *options.clock : system_clock();
   return std::unique_ptr<CurlEtcdClient>(
       new CurlEtcdClient(std::move(config), std::move(endpoints), clock, std::move(options.log)));
 }

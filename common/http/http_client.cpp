@@ -161,12 +161,12 @@ class HttpClient::Impl {
       return failure(ErrorKind::invalid, "header names and values must not contain CR or LF");
     configure(*slot, req, headers, total_timeout);
 
-    const auto started = std::chrono::steady_clock::now();
+    Clock& clock = cfg_.clock != nullptr ? *cfg_.clock : system_clock();
+    const MonoTime started = clock.now();
     detail::TransferOutcome out =
         detail::run_transfer(slot->multi, slot->easy, sink, idle_timeout, stop);
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        std::chrono::steady_clock::now() - started)
-                        .count();
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(clock.now() - started).count();
 
     const bool clean = !out.stopped && !out.idle_expired && out.code == CURLE_OK;
     // Only a connection that finished its exchange cleanly may carry the next request.

@@ -20,6 +20,7 @@
 #include "common/http/headers.h"
 #include "common/http/http_target.h"
 #include "common/http/http_types.h"
+#include "common/util/clock.h"
 
 namespace cn::http {
 
@@ -50,6 +51,7 @@ struct HttpClientConfig {
   std::size_t max_idle_connections = 4;
   std::string user_agent = "cilium-nomad";
   std::shared_ptr<spdlog::logger> log;  // nullptr: spdlog's default logger
+  Clock* clock = nullptr;               // times each exchange for its log line; nullptr: system
 };
 
 struct StreamOptions {

@@ -10,10 +10,6 @@ namespace cn::http {
 
 using std::chrono::milliseconds;
 
-Backoff::Backoff(RetryPolicy policy, std::uint64_t seed)
-    : policy_(policy),
-      backoff_(BackoffPolicy{policy.base_delay, policy.max_delay, milliseconds{0}}, seed) {}
-
 bool is_retryable_status(int status) {
   if (status >= 200 && status < 400) return false;
   return retry_rule(http_error(status, "")) == RetryRule::now;
@@ -28,21 +24,22 @@ HttpResult<Response> with_retry(const RetryRun& run,
                                 const std::function<HttpResult<Response>(milliseconds)>& attempt,
                                 int* attempts_made) {
   spdlog::logger& log = run.log != nullptr ? *run.log : *spdlog::default_logger();
-  const RetryPolicy& policy = run.backoff.policy();
+  const RetryPolicy& policy = run.policy;
   const int max_attempts = std::max(policy.max_attempts, 1);
+  BackoffStrategy backoff(policy.backoff(), run.jitter);
   HttpResult<Response> last =
       fail(ErrorKind::timeout, "deadline exceeded before the first attempt");
-  int made = 0;
+  int made = 0;  // attempts so far: the first and the retries the strategy counted
   for (;;) {
     auto left = std::chrono::duration_cast<milliseconds>(run.deadline - run.clock.now());
     if (left.count() <= 0) break;
     last = attempt(left);
-    ++made;
+    made = backoff.retries() + 1;
     if (!is_retryable(last)) break;
     const bool rate_limited = last && last->status == 429;
     if (made >= max_attempts && !(rate_limited && policy.rate_limited_until_deadline)) break;
 
-    milliseconds wait = run.backoff.delay(made);
+    milliseconds wait = backoff.next_delay();
     if (last && run.hint) {
       if (auto hinted = run.hint(*last)) wait = std::max(wait, std::min(*hinted, policy.max_delay));
     }

@@ -1,15 +1,13 @@
 #pragma once
-// Retrying an HTTP exchange: exponential backoff with FULL jitter (delay uniform in
-// [0, min(max_delay, base_delay * 2^(n-1))]: many workers hitting the same limiter spread out
-// instead of retrying in lock-step), sleeping on the injected Clock and never past the caller's
-// deadline. Retried: what retry_rule() calls RetryRule::now (connection failures, 5xx except
-// 501, 429). The last answer or failure is what the caller gets.
+// Retrying an HTTP exchange on the project's one backoff (common/util/backoff.h), full jitter:
+// delay uniform in [0, min(max_delay, base_delay * 2^(n-1))], so many workers hitting the same
+// limiter spread out instead of retrying in lock-step. Sleeps on the injected Clock, never past
+// the caller's deadline. Retried: what retry_rule() calls RetryRule::now (connection failures,
+// 5xx except 501, 429). The last answer or failure is what the caller gets.
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <optional>
-#include <random>
 #include <stop_token>
 
 #include <spdlog/fwd.h>
@@ -27,21 +25,9 @@ struct RetryPolicy {
   // 429 is retried until the deadline whatever max_attempts says: the server is healthy and
   // only asks us to slow down (Cilium's endpoint-patch limiter is 0.5/s, burst 4).
   bool rate_limited_until_deadline = false;
-};
 
-// The clients' in-call retries: their policy over the project's one backoff (full jitter,
-// common/util/backoff.h). Thread-safe: one per client, shared by its worker threads. The seed
-// makes delays reproducible in tests.
-class Backoff {
- public:
-  explicit Backoff(RetryPolicy policy, std::uint64_t seed = std::random_device{}());
-  // Delay before retry number `retry` (1 = the first retry).
-  std::chrono::milliseconds delay(int retry) { return backoff_.delay(retry - 1); }
-  const RetryPolicy& policy() const { return policy_; }
-
- private:
-  RetryPolicy policy_;
-  cn::Backoff backoff_;
+  // The waits as the project's one backoff: no floor, a hint or the deadline bounds them.
+  BackoffPolicy backoff() const { return BackoffPolicy{base_delay, max_delay, {}}; }
 };
 
 bool is_retryable_status(int status);
@@ -50,8 +36,11 @@ bool is_retryable(const HttpResult<Response>& result);
 // Given a retryable answer, a server-suggested wait (e.g. Cilium's "would have to wait 16s").
 using DelayHint = std::function<std::optional<std::chrono::milliseconds>(const Response&)>;
 
+// One call's retries. `jitter` is the client's, shared by its worker threads; its seed makes
+// delays reproducible in tests.
 struct RetryRun {
-  Backoff& backoff;
+  const RetryPolicy& policy;
+  BackoffJitter& jitter;
   Clock& clock;
   MonoTime deadline;
   std::stop_token stop = {};

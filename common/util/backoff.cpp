@@ -4,22 +4,33 @@
 
 namespace cn {
 
-std::chrono::milliseconds backoff_delay(const BackoffPolicy& policy, int attempt,
-                                        std::mt19937_64& rng) {
-  const long long cap = std::max<long long>(policy.cap.count(), 1);
-  const long long floor = std::clamp<long long>(policy.floor.count(), 0, cap);
-  long long ceiling = std::max<long long>(policy.base.count(), 1);
+std::chrono::milliseconds BackoffPolicy::delay(int retries, BackoffJitter& jitter) const {
+  const long long hi = std::max<long long>(cap.count(), 1);
+  const long long lo = std::clamp<long long>(floor.count(), 0, hi);
+  long long ceiling = std::max<long long>(base.count(), 1);
   // Doubling stops at the cap, which also keeps it from overflowing.
-  for (int i = 0; i < attempt && ceiling < cap; ++i) ceiling *= 2;
-  ceiling = std::clamp(ceiling, floor, cap);
-  return std::chrono::milliseconds{std::uniform_int_distribution<long long>(floor, ceiling)(rng)};
+  for (int i = 0; i < retries && ceiling < hi; ++i) ceiling *= 2;
+  ceiling = std::clamp(ceiling, lo, hi);
+  return std::chrono::milliseconds{jitter.uniform(lo, ceiling)};
 }
 
-Backoff::Backoff(BackoffPolicy policy, std::uint64_t seed) : policy_(policy), rng_(seed) {}
+BackoffJitter::BackoffJitter(std::uint64_t seed) : rng_(seed) {}
 
-std::chrono::milliseconds Backoff::delay(int attempt) {
+long long BackoffJitter::uniform(long long lo, long long hi) {
   MutexLock lock(mu_);
-  return backoff_delay(policy_, attempt, rng_);
+  return std::uniform_int_distribution<long long>(lo, hi)(rng_);
+}
+
+BackoffStrategy::BackoffStrategy(BackoffPolicy policy, BackoffJitter& jitter)
+    : policy_(policy), jitter_(&jitter) {}
+
+BackoffStrategy::BackoffStrategy(BackoffPolicy policy, std::uint64_t seed)
+    : policy_(policy),
+      own_jitter_(std::make_unique<BackoffJitter>(seed)),
+      jitter_(own_jitter_.get()) {}
+
+std::chrono::milliseconds BackoffStrategy::next_delay() {
+  return policy_.delay(retries_++, *jitter_);
 }
 
 }  // namespace cn

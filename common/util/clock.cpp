@@ -1,6 +1,8 @@
 #include "common/util/clock.h"
 
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
 #include <string>
 
 namespace cn {
@@ -15,51 +17,6 @@ bool SystemClock::sleep_until(MonoTime deadline, std::stop_token stop) {
 SystemClock& system_clock() {
   static SystemClock clock;
   return clock;
-}
-
-ManualClock::ManualClock(WallTime wall_start) : mono_(std::chrono::hours{1}), wall_(wall_start) {}
-
-MonoTime ManualClock::now() const {
-  MutexLock lock(mu_);
-  return mono_;
-}
-
-WallTime ManualClock::wall_now() const {
-  MutexLock lock(mu_);
-  return wall_;
-}
-
-bool ManualClock::sleep_until(MonoTime deadline, std::stop_token stop) {
-  MutexLock lock(mu_);
-  ++sleepers_;
-  cv_.notify_all();  // wait_for_sleepers() watches the count
-  bool reached = cv_.wait(lock, stop, [&]() REQUIRES(mu_) { return mono_ >= deadline; });
-  --sleepers_;
-  return reached;
-}
-
-void ManualClock::advance(std::chrono::nanoseconds d) {
-  {
-    MutexLock lock(mu_);
-    mono_ += std::chrono::duration_cast<MonoTime::duration>(d);
-    wall_ += std::chrono::duration_cast<WallTime::duration>(d);
-  }
-  cv_.notify_all();
-}
-
-void ManualClock::jump_wall(std::chrono::nanoseconds d) {
-  MutexLock lock(mu_);
-  wall_ += std::chrono::duration_cast<WallTime::duration>(d);
-}
-
-bool ManualClock::wait_for_sleepers(int n, std::chrono::milliseconds real_timeout) {
-  MutexLock lock(mu_);
-  return cv_.wait_for(lock, real_timeout, [&]() REQUIRES(mu_) { return sleepers_ >= n; });
-}
-
-int ManualClock::sleepers() const {
-  MutexLock lock(mu_);
-  return sleepers_;
 }
 
 long long unix_millis(WallTime t) {

@@ -1,13 +1,10 @@
 #pragma once
 // Time is injected everywhere a deadline, backoff or timestamp is computed, so tests drive it
-// by hand (ManualClock) instead of sleeping. Deadlines always use the monotonic clock: a wall
-// clock jump never shortens or stretches a wait.
+// by hand (tests/support/manual_clock.h) instead of sleeping. Deadlines always use the monotonic
+// clock: a wall clock jump never shortens or stretches a wait.
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <stop_token>
-
-#include "common/util/mutex.h"
+#include <string>
 
 namespace cn {
 
@@ -42,29 +39,6 @@ class SystemClock final : public Clock {
   MonoTime now() const override { return std::chrono::steady_clock::now(); }
   WallTime wall_now() const override { return std::chrono::system_clock::now(); }
   bool sleep_until(MonoTime deadline, std::stop_token stop) override;
-};
-
-// Simulated time: advance() moves both clocks and wakes sleepers whose deadline has come.
-class ManualClock final : public Clock {
- public:
-  explicit ManualClock(WallTime wall_start = WallTime{std::chrono::seconds{1'800'000'000}});
-  MonoTime now() const override;
-  WallTime wall_now() const override;
-  bool sleep_until(MonoTime deadline, std::stop_token stop) override;
-
-  void advance(std::chrono::nanoseconds d);
-  // Moves only the wall clock, as an NTP step or an operator's `date -s` would.
-  void jump_wall(std::chrono::nanoseconds d);
-  // Waits (in real time, bounded) until at least n threads sleep on this clock.
-  bool wait_for_sleepers(int n, std::chrono::milliseconds real_timeout = std::chrono::seconds{10});
-  int sleepers() const;
-
- private:
-  mutable Mutex mu_;
-  std::condition_variable_any cv_;
-  MonoTime mono_ GUARDED_BY(mu_) = {};
-  WallTime wall_ GUARDED_BY(mu_);
-  int sleepers_ GUARDED_BY(mu_) = 0;
 };
 
 SystemClock& system_clock();

@@ -36,11 +36,10 @@ void DutyRunner::join() {
 
 void DutyRunner::run_duty(Duty& duty, std::stop_token stop) {
   // A failed pass is retried sooner than its interval, but never in a tight loop.
-  Backoff backoff(
+  BackoffStrategy backoff(
       BackoffPolicy{std::chrono::seconds{1},
                     std::min<std::chrono::milliseconds>(duty.interval(), std::chrono::minutes{1}),
                     std::chrono::milliseconds{500}});
-  int failures = 0;
   MonoTime next_due = clock_.now();
   while (!stop.stop_requested()) {
     LeaderView view = election_.view();
@@ -68,10 +67,10 @@ void DutyRunner::run_duty(Duty& duty, std::stop_token stop) {
     auto took = std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - now);
     if (outcome.end == PassEnd::fence_lost) election_.fence_refused(*view.fence);
     if (outcome.end == PassEnd::complete) {
-      failures = 0;
+      backoff.reset();
       next_due = now + duty.interval();
     } else {
-      next_due = clock_.now() + backoff.delay(failures++);
+      next_due = clock_.now() + backoff.next_delay();
     }
     // The duties log what they found; this line is the pass's end, the same for every duty.
     const bool notable = outcome.end != PassEnd::complete || outcome.deleted > 0 ||

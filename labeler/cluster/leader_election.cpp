@@ -27,8 +27,7 @@ LeaderElection::LeaderElection(etcd::EtcdApi& etcd, Clock& clock, LeaderElection
     : etcd_(etcd),
       clock_(clock),
       settings_(std::move(settings)),
-      log_(log ? std::move(log) : spdlog::default_logger()),
-      backoff_(settings_.backoff) {}
+      log_(log ? std::move(log) : spdlog::default_logger()) {}
 
 void LeaderElection::set_observer(Observer observer) {
   observer_ = std::move(observer);
@@ -61,6 +60,7 @@ void LeaderElection::run(std::stop_token stop) {
   const auto round = std::max<std::chrono::milliseconds>(
       std::chrono::duration_cast<std::chrono::milliseconds>(settings_.lease_ttl) / 3,
       std::chrono::milliseconds{100});
+  BackoffStrategy backoff(settings_.backoff);  // after a failed round
   while (!stop.stop_requested()) {
     bool ok = ensure_lease(stop) && keep_alive(stop);
     if (ok) {
@@ -71,10 +71,10 @@ void LeaderElection::run(std::stop_token stop) {
     }
     std::chrono::milliseconds wait = round;
     if (ok) {
-      failures_ = 0;
+      backoff.reset();
     } else {
       // Never wait past the moment a lease we may still hold must be renewed.
-      wait = std::min(round, backoff_.delay(failures_++));
+      wait = std::min(round, backoff.next_delay());
     }
     clock_.sleep_for(wait, stop);
   }

@@ -90,10 +90,8 @@ class LeaderElection {
   Clock& clock_;
   LeaderElectionSettings settings_;
   std::shared_ptr<spdlog::logger> log_;
-  Backoff backoff_;
   Observer observer_;
   Lease lease_;  // only the run() thread touches it
-  int failures_ = 0;
 
   mutable Mutex mu_;
   LeaderView view_ GUARDED_BY(mu_);

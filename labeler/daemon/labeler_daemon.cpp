@@ -110,25 +110,24 @@ Status LabelerDaemon::start(std::stop_token stop) {
   // The caller's stop, or stop(): whichever comes first ends a half-started daemon's waits.
   std::stop_callback forward(stop, [this] { shutdown_.request_stop(); });
   const std::stop_token halt = shutdown_token();
-  Backoff start_backoff{BackoffPolicy{std::chrono::milliseconds{500}, std::chrono::seconds{60},
-                                      std::chrono::milliseconds{250}}};
-  auto wait_before_retry = [&](int attempt) {
-    clock_.sleep_for(start_backoff.delay(attempt), halt);
-  };
-  for (int attempt = 0; !halt.stop_requested(); ++attempt) {
+  const BackoffPolicy start_backoff{std::chrono::milliseconds{500}, std::chrono::seconds{60},
+                                    std::chrono::milliseconds{250}};
+  BackoffStrategy agent_backoff(start_backoff, jitter_);
+  while (!halt.stop_requested()) {
     auto ready = cilium_.ready(Deadline{clock_.now() + config_.call_timeout, halt});
     calls_.record(Peer::cilium, ready);
     if (ready) break;
     set_reason("Cilium agent not answering: " + ready.error().message);
     log_->warn("waiting for the Cilium agent: kind={} error=\"{}\"", to_string(ready.error().kind),
                ready.error().message);
-    clock_.sleep_for(start_backoff.delay(attempt), halt);
+    clock_.sleep_for(agent_backoff.next_delay(), halt);
   }
   // Without the compat labels the name labels nothing: no call, and no warning about it.
   if (config_.policy.k8s_compat && !halt.stop_requested()) adopt_agent_cluster_name(halt);
   const NodeIdentitySources id_sources{
       config_.node_id, config_.nomad_data_dir, config_.node_name, {}};
-  for (int attempt = 0; node_id_.empty() && !halt.stop_requested(); ++attempt) {
+  BackoffStrategy node_id_backoff(start_backoff, jitter_);
+  while (node_id_.empty() && !halt.stop_requested()) {
     auto id = find_node_id(id_sources, nomad_, Deadline{clock_.now() + config_.call_timeout, halt});
     // A file or a flag is no sign of Nomad's health either way.
     if (!id || id->asked_nomad) calls_.record(Peer::nomad, id);
@@ -142,10 +141,11 @@ Status LabelerDaemon::start(std::stop_token stop) {
     log_->warn("waiting for Nomad to tell this node's ID: kind={} error=\"{}\"{}",
                to_string(id.error().kind), id.error().message,
                fix.empty() ? std::string() : " fix=\"" + std::string(fix) + "\"");
-    wait_before_retry(attempt);
+    clock_.sleep_for(node_id_backoff.next_delay(), halt);
   }
   std::uint64_t first_index = 0;
-  for (int attempt = 0; !halt.stop_requested(); ++attempt) {
+  BackoffStrategy reconcile_backoff(start_backoff, jitter_);
+  while (!halt.stop_requested()) {
     auto report = reconcile_now(halt);
     if (report) {
       first_index = report->nomad_index;
@@ -154,8 +154,8 @@ Status LabelerDaemon::start(std::stop_token stop) {
     set_reason("first reconcile failed: " + report.error().message);
     log_->warn("startup reconcile failed, retrying: kind={} error=\"{}\"",
                to_string(report.error().kind), report.error().message);
-    wait_before_retry(
-        attempt);  // the reconciler's own line names the fix, knowing which peer failed
+    // The reconciler's own line names the fix, knowing which peer failed.
+    clock_.sleep_for(reconcile_backoff.next_delay(), halt);
   }
   if (halt.stop_requested()) return {};
   ready_ = true;
@@ -226,9 +226,10 @@ void LabelerDaemon::start_watcher(std::uint64_t index) {
   watch_thread_ = std::jthread([this](std::stop_token st) {
     // A watcher that throws is started again after a pause: without it, nothing would see what
     // the plugin missed until the next resync.
-    Backoff restarts{BackoffPolicy{std::chrono::seconds{1}, std::chrono::seconds{60},
-                                   std::chrono::milliseconds{500}}};
-    for (int attempt = 0; !st.stop_requested(); ++attempt) {
+    BackoffStrategy restarts(BackoffPolicy{std::chrono::seconds{1}, std::chrono::seconds{60},
+                                           std::chrono::milliseconds{500}},
+                             jitter_);
+    while (!st.stop_requested()) {
       try {
         watcher_->run(st);
         return;
@@ -236,7 +237,7 @@ void LabelerDaemon::start_watcher(std::uint64_t index) {
         metrics_.errors(ErrorKindLabel::exception).Increment();
         log_->error("watcher threw, restarting: mode={} error=\"{}\"", watcher_->mode(), e.what());
       }
-      clock_.sleep_for(restarts.delay(attempt), st);
+      clock_.sleep_for(restarts.next_delay(), st);
     }
   });
 }
@@ -282,12 +283,7 @@ void LabelerDaemon::resync_loop(std::stop_token stop) {
     // +-10% jitter so that the nodes of a cluster do not all ask Nomad at the same second.
     auto interval = std::chrono::duration_cast<std::chrono::milliseconds>(config_.resync_interval);
     long long spread = interval.count() / 10;
-    std::chrono::milliseconds wait;
-    {
-      MutexLock lock(rng_mu_);
-      wait = interval + std::chrono::milliseconds{
-                            std::uniform_int_distribution<long long>(-spread, spread)(rng_)};
-    }
+    const auto wait = interval + std::chrono::milliseconds{jitter_.uniform(-spread, spread)};
     if (!clock_.sleep_for(wait, stop)) return;
     if (auto report = reconcile_now(shutdown_token()); !report) {
       metrics_.errors(ErrorKindLabel::reconcile).Increment();
@@ -352,7 +348,7 @@ void LabelerDaemon::after_outcome(const WorkItem& item, const LabelOutcome& out)
     WorkItem look = item;
     look.confirm = true;
     look.endpoint.reset();
-    if (!queue_->enqueue_after(std::move(look), item_backoff_.delay(0))) {
+    if (!queue_->enqueue_after(std::move(look), item_backoff_.delay(0, jitter_))) {
       log_->warn("identity check not queued, leaving it to the next resync: alloc={}",
                  item.alloc_id);
     }
@@ -433,7 +429,7 @@ void LabelerDaemon::process_item(WorkItem item) {
   }
   if (retry) {
     const std::string id = item.alloc_id;
-    const auto delay = item_backoff_.delay(item.attempt);
+    const auto delay = item_backoff_.delay(item.attempt, jitter_);
     WorkItem again = std::move(item);
     again.attempt += 1;
     again.source = out.verify ? WorkSource::kRetry : again.source;

@@ -3,7 +3,6 @@
 // reconciler at startup and on every resync, and the readiness the health endpoint reports.
 #include <atomic>
 #include <memory>
-#include <random>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -100,10 +99,11 @@ class LabelerDaemon {
   std::string not_ready_reason_ GUARDED_BY(reason_mu_) = "starting";
   std::stop_source shutdown_;
   // Work items that did not finish: from half a second up to a minute, full jitter.
-  Backoff item_backoff_{BackoffPolicy{std::chrono::milliseconds{500}, std::chrono::seconds{60},
-                                      std::chrono::milliseconds{100}}};
-  Mutex rng_mu_;
-  std::mt19937_64 rng_ GUARDED_BY(rng_mu_){std::random_device{}()};
+  // An item carries its own count of attempts from one queue pass to the next.
+  const BackoffPolicy item_backoff_{std::chrono::milliseconds{500}, std::chrono::seconds{60},
+                                    std::chrono::milliseconds{100}};
+  // The jitter of every wait here: startup retries, watcher restarts, items, resync spread.
+  BackoffJitter jitter_;
   std::jthread resync_thread_;
   Mutex reconcile_mu_;  // the resync loop and the watcher may both ask for a reconcile
   std::unique_ptr<Watcher> watcher_;

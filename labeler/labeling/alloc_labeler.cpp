@@ -307,9 +307,13 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(
 std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::confirm(const cilium::EndpointRef& ref,
                                                                     const labels::LabelSet& desired,
                                                                     const Attempt& attempt) {
-  // Identity resolution is asynchronous. Back off from 10 ms: a real agent rate-limits GETs at
-  // 4/s with a burst of 4, and resolution usually takes a few milliseconds.
-  auto delay = std::chrono::milliseconds{10};
+  // Identity resolution is asynchronous. Back off from 10 ms up to 500 ms: a real agent
+  // rate-limits GETs at 4/s with a burst of 4, and resolution usually takes a few milliseconds.
+  // The jitter keeps workers that wrote together from polling together.
+  BackoffStrategy backoff(
+      BackoffPolicy{std::chrono::milliseconds{10}, std::chrono::milliseconds{500},
+                    std::chrono::milliseconds{10}},
+      confirm_jitter_);
   for (;;) {
     auto ep = cilium_.endpoint(ref, call_deadline(attempt));
     calls_.record(Peer::cilium, ep);
@@ -324,6 +328,7 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::confirm(const cilium
     }
     if (!ep && ep.error().kind == ErrorKind::cancelled)
       return std::unexpected(failed_call(Peer::cilium, "", ep.error()));
+    const auto delay = backoff.next_delay();
     if (clock_.now() + delay >= attempt.deadline) {
       return std::unexpected(outcome(ReplyStatus::kPending, "identity not resolved yet",
                                      RetryRule::later, LabelFailure::identity_pending));
@@ -332,7 +337,6 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::confirm(const cilium
       return std::unexpected(
           outcome(ReplyStatus::kPending, "stopping", RetryRule::never, std::nullopt));
     }
-    delay = std::min(delay * 2, std::chrono::milliseconds{500});
   }
 }
 

@@ -18,6 +18,7 @@
 #include "common/nomad/client/nomad_api.h"
 #include "common/notify/protocol.h"
 #include "common/state/state_store.h"
+#include "common/util/backoff.h"
 #include "common/util/mutex.h"
 #include "common/util/retry_rule.h"
 #include "labeler/daemon/cluster_name.h"
@@ -139,6 +140,7 @@ class AllocLabeler {
   LabelSettings settings_;
   std::shared_ptr<spdlog::logger> log_;
   std::counting_semaphore<64> write_slots_;
+  BackoffJitter confirm_jitter_;  // the identity polls', shared by the workers
   // The endpoint ID form this agent answered last (cni-attachment-id on 1.15+, container-id on
   // older ones): tried first next time, which saves a 400/404 round trip per allocation.
   std::atomic<int> preferred_kind_{static_cast<int>(cilium::EndpointIdKind::cni_attachment)};

@@ -31,8 +31,7 @@ PolicyAuditor::PolicyAuditor(PolicySettings settings, cilium::CiliumApi& cilium,
       clock_(clock),
       metrics_(metrics),
       calls_(calls),
-      log_(log ? std::move(log) : spdlog::default_logger()),
-      backoff_(settings_.backoff) {
+      log_(log ? std::move(log) : spdlog::default_logger()) {
   if (settings_.audit_file.empty()) return;
   // What a previous run turned on is still ours to turn off.
   auto saved = read_audit_record(settings_.audit_file);
@@ -194,7 +193,7 @@ void PolicyAuditor::save(AuditRecord next) {
 }
 
 void PolicyAuditor::run(std::stop_token stop) {
-  int failures = 0;
+  BackoffStrategy backoff(settings_.backoff);  // after an incomplete pass
   MonoTime retry_at = MonoTime::max();
   while (!stop.stop_requested()) {
     std::stop_token wake;
@@ -222,11 +221,11 @@ void PolicyAuditor::run(std::stop_token stop) {
       done = fail(ErrorKind::io, std::string("policy audit pass threw: ") + e.what());
     }
     if (done || stop.stop_requested()) {
-      failures = 0;
+      backoff.reset();
       retry_at = MonoTime::max();
       continue;
     }
-    const auto delay = backoff_.delay(failures++);
+    const auto delay = backoff.next_delay();
     retry_at = clock_.now() + delay;
     {
       MutexLock lock(mu_);

@@ -59,7 +59,6 @@ class PolicyAuditor {
   Metrics& metrics_;
   CallRecorder& calls_;
   std::shared_ptr<spdlog::logger> log_;
-  Backoff backoff_;
   bool global_logged_ = false;  // the pass thread only
 
   mutable Mutex mu_;

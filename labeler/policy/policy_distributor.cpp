@@ -50,7 +50,6 @@ PolicyDistributor::PolicyDistributor(PolicySettings settings, nomad::NomadApi& n
       log_(log ? std::move(log) : spdlog::default_logger()),
       dir_(settings_.dir),
       list_prefix_(cn::policy::policy_list_prefix(settings_.prefix)),
-      backoff_(settings_.backoff),
       cilium_(cilium) {
   options_ = cilium::resolve_agent_options({}, settings_.agent_option_overrides);
   status_.agent_options = options_.describe();
@@ -498,14 +497,15 @@ void PolicyDistributor::publish() {
 void PolicyDistributor::run(std::stop_token stop) {
   // A pass that throws (memory, a bug) costs that pass, never the distributor: the next one
   // starts over from a full listing after a pause.
-  for (int attempt = 0; !stop.stop_requested(); ++attempt) {
+  BackoffStrategy restarts(settings_.backoff, jitter_);
+  while (!stop.stop_requested()) {
     try {
       watch(stop);
       return;
     } catch (const std::exception& e) {
       metrics_.errors(ErrorKindLabel::exception).Increment();
       log_->error("policy distributor threw error=\"{}\"", e.what());
-      clock_.sleep_for(backoff_.delay(std::min(attempt, 10)), stop);
+      clock_.sleep_for(restarts.next_delay(), stop);
     }
   }
 }
@@ -515,8 +515,9 @@ void PolicyDistributor::watch(std::stop_token stop) {
     log_->warn("removed temp files of interrupted policy writes dir={} count={}", settings_.dir,
                removed);
   std::uint64_t index = 0;
-  int failures = 0;          // consecutive failed lists
-  int pending_attempts = 0;  // passes in a row that left a policy pending
+  BackoffStrategy list_backoff(settings_.backoff, jitter_);  // after failed lists
+  // Passes in a row that left a policy pending ask again sooner, on the same backoff.
+  BackoffStrategy pending_backoff(settings_.backoff, jitter_);
   MonoTime next_full = clock_.now();
   while (!stop.stop_requested()) {
     const MonoTime now = clock_.now();
@@ -526,9 +527,9 @@ void PolicyDistributor::watch(std::stop_token stop) {
     if (settings_.resync_interval.count() > 0)
       wait = std::min(wait, std::chrono::ceil<seconds>(next_full - now));
     if (has_pending()) {
-      wait = std::min(wait, std::chrono::ceil<seconds>(backoff_.delay(pending_attempts++)));
+      wait = std::min(wait, std::chrono::ceil<seconds>(pending_backoff.next_delay()));
     } else {
-      pending_attempts = 0;
+      pending_backoff.reset();
     }
     wait = std::max(wait, seconds{1});
 
@@ -542,8 +543,8 @@ void PolicyDistributor::watch(std::stop_token stop) {
     if (!listed) {
       if (stop.stop_requested()) return;
       metrics_.policy_errors(PolicyErrorReason::list).Increment();
-      const auto delay = backoff_.delay(failures++);
-      (failures == 1
+      const auto delay = list_backoff.next_delay();
+      (list_backoff.retries() == 1
            ? log_->warn("policy list failed error=\"{}\" retry_ms={}{}", listed.error().message,
                         delay.count(), remedy_note(listed.error()))
            : log_->debug("policy list failed error=\"{}\" retry_ms={}", listed.error().message,
@@ -551,7 +552,7 @@ void PolicyDistributor::watch(std::stop_token stop) {
       clock_.sleep_for(delay, stop);
       continue;
     }
-    failures = 0;
+    list_backoff.reset();
     if (!full && listed->index < index) {
       // A restored or rebuilt Nomad counts from a lower index: start over from a full listing.
       log_->warn("policy list index went back, full reconcile: from={} to={}", index,

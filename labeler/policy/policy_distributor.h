@@ -110,7 +110,7 @@ class PolicyDistributor {
   std::shared_ptr<spdlog::logger> log_;
   PolicyDirectory dir_;
   std::string list_prefix_;  // policy_list_prefix(settings_.prefix)
-  Backoff backoff_;
+  BackoffJitter jitter_;     // the backoffs of run() and of the watch
   cilium::CiliumApi* cilium_;
   // Only the pass thread touches these.
   cilium::AgentOptions options_;

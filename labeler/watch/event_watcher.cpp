@@ -26,13 +26,13 @@ EventWatcher::EventWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metric
       resync_(std::move(resync)),
       log_(log ? std::move(log) : spdlog::default_logger()),
       options_(std::move(options)),
-      rng_(options_.seed != 0 ? options_.seed : std::random_device{}()),
+      jitter_(options_.seed != 0 ? options_.seed : std::random_device{}()),
       last_index_(options_.initial_index) {}
 
 void EventWatcher::run(std::stop_token stop) {
   log_->info("event watch started: node={} namespace={} index={}", node_id_,
              options_.nomad_namespace, last_index_.load());
-  int attempt = 0;
+  BackoffStrategy backoff(options_.backoff, jitter_);
   while (!stop.stop_requested()) {
     Session s;
     s.opened_at = clock_.now();
@@ -58,7 +58,7 @@ void EventWatcher::run(std::stop_token stop) {
     resync_pending_ = true;
     metrics_.watch_reconnects(WatchMode::kEvents).Increment();
     if (s.resubscribe) {
-      attempt = 0;
+      backoff.reset();
       log_->info("event stream resubscribing on schedule: node={} resume_index={}", node_id_,
                  last_index_.load() + 1);
       continue;
@@ -73,25 +73,24 @@ void EventWatcher::run(std::stop_token stop) {
                                              : ErrorKindLabel::nomad_stream_open;
     const bool healthy = s.got_line && !s.error &&
                          (s.frames > 0 || clock_.now() - s.opened_at >= options_.healthy_after);
-    if (healthy) attempt = 0;
+    if (healthy) backoff.reset();
     metrics_.errors(kind).Increment();
-    auto delay = backoff_delay(options_.backoff, attempt, rng_);
-    ++attempt;
+    auto delay = backoff.next_delay();
     if (!s.got_line) {
       // A denied subscription on Nomad >= 1.11.2 looks exactly like this (200, then EOF).
       log_->warn(
           "event stream ended before its first heartbeat (denied?), retrying: node={} kind={} "
           "error=\"{}\" "
           "attempt={} retry_ms={}{}",
-          node_id_, to_string(error.kind), error.message, attempt, delay.count(),
+          node_id_, to_string(error.kind), error.message, backoff.retries(), delay.count(),
           remedy_note(error));
     } else {
       log_->warn(
           "event stream broken, reconnecting: node={} kind={} error=\"{}\" frames={} "
           "resume_index={} "
           "attempt={} retry_ms={}{}",
-          node_id_, to_string(error.kind), error.message, s.frames, last_index_.load() + 1, attempt,
-          delay.count(), remedy_note(error));
+          node_id_, to_string(error.kind), error.message, s.frames, last_index_.load() + 1,
+          backoff.retries(), delay.count(), remedy_note(error));
     }
     if (!clock_.sleep_for(delay, stop)) break;
   }

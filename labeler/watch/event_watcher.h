@@ -45,7 +45,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <random>
 #include <string>
 
 #include <spdlog/fwd.h>
@@ -124,7 +123,7 @@ class EventWatcher final : public Watcher {
   ResyncFn resync_;
   std::shared_ptr<spdlog::logger> log_;
   EventWatchOptions options_;
-  std::mt19937_64 rng_;
+  BackoffJitter jitter_;  // the reconnect backoff's
 
   // Written only by run()'s thread (the stream calls on_line on it).
   std::atomic<std::uint64_t> last_index_;

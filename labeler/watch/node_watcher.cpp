@@ -20,14 +20,14 @@ NodeWatcher::NodeWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics,
       resync_(std::move(resync)),
       log_(log ? std::move(log) : spdlog::default_logger()),
       options_(options),
-      rng_(options.seed != 0 ? options.seed : std::random_device{}()),
+      jitter_(options.seed != 0 ? options.seed : std::random_device{}()),
       index_(options.initial_index) {}
 
 std::chrono::seconds NodeWatcher::next_wait() {
   auto wait = std::clamp(options_.wait, std::chrono::seconds{1}, std::chrono::seconds{300});
   if (options_.jitter_divisor > 0) {
     long long spread = wait.count() / options_.jitter_divisor;
-    wait -= std::chrono::seconds{std::uniform_int_distribution<long long>(0, spread)(rng_)};
+    wait -= std::chrono::seconds{jitter_.uniform(0, spread)};
   }
   return std::max(wait, std::chrono::seconds{1});
 }
@@ -35,7 +35,7 @@ std::chrono::seconds NodeWatcher::next_wait() {
 void NodeWatcher::run(std::stop_token stop) {
   log_->info("node watch started: node={} index={} wait_s={}", node_id_, index_.load(),
              options_.wait.count());
-  int attempt = 0;
+  BackoffStrategy backoff(options_.backoff, jitter_);
   while (!stop.stop_requested()) {
     const std::uint64_t asked = index_.load();
     // Index 0 never blocks (a full listing), so it gets the plain call deadline.
@@ -56,17 +56,16 @@ void NodeWatcher::run(std::stop_token stop) {
     if (!answer) {
       metrics_.errors(ErrorKindLabel::nomad_watch).Increment();
       metrics_.watch_reconnects(WatchMode::kNode).Increment();
-      auto delay = backoff_delay(options_.backoff, attempt, rng_);
-      ++attempt;
+      auto delay = backoff.next_delay();
       log_->warn(
           "node watch failed, retrying: node={} index={} kind={} error=\"{}\" attempt={} "
           "retry_ms={}{}",
-          node_id_, asked, to_string(answer.error().kind), answer.error().message, attempt,
-          delay.count(), remedy_note(answer.error()));
+          node_id_, asked, to_string(answer.error().kind), answer.error().message,
+          backoff.retries(), delay.count(), remedy_note(answer.error()));
       if (!clock_.sleep_for(delay, stop)) break;
       continue;
     }
-    attempt = 0;
+    backoff.reset();
 
     // Nomad never answers index 0 on purpose; treating it as 1 keeps an empty node's listing
     // from looking like a reset and from turning every query into a non-blocking one.

@@ -31,7 +31,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <random>
 #include <string>
 
 #include <spdlog/fwd.h>
@@ -97,7 +96,7 @@ class NodeWatcher final : public Watcher {
   ResyncFn resync_;
   std::shared_ptr<spdlog::logger> log_;
   NodeWatchOptions options_;
-  std::mt19937_64 rng_;
+  BackoffJitter jitter_;  // the reconnect backoff's and the waits'
 
   std::atomic<std::uint64_t> index_;
   std::map<std::string, std::uint64_t> known_;  // live alloc ID -> ModifyIndex last seen

@@ -6,6 +6,7 @@
 #include "labeler/serve/health_tracker.h"
 #include "labeler/serve/status_server.h"
 #include "tests/fakes/http/raw_http_client.h"
+#include "tests/support/manual_clock.h"
 
 namespace cn::labeler {
 namespace {

@@ -16,6 +16,7 @@
 #include "labeler/watch/node_watcher.h"
 #include "tests/fakes/nomad/fake_nomad.h"
 #include "tests/support/eventually.h"
+#include "tests/support/manual_clock.h"
 #include "tests/support/recorder.h"
 
 namespace cn::labeler {

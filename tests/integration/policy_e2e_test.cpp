@@ -19,6 +19,7 @@
 #include "tests/fakes/cilium/fake_cilium_agent.h"
 #include "tests/fakes/nomad/fake_nomad.h"
 #include "tests/support/eventually.h"
+#include "tests/support/manual_clock.h"
 #include "tests/support/sample_policies.h"
 #include "tests/support/temp_dir.h"
 

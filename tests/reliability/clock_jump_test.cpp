@@ -16,6 +16,7 @@
 #include "tests/reliability/support/in_process_labeler.h"
 #include "tests/reliability/support/wait.h"
 #include "tests/support/clock_pump.h"
+#include "tests/support/manual_clock.h"
 
 namespace cn::reliability {
 namespace {

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "common/util/clock.h"
+#include "tests/support/manual_clock.h"
 
 namespace cn::testing {
 

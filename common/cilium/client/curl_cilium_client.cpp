@@ -15,8 +15,9 @@ namespace {
 using std::chrono::milliseconds;
 
 http::HttpClientConfig http_config(const CiliumClientConfig& c,
-                                   const std::shared_ptr<spdlog::logger>& log) {
+                                   const std::shared_ptr<spdlog::logger>& log, Clock& clock) {
   http::HttpClientConfig h;
+  h.clock = &clock;
   h.target = http::HttpTarget::unix_socket(c.socket_path, "localhost");
   h.connect_timeout = c.connect_timeout;
   h.default_timeout = c.request_timeout;
@@ -40,9 +41,8 @@ CurlCiliumClient::CurlCiliumClient(CiliumClientConfig config, Clock& clock,
     : config_(std::move(config)),
       clock_(clock),
       log_(log ? std::move(log) : spdlog::default_logger()),
-      http_(http_config(config_, log_)),
-      backoff_(config_.retry,
-               config_.retry_seed != 0 ? config_.retry_seed : std::random_device{}()) {}
+      http_(http_config(config_, log_, clock_)),
+      retry_jitter_(config_.retry_seed != 0 ? config_.retry_seed : std::random_device{}()) {}
 
 Error CurlCiliumClient::error_from(const http::Response& response, bool endpoint_op) {
   std::string text = agent_error_text(response.body);
@@ -66,8 +66,8 @@ Result<http::Response> CurlCiliumClient::call(http::Request request, Deadline de
       if (r.status != 429) return std::nullopt;
       return rate_limit_wait_hint(agent_error_text(r.body));
     };
-    res = http::with_retry(http::RetryRun{backoff_, clock_, deadline.at, deadline.stop, hint,
-                                          log_.get(), what.c_str()},
+    res = http::with_retry(http::RetryRun{config_.retry, retry_jitter_, clock_, deadline.at,
+                                          deadline.stop, hint, log_.get(), what.c_str()},
                            attempt);
   } else {
     auto left = std::chrono::duration_cast<milliseconds>(deadline.at - clock_.now());

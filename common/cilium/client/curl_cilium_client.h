@@ -44,7 +44,7 @@ class CurlCiliumClient final : public CiliumApi {
   Clock& clock_;
   std::shared_ptr<spdlog::logger> log_;
   http::HttpClient http_;
-  http::Backoff backoff_;
+  BackoffJitter retry_jitter_;  // the in-call retries', shared by the worker threads
 };
 
 }  // namespace cn::cilium

@@ -31,8 +31,9 @@ std::optional<std::uint64_t> parse_index(std::optional<std::string_view> header)
 }
 
 http::HttpClientConfig http_config(const NomadClientConfig& c, http::HttpTarget target,
-                                   const std::shared_ptr<spdlog::logger>& log) {
+                                   const std::shared_ptr<spdlog::logger>& log, Clock& clock) {
   http::HttpClientConfig h;
+  h.clock = &clock;
   h.target = std::move(target);
   h.tls.ca_file = c.ca_cert;
   h.tls.ca_path = c.ca_path;
@@ -82,9 +83,8 @@ CurlNomadClient::CurlNomadClient(NomadClientConfig config, http::HttpTarget targ
     : config_(std::move(config)),
       clock_(clock),
       log_(std::move(log)),
-      http_(http_config(config_, std::move(target), log_)),
-      backoff_(config_.retry,
-               config_.retry_seed != 0 ? config_.retry_seed : std::random_device{}()) {}
+      http_(http_config(config_, std::move(target), log_, clock_)),
+      retry_jitter_(config_.retry_seed != 0 ? config_.retry_seed : std::random_device{}()) {}
 
 std::string CurlNomadClient::finish(http::Target target) const {
   if (!config_.region.empty()) target.query("region", config_.region);
@@ -108,12 +108,18 @@ Result<http::Response> CurlNomadClient::get(const std::string& target, Deadline 
   req.method = http::Method::get;
   req.target = target;
   const std::string what = "GET " + target.substr(0, target.find('?'));
-  auto res = http::with_retry(
-      http::RetryRun{backoff_, clock_, deadline.at, deadline.stop, {}, log_.get(), what.c_str()},
-      [&](milliseconds left) {
-        req.timeout = std::min(left, cap);
-        return http_.send(req, deadline.stop);
-      });
+  auto res = http::with_retry(http::RetryRun{config_.retry,
+                                             retry_jitter_,
+                                             clock_,
+                                             deadline.at,
+                                             deadline.stop,
+                                             {},
+                                             log_.get(),
+                                             what.c_str()},
+                              [&](milliseconds left) {
+                                req.timeout = std::min(left, cap);
+                                return http_.send(req, deadline.stop);
+                              });
   if (!res) return std::unexpected(error_from(res.error()));
   if (res->status != 200) {
     Error e = error_from(*res);

@@ -66,7 +66,7 @@ class CurlNomadClient final : public NomadApi {
   Clock& clock_;
   std::shared_ptr<spdlog::logger> log_;
   http::HttpClient http_;
-  http::Backoff backoff_;
+  BackoffJitter retry_jitter_;  // the in-call retries', shared by the worker threads
 };
 
 }  // namespace cn::nomad

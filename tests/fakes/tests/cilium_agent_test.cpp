@@ -10,6 +10,7 @@
 #include "tests/fakes/tests/http_test_util.h"
 #include "tests/support/alloc_ids.h"
 #include "tests/support/eventually.h"
+#include "tests/support/manual_clock.h"
 
 namespace cn::fakes {
 namespace {

@@ -10,6 +10,7 @@
 
 #include "tests/fakes/cilium/api_rate_limiter.h"
 #include "tests/fakes/cilium/fake_cilium_agent.h"
+#include "tests/support/manual_clock.h"
 
 namespace cn::fakes::cilium {
 namespace {

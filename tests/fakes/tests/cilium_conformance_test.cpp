@@ -16,6 +16,7 @@
 #include "tests/fakes/tests/http_test_util.h"
 #include "tests/support/alloc_ids.h"
 #include "tests/support/child_process.h"
+#include "tests/support/manual_clock.h"
 
 #ifndef CN_FAKES_OPENAPI_JSON
 #define CN_FAKES_OPENAPI_JSON ""

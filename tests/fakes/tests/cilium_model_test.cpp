@@ -9,6 +9,7 @@
 #include "tests/fakes/cilium/endpoint_id.h"
 #include "tests/fakes/cilium/fake_endpoint.h"
 #include "tests/fakes/cilium/identity_allocator.h"
+#include "tests/support/manual_clock.h"
 
 namespace cn::fakes::cilium {
 namespace {

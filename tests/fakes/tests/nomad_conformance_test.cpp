@@ -6,6 +6,7 @@
 
 #include "tests/fakes/nomad/fake_nomad.h"
 #include "tests/fakes/tests/nomad_test_util.h"
+#include "tests/support/manual_clock.h"
 
 namespace cn::fakes {
 namespace {

@@ -5,6 +5,7 @@
 #include "tests/fakes/nomad/filter_expr.h"
 #include "tests/fakes/nomad/go_values.h"
 #include "tests/fakes/tests/nomad_test_util.h"
+#include "tests/support/manual_clock.h"
 
 namespace cn::fakes {
 namespace {

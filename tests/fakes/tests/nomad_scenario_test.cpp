@@ -13,6 +13,7 @@
 #include "tests/fakes/tests/http_test_util.h"
 #include "tests/fakes/tests/nomad_test_util.h"
 #include "tests/support/child_process.h"
+#include "tests/support/manual_clock.h"
 
 namespace cn::fakes {
 namespace {

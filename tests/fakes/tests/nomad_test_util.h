@@ -20,6 +20,7 @@
 #include "tests/fakes/http/http_server.h"
 #include "tests/fakes/nomad/fake_nomad.h"
 #include "tests/fakes/nomad/http_util.h"
+#include "tests/support/manual_clock.h"
 
 namespace cn::fakes::nomad_testing {
 

@@ -34,6 +34,7 @@
 #include "tests/support/clock_pump.h"
 #include "tests/support/etcd_server.h"
 #include "tests/support/eventually.h"
+#include "tests/support/manual_clock.h"
 
 namespace cn::testing::property {
 namespace {

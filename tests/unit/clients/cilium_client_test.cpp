@@ -13,6 +13,7 @@
 #include "tests/fakes/cilium/fake_cilium_agent.h"
 #include "tests/fakes/http/http_server.h"
 #include "tests/support/alloc_ids.h"
+#include "tests/support/manual_clock.h"
 #include "tests/unit/clients/client_test_util.h"
 
 namespace cn::cilium {

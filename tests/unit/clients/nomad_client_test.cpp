@@ -10,6 +10,7 @@
 #include "common/nomad/client/curl_nomad_client.h"
 #include "tests/fakes/http/http_server.h"
 #include "tests/fakes/nomad/fake_nomad.h"
+#include "tests/support/manual_clock.h"
 #include "tests/unit/clients/client_test_util.h"
 
 namespace cn::nomad {

@@ -1,5 +1,5 @@
-// Backoff with full jitter and the retry driver, in simulated time (ManualClock): which answers
-// are retried, how long the waits are, and that nothing runs past the deadline.
+// The retries' backoff (full jitter) and the retry driver, in simulated time (ManualClock):
+// which answers are retried, how long the waits are, and that nothing runs past the deadline.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/http/retry.h"
+#include "tests/support/manual_clock.h"
 #include "tests/unit/clients/client_test_util.h"
 
 namespace cn::http {
@@ -62,12 +63,13 @@ RetryPolicy policy(int attempts, std::chrono::milliseconds base = 100ms,
 }
 
 TEST(Backoff, FullJitterStaysUnderTheExponentialCeiling) {
-  Backoff b(policy(10, 100ms, 1s), 7);
+  const BackoffPolicy p = policy(10, 100ms, 1s).backoff();
+  BackoffJitter jitter(7);
   const std::vector<long long> ceilings = {100, 200, 400, 800, 1000, 1000};
   for (std::size_t n = 0; n < ceilings.size(); ++n) {
     long long lo = 1'000'000, hi = -1;
     for (int i = 0; i < 2000; ++i) {
-      long long d = b.delay(static_cast<int>(n + 1)).count();
+      long long d = p.delay(static_cast<int>(n), jitter).count();
       lo = std::min(lo, d);
       hi = std::max(hi, d);
     }
@@ -80,12 +82,13 @@ TEST(Backoff, FullJitterStaysUnderTheExponentialCeiling) {
 }
 
 TEST(Backoff, SameSeedSameDelays) {
-  Backoff a(policy(5), 42), b(policy(5), 42), c(policy(5), 43);
+  const BackoffPolicy p = policy(5).backoff();
+  BackoffJitter a(42), b(42), c(43);
   std::vector<long long> da, db, dc;
   for (int i = 1; i <= 20; ++i) {
-    da.push_back(a.delay(i % 5 + 1).count());
-    db.push_back(b.delay(i % 5 + 1).count());
-    dc.push_back(c.delay(i % 5 + 1).count());
+    da.push_back(p.delay(i % 5, a).count());
+    db.push_back(p.delay(i % 5, b).count());
+    dc.push_back(p.delay(i % 5, c).count());
   }
   EXPECT_EQ(da, db);
   EXPECT_NE(da, dc);
@@ -103,12 +106,13 @@ TEST(RetryClassification, OnlyConnectFailures5xxAnd429) {
 
 TEST(WithRetry, RetriesServerErrorsOnTheInjectedClockUntilSuccess) {
   ManualClock clock;
-  Backoff backoff(policy(4), 1);
+  const RetryPolicy retry = policy(4);
+  BackoffJitter jitter(1);
   Script script({status(503), failure(ErrorKind::transport), status(200, "ok")}, clock);
   const MonoTime start = clock.now();
   auto fut = std::async(std::launch::async, [&] {
     int made = 0;
-    auto r = with_retry(RetryRun{backoff, clock, start + 60s}, std::ref(script), &made);
+    auto r = with_retry(RetryRun{retry, jitter, clock, start + 60s}, std::ref(script), &made);
     return std::make_pair(std::move(r), made);
   });
   // Each wait must be on the clock: the retry does not happen until time moves.
@@ -126,12 +130,13 @@ TEST(WithRetry, RetriesServerErrorsOnTheInjectedClockUntilSuccess) {
 
 TEST(WithRetry, NonRetryableAnswersReturnAtOnce) {
   ManualClock clock;
-  Backoff backoff(policy(5), 1);
+  const RetryPolicy retry = policy(5);
+  BackoffJitter jitter(1);
   for (auto answer : {status(404), status(400), status(501), failure(ErrorKind::tls),
                       failure(ErrorKind::timeout)}) {
     Script script({answer}, clock);
     int made = 0;
-    auto r = with_retry(RetryRun{backoff, clock, clock.now() + 60s}, std::ref(script), &made);
+    auto r = with_retry(RetryRun{retry, jitter, clock, clock.now() + 60s}, std::ref(script), &made);
     EXPECT_EQ(made, 1);
     EXPECT_EQ(r.has_value(), answer.has_value());
   }
@@ -140,10 +145,11 @@ TEST(WithRetry, NonRetryableAnswersReturnAtOnce) {
 TEST(WithRetry, GivesUpAfterMaxAttemptsWithTheLastAnswer) {
   ManualClock clock;
   ClockPump pump(clock, 1s, ClockPump::Mode::on_sleep);
-  Backoff backoff(policy(3), 1);
+  const RetryPolicy retry = policy(3);
+  BackoffJitter jitter(1);
   Script script({status(500, "first"), status(502, "second"), status(503, "last")}, clock);
   int made = 0;
-  auto r = with_retry(RetryRun{backoff, clock, clock.now() + 1h}, std::ref(script), &made);
+  auto r = with_retry(RetryRun{retry, jitter, clock, clock.now() + 1h}, std::ref(script), &made);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 503);
   EXPECT_EQ(r->body, "last");
@@ -152,11 +158,12 @@ TEST(WithRetry, GivesUpAfterMaxAttemptsWithTheLastAnswer) {
 
 TEST(WithRetry, NeverSleepsOrAttemptsPastTheDeadline) {
   ManualClock clock;
-  Backoff backoff(policy(1000, 300ms, 300ms), 3);
+  const RetryPolicy retry = policy(1000, 300ms, 300ms);
+  BackoffJitter jitter(3);
   Script script({status(503)}, clock);
   const MonoTime deadline = clock.now() + 2s;
   auto fut = std::async(std::launch::async, [&] {
-    return with_retry(RetryRun{backoff, clock, deadline}, std::ref(script));
+    return with_retry(RetryRun{retry, jitter, clock, deadline}, std::ref(script));
   });
   // Move time in small steps while the retry sleeps; stop when it returns.
   while (fut.wait_for(0ms) != std::future_status::ready) {
@@ -176,9 +183,10 @@ TEST(WithRetry, NeverSleepsOrAttemptsPastTheDeadline) {
 
 TEST(WithRetry, PastDeadlineMakesNoAttempt) {
   ManualClock clock;
-  Backoff backoff(policy(3), 1);
+  const RetryPolicy retry = policy(3);
+  BackoffJitter jitter(1);
   Script script({status(200)}, clock);
-  auto r = with_retry(RetryRun{backoff, clock, clock.now()}, std::ref(script));
+  auto r = with_retry(RetryRun{retry, jitter, clock, clock.now()}, std::ref(script));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().kind, ErrorKind::timeout);
   EXPECT_EQ(script.count(), 0);
@@ -187,17 +195,21 @@ TEST(WithRetry, PastDeadlineMakesNoAttempt) {
 TEST(WithRetry, RateLimitedIsRetriedUntilTheDeadlineWhenAsked) {
   ManualClock clock;
   ClockPump pump(clock, 1s, ClockPump::Mode::on_sleep);
-  Backoff limited(policy(2, 100ms, 1s, true), 1);
+  const RetryPolicy limited = policy(2, 100ms, 1s, true);
+  BackoffJitter limited_jitter(1);
   Script until_deadline(
       {status(429), status(429), status(429), status(429), status(429), status(200)}, clock);
-  auto r = with_retry(RetryRun{limited, clock, clock.now() + 1h}, std::ref(until_deadline));
+  auto r = with_retry(RetryRun{limited, limited_jitter, clock, clock.now() + 1h},
+                      std::ref(until_deadline));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
   EXPECT_EQ(until_deadline.count(), 6);
 
-  Backoff bounded(policy(2, 100ms, 1s, false), 1);
+  const RetryPolicy bounded = policy(2, 100ms, 1s, false);
+  BackoffJitter bounded_jitter(1);
   Script capped({status(429), status(429), status(200)}, clock);
-  auto r2 = with_retry(RetryRun{bounded, clock, clock.now() + 1h}, std::ref(capped));
+  auto r2 =
+      with_retry(RetryRun{bounded, bounded_jitter, clock, clock.now() + 1h}, std::ref(capped));
   ASSERT_TRUE(r2);
   EXPECT_EQ(r2->status, 429);
   EXPECT_EQ(capped.count(), 2);
@@ -205,13 +217,15 @@ TEST(WithRetry, RateLimitedIsRetriedUntilTheDeadlineWhenAsked) {
 
 TEST(WithRetry, ServerHintStretchesTheWait) {
   ManualClock clock;
-  Backoff backoff(policy(3, 1ms, 5s), 1);
+  const RetryPolicy retry = policy(3, 1ms, 5s);
+  BackoffJitter jitter(1);
   Script script({status(429, "wait 3s"), status(200)}, clock);
   DelayHint hint = [](const Response& r) -> std::optional<std::chrono::milliseconds> {
     return r.body == "wait 3s" ? std::optional(3000ms) : std::nullopt;
   };
   auto fut = std::async(std::launch::async, [&] {
-    return with_retry(RetryRun{backoff, clock, clock.now() + 1min, {}, hint}, std::ref(script));
+    return with_retry(RetryRun{retry, jitter, clock, clock.now() + 1min, {}, hint},
+                      std::ref(script));
   });
   ASSERT_TRUE(clock.wait_for_sleepers(1));
   clock.advance(2900ms);
@@ -225,11 +239,12 @@ TEST(WithRetry, ServerHintStretchesTheWait) {
 
 TEST(WithRetry, StopTokenEndsTheWait) {
   ManualClock clock;
-  Backoff backoff(policy(5, 1s, 1s), 1);
+  const RetryPolicy retry = policy(5, 1s, 1s);
+  BackoffJitter jitter(1);
   Script script({status(503)}, clock);
   std::stop_source stop;
   auto fut = std::async(std::launch::async, [&] {
-    return with_retry(RetryRun{backoff, clock, clock.now() + 1h, stop.get_token()},
+    return with_retry(RetryRun{retry, jitter, clock, clock.now() + 1h, stop.get_token()},
                       std::ref(script));
   });
   ASSERT_TRUE(clock.wait_for_sleepers(1));

@@ -12,6 +12,7 @@
 #include "labeler/cluster/in_use_report.h"
 #include "labeler/cluster/kvstore_layout.h"
 #include "labeler/cluster/leader_fence.h"
+#include "tests/support/manual_clock.h"
 #include "tests/unit/cluster/in_memory_etcd.h"
 
 namespace cn::testing {

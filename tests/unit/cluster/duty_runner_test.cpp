@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "tests/support/eventually.h"
+#include "tests/support/manual_clock.h"
 #include "tests/unit/cluster/in_memory_etcd.h"
 
 namespace cn::labeler::cluster {

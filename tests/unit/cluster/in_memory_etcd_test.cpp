@@ -1,5 +1,6 @@
 // The double keeps etcd's rules: the duties' tests are only as good as these.
 #include "tests/unit/cluster/in_memory_etcd.h"
+#include "tests/support/manual_clock.h"
 
 #include <gtest/gtest.h>
 

@@ -7,6 +7,7 @@
 
 #include "common/util/alloc_id.h"
 #include "common/util/clock.h"
+#include "tests/support/manual_clock.h"
 
 namespace cn {
 namespace {

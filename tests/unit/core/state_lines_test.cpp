@@ -8,6 +8,7 @@
 #include "common/state/state_lines.h"
 #include "common/state/state_store.h"
 #include "tests/support/alloc_ids.h"
+#include "tests/support/manual_clock.h"
 #include "tests/support/temp_dir.h"
 
 namespace cn::state {

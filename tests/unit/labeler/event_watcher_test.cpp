@@ -9,6 +9,7 @@
 
 #include "labeler/watch/event_watcher.h"
 #include "tests/support/eventually.h"
+#include "tests/support/manual_clock.h"
 #include "tests/support/recorder.h"
 #include "tests/unit/labeler/in_memory_apis.h"
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "labeler/serve/health_tracker.h"
+#include "tests/support/manual_clock.h"
 
 namespace cn::labeler {
 namespace {

@@ -8,6 +8,7 @@
 
 #include "labeler/labeling/alloc_labeler.h"
 #include "tests/support/alloc_ids.h"
+#include "tests/support/manual_clock.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"
 

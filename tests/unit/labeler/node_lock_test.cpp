@@ -10,6 +10,7 @@
 #include <stop_token>
 
 #include "labeler/daemon/node_lock.h"
+#include "tests/support/manual_clock.h"
 #include "tests/support/temp_dir.h"
 
 namespace cn::labeler {

@@ -7,6 +7,7 @@
 
 #include "labeler/watch/node_watcher.h"
 #include "tests/support/eventually.h"
+#include "tests/support/manual_clock.h"
 #include "tests/support/recorder.h"
 #include "tests/unit/labeler/in_memory_apis.h"
 
@@ -345,19 +346,19 @@ TEST_F(NodeWatch, StopIsPromptWhileBackingOff) {
 
 TEST(WatchBackoff, FullJitterWithinFloorAndExponentialCeiling) {
   BackoffPolicy policy{1s, 60s, 250ms};
-  std::mt19937_64 rng(42);
+  BackoffJitter jitter(42);
   for (int attempt = 0; attempt < 12; ++attempt) {
     auto ceiling = std::min<long long>(60'000, 1'000LL << std::min(attempt, 20));
     long long max_seen = 0;
     for (int i = 0; i < 500; ++i) {
-      long long d = backoff_delay(policy, attempt, rng).count();
+      long long d = policy.delay(attempt, jitter).count();
       ASSERT_GE(d, 250);
       ASSERT_LE(d, ceiling);
       max_seen = std::max(max_seen, d);
     }
     EXPECT_GT(max_seen, ceiling * 8 / 10) << "attempt " << attempt << ": the range is used";
   }
-  EXPECT_LE(backoff_delay(policy, 1'000'000, rng), 60s) << "no overflow on a huge attempt count";
+  EXPECT_LE(policy.delay(1'000'000, jitter), 60s) << "no overflow on a huge attempt count";
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "common/notify/notify_client.h"
 #include "common/notify/unix_line_socket.h"
 #include "labeler/serve/notify_server.h"
+#include "tests/support/manual_clock.h"
 #include "tests/support/temp_dir.h"
 
 namespace cn::labeler {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "labeler/watch/orphan_collector.h"
+#include "tests/support/manual_clock.h"
 #include "tests/support/netns.h"
 #include "tests/unit/labeler/in_memory_apis.h"
 

@@ -13,6 +13,7 @@
 #include "labeler/policy/policy_auditor.h"
 #include "labeler/policy/policy_mode.h"
 #include "labeler/policy/policy_status.h"
+#include "tests/support/manual_clock.h"
 #include "tests/support/temp_dir.h"
 
 namespace cn::labeler::policy {

@@ -14,6 +14,7 @@
 #include "labeler/commands/policy_status_command.h"
 #include "labeler/policy/policy_distributor.h"
 #include "tests/support/eventually.h"
+#include "tests/support/manual_clock.h"
 #include "tests/support/sample_policies.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"

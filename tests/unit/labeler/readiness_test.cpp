@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "labeler/serve/readiness.h"
+#include "tests/support/manual_clock.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"
 

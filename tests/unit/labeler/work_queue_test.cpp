@@ -6,6 +6,7 @@
 #include <set>
 
 #include "labeler/daemon/work_queue.h"
+#include "tests/support/manual_clock.h"
 
 namespace cn::labeler {
 namespace {
