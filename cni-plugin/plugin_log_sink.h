@@ -26,7 +26,7 @@ class PluginLogSink final : public spdlog::sinks::sink {
   // Appends to `path`: a regular file, never through a symbolic link, created 0640 (minus the
   // umask) with its missing parent directories. Control bytes in a message are escaped
   // (common/util/control_chars.h), so a value never starts a line of its own.
-  static Result<std::shared_ptr<PluginLogSink>> append_to(const std::string& path);
+  [[nodiscard]] static Result<std::shared_ptr<PluginLogSink>> append_to(const std::string& path);
   ~PluginLogSink() override;
   PluginLogSink(const PluginLogSink&) = delete;
   PluginLogSink& operator=(const PluginLogSink&) = delete;

@@ -30,6 +30,6 @@ NomadWorkload nomad_workload_from_args(const std::map<std::string, std::string>&
 // writes each of its keys once, after the job's own `network { cni { args } }`, which it does not
 // check for ';' (nomad client/allocrunner/networking_cni.go, addCustomCNIArgs): a job's value
 // "x;NOMAD_JOB_ID=admin" becomes a second NOMAD_JOB_ID, and which copy comes last is random.
-Result<NomadWorkload> nomad_workload_from_cni_args(std::string_view args);
+[[nodiscard]] Result<NomadWorkload> nomad_workload_from_cni_args(std::string_view args);
 
 }  // namespace cn::cni

@@ -30,6 +30,6 @@ struct PluginConf {
 inline constexpr std::size_t kMaxStdinBytes = std::size_t{4} * 1024 * 1024;
 
 // Parses and validates stdin. Errors carry the CNI code to report.
-std::expected<PluginConf, CniError> parse_plugin_conf(std::string_view stdin_data);
+[[nodiscard]] std::expected<PluginConf, CniError> parse_plugin_conf(std::string_view stdin_data);
 
 }  // namespace cn::cni

@@ -18,6 +18,6 @@ struct SandboxAddresses {
 
 // Fails only when prevResult is structurally broken (wrong types); a result without a sandbox
 // interface is valid and yields no addresses.
-Result<SandboxAddresses> sandbox_addresses(const nlohmann::json& prev_result);
+[[nodiscard]] Result<SandboxAddresses> sandbox_addresses(const nlohmann::json& prev_result);
 
 }  // namespace cn::cni

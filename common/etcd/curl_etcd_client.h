@@ -40,23 +40,23 @@ struct EtcdClientOptions {
 class CurlEtcdClient final : public EtcdApi {
  public:
   // Fails (invalid) on an endpoint the configuration cannot use.
-  static Result<std::unique_ptr<CurlEtcdClient>> create(EtcdConfig config,
-                                                        EtcdClientOptions options = {});
+  [[nodiscard]] static Result<std::unique_ptr<CurlEtcdClient>> create(
+      EtcdConfig config, EtcdClientOptions options = {});
   ~CurlEtcdClient() override;
 
-  Result<RangePage> range(const RangeRequest& request, Deadline deadline) override;
-  Result<TxnResult> txn(const TxnRequest& request, Deadline deadline) override;
-  Result<Revision> put(std::string_view key, std::string_view value, LeaseId lease,
-                       Deadline deadline) override;
-  Result<Lease> grant_lease(std::chrono::seconds ttl, Deadline deadline) override;
-  Result<std::chrono::seconds> keep_alive(LeaseId lease, Deadline deadline) override;
-  Status revoke_lease(LeaseId lease, Deadline deadline) override;
+  [[nodiscard]] Result<RangePage> range(const RangeRequest& request, Deadline deadline) override;
+  [[nodiscard]] Result<TxnResult> txn(const TxnRequest& request, Deadline deadline) override;
+  [[nodiscard]] Result<Revision> put(std::string_view key, std::string_view value, LeaseId lease,
+                                     Deadline deadline) override;
+  [[nodiscard]] Result<Lease> grant_lease(std::chrono::seconds ttl, Deadline deadline) override;
+  [[nodiscard]] Result<std::chrono::seconds> keep_alive(LeaseId lease, Deadline deadline) override;
+  [[nodiscard]] Status revoke_lease(LeaseId lease, Deadline deadline) override;
   std::string describe() const override;
 
   // POST `body` to `path` ("/v3/kv/compaction"), failover and auth as every call: the 2xx body.
   // For requests the interface does not name (tests compact the store through it).
-  Result<std::string> post(std::string_view path, const std::string& body,
-                           const Deadline& deadline);
+  [[nodiscard]] Result<std::string> post(std::string_view path, const std::string& body,
+                                         const Deadline& deadline);
 
  private:
   struct Endpoint {
@@ -67,11 +67,13 @@ class CurlEtcdClient final : public EtcdApi {
   CurlEtcdClient(EtcdConfig config, std::vector<Endpoint> endpoints, Clock& clock,
                  std::shared_ptr<spdlog::logger> log);
 
-  Result<std::string> post_to(std::size_t index, std::string_view path, const std::string& body,
-                              const Deadline& deadline);
-  Result<http::Response> send(std::size_t index, std::string_view path, const std::string& body,
-                              const std::string& token, const Deadline& deadline);
-  Result<std::string> auth_token(std::size_t index, const Deadline& deadline, bool renew);
+  [[nodiscard]] Result<std::string> post_to(std::size_t index, std::string_view path,
+                                            const std::string& body, const Deadline& deadline);
+  [[nodiscard]] Result<http::Response> send(std::size_t index, std::string_view path,
+                                            const std::string& body, const std::string& token,
+                                            const Deadline& deadline);
+  [[nodiscard]] Result<std::string> auth_token(std::size_t index, const Deadline& deadline,
+                                               bool renew);
 
   const EtcdConfig config_;
   const std::vector<Endpoint> endpoints_;

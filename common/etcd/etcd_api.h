@@ -103,17 +103,18 @@ class EtcdApi {
  public:
   virtual ~EtcdApi() = default;
 
-  virtual Result<RangePage> range(const RangeRequest& request, Deadline deadline) = 0;
-  virtual Result<TxnResult> txn(const TxnRequest& request, Deadline deadline) = 0;
+  [[nodiscard]] virtual Result<RangePage> range(const RangeRequest& request, Deadline deadline) = 0;
+  [[nodiscard]] virtual Result<TxnResult> txn(const TxnRequest& request, Deadline deadline) = 0;
   // Tests and seeding only; duties write through txn().
-  virtual Result<Revision> put(std::string_view key, std::string_view value, LeaseId lease,
-                               Deadline deadline) = 0;
+  [[nodiscard]] virtual Result<Revision> put(std::string_view key, std::string_view value,
+                                             LeaseId lease, Deadline deadline) = 0;
 
-  virtual Result<Lease> grant_lease(std::chrono::seconds ttl, Deadline deadline) = 0;
+  [[nodiscard]] virtual Result<Lease> grant_lease(std::chrono::seconds ttl, Deadline deadline) = 0;
   // One keep-alive. The TTL etcd granted again; not_found when the lease has expired or was
   // revoked (the gateway answers TTL 0 or omits it).
-  virtual Result<std::chrono::seconds> keep_alive(LeaseId lease, Deadline deadline) = 0;
-  virtual Status revoke_lease(LeaseId lease, Deadline deadline) = 0;
+  [[nodiscard]] virtual Result<std::chrono::seconds> keep_alive(LeaseId lease,
+                                                                Deadline deadline) = 0;
+  [[nodiscard]] virtual Status revoke_lease(LeaseId lease, Deadline deadline) = 0;
 
   // For logs and status output: "https://10.0.0.5:2379" (the endpoint last answered).
   virtual std::string describe() const = 0;

@@ -50,8 +50,8 @@ struct EtcdConfig {
 };
 
 // `where` names the text in errors (the file path).
-Result<EtcdConfig> parse_etcd_config(std::string_view text, std::string_view where);
-Result<EtcdConfig> load_etcd_config(const std::string& path);
+[[nodiscard]] Result<EtcdConfig> parse_etcd_config(std::string_view text, std::string_view where);
+[[nodiscard]] Result<EtcdConfig> load_etcd_config(const std::string& path);
 
 // One endpoint as the HTTP layer needs it: its base URL with the scheme settled (see above) and
 // the TLS options for it (empty for http://).
@@ -59,6 +59,7 @@ struct EtcdEndpoint {
   std::string url;  // "https://10.0.0.5:2379"
   http::TlsOptions tls;
 };
-Result<EtcdEndpoint> resolve_endpoint(const EtcdConfig& config, std::string_view endpoint);
+[[nodiscard]] Result<EtcdEndpoint> resolve_endpoint(const EtcdConfig& config,
+                                                    std::string_view endpoint);
 
 }  // namespace cn::etcd

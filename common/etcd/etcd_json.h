@@ -22,12 +22,12 @@ std::string encode_lease_id(LeaseId lease);  // keep-alive and revoke
 std::string encode_authenticate(std::string_view user, std::string_view password);
 std::string encode_compaction(Revision revision);
 
-Result<RangePage> decode_range(std::string_view body);
-Result<TxnResult> decode_txn(std::string_view body);
-Result<Revision> decode_put(std::string_view body);
-Result<Lease> decode_lease_grant(std::string_view body);
+[[nodiscard]] Result<RangePage> decode_range(std::string_view body);
+[[nodiscard]] Result<TxnResult> decode_txn(std::string_view body);
+[[nodiscard]] Result<Revision> decode_put(std::string_view body);
+[[nodiscard]] Result<Lease> decode_lease_grant(std::string_view body);
 // The TTL etcd renewed the lease for; 0 when etcd no longer knows the lease.
-Result<std::chrono::seconds> decode_keep_alive(std::string_view body);
-Result<std::string> decode_authenticate(std::string_view body);
+[[nodiscard]] Result<std::chrono::seconds> decode_keep_alive(std::string_view body);
+[[nodiscard]] Result<std::string> decode_authenticate(std::string_view body);
 
 }  // namespace cn::etcd

@@ -84,14 +84,14 @@ class HttpClient {
   HttpClient& operator=(const HttpClient&) = delete;
 
   // One exchange, no retry (see retry.h). Any HTTP status is a Response.
-  HttpResult<Response> send(const Request& request, std::stop_token stop = {});
+  [[nodiscard]] HttpResult<Response> send(const Request& request, std::stop_token stop = {});
 
   // A long-lived response: on_data gets the body bytes as they arrive (any split) while the
   // status is 2xx. Chunked and read-until-close bodies both work. Ends on EOF, when on_data
   // returns false, on `stop`, or fails after options.idle_timeout without a byte.
-  HttpResult<StreamResult> stream(const Request& request,
-                                  const std::function<bool(std::string_view)>& on_data,
-                                  const StreamOptions& options, std::stop_token stop);
+  [[nodiscard]] HttpResult<StreamResult> stream(
+      const Request& request, const std::function<bool(std::string_view)>& on_data,
+      const StreamOptions& options, std::stop_token stop);
 
   const HttpTarget& target() const;
   // Connections accepted into the idle pool so far and currently idle (for tests).

@@ -15,7 +15,7 @@ class HttpTarget {
  public:
   // "http://host[:port][/prefix]" or "https://..."; IPv6 hosts in brackets. No user info, query
   // or fragment (a credential in an address would end up in logs).
-  static Result<HttpTarget> url(std::string_view base_url);
+  [[nodiscard]] static Result<HttpTarget> url(std::string_view base_url);
   static HttpTarget unix_socket(std::string path, std::string host = "localhost");
 
   bool is_unix() const { return !socket_path_.empty(); }

@@ -42,7 +42,7 @@ using HttpResult = Result<T>;
 // A body from a server that our models refuse is that server's fault, not bad input of ours:
 // invalid becomes bad_answer (retried later, never final).
 template <class T>
-Result<T> refused_answer(Result<T> decoded) {
+[[nodiscard]] Result<T> refused_answer(Result<T> decoded) {
   if (!decoded && decoded.error().kind == ErrorKind::invalid)
     decoded.error().kind = ErrorKind::bad_answer;
   return decoded;

@@ -52,7 +52,7 @@ struct RetryRun {
 // `attempt` gets the time left before the deadline, to use as its timeout. Waits are
 // max(jittered backoff, min(hint, max_delay)); a wait that would end at or after the deadline
 // is not started.
-HttpResult<Response> with_retry(
+[[nodiscard]] HttpResult<Response> with_retry(
     const RetryRun& run,
     const std::function<HttpResult<Response>(std::chrono::milliseconds)>& attempt,
     int* attempts_made = nullptr);

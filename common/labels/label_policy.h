@@ -31,6 +31,6 @@ std::string meta_key_problem(std::string_view key);
 
 // `k1, k2,k1` -> {k1, k2}. Items are trimmed of spaces and tabs, empties skipped, duplicates
 // merged. Fails (naming the item) on a `nomad.*` key or one that is not a valid label key.
-Result<LabelPolicy> parse_label_policy(std::string_view text);
+[[nodiscard]] Result<LabelPolicy> parse_label_policy(std::string_view text);
 
 }  // namespace cn::labels

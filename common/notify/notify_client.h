@@ -10,7 +10,8 @@ namespace cn::notify {
 
 // Sends `request`; when request.wait_ms > 0, waits for the labeler's reply until `deadline`.
 // Returns no reply for fire-and-forget requests.
-Result<std::optional<Reply>> send_request(const std::string& socket_path, const Request& request,
-                                          Clock& clock, MonoTime deadline);
+[[nodiscard]] Result<std::optional<Reply>> send_request(const std::string& socket_path,
+                                                        const Request& request, Clock& clock,
+                                                        MonoTime deadline);
 
 }  // namespace cn::notify

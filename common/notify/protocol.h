@@ -59,8 +59,8 @@ std::string encode(const Reply& reply);
 
 // Decoding validates everything that crosses the socket: version, op, alloc ID (UUID),
 // interface name, sizes. Errors read well in a log line.
-Result<Request> decode_request(std::string_view line);
-Result<Reply> decode_reply(std::string_view line);
+[[nodiscard]] Result<Request> decode_request(std::string_view line);
+[[nodiscard]] Result<Reply> decode_reply(std::string_view line);
 
 // Tells apart a request of another protocol version (answered with kUnsupportedVersion)
 // from garbage (connection dropped).

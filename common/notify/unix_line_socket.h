@@ -27,10 +27,12 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-Result<UniqueFd> connect_unix(const std::string& path, Clock& clock, MonoTime deadline);
-Status send_all(int fd, std::string_view data, Clock& clock, MonoTime deadline);
+[[nodiscard]] Result<UniqueFd> connect_unix(const std::string& path, Clock& clock,
+                                            MonoTime deadline);
+[[nodiscard]] Status send_all(int fd, std::string_view data, Clock& clock, MonoTime deadline);
 // Reads up to and including the first '\n'. Fails on EOF, on a line longer than max_bytes, or
 // at the deadline (error code ETIMEDOUT).
-Result<std::string> read_line(int fd, std::size_t max_bytes, Clock& clock, MonoTime deadline);
+[[nodiscard]] Result<std::string> read_line(int fd, std::size_t max_bytes, Clock& clock,
+                                            MonoTime deadline);
 
 }  // namespace cn::notify

@@ -24,7 +24,8 @@ void default_policy_namespace(nlohmann::json& object, std::string_view variable_
 // The rule above on a validated object. Error kind `permission`, message
 // "<JSON pointer>: <the rule broken>" like the validator's (the pointer is /kind, the first
 // /spec/nodeSelector or /specs/N/nodeSelector, or /metadata/namespace).
-Status check_delegation(const nlohmann::json& object, std::string_view variable_namespace,
-                        std::string_view operator_namespace);
+[[nodiscard]] Status check_delegation(const nlohmann::json& object,
+                                      std::string_view variable_namespace,
+                                      std::string_view operator_namespace);
 
 }  // namespace cn::policy

@@ -42,7 +42,7 @@ struct PolicySource {
 // apiVersion, the CRD schema (types, required fields, enums, patterns) and the cheap semantic
 // rules of Cilium's rule validation. Error kind `invalid`; the message is
 // "<JSON pointer inside the document>: <reason>" (the pointer is "/" for the whole document).
-Status validate_policy_document(std::string_view text);
+[[nodiscard]] Status validate_policy_document(std::string_view text);
 
 // Turns a variable's `policy` item into the object to write, named `object_name`
 // ("nomad-<name>"): a CiliumClusterwideNetworkPolicy or a CiliumNetworkPolicy as given, or a
@@ -50,9 +50,9 @@ Status validate_policy_document(std::string_view text);
 // source.nomad_namespace (default_policy_namespace, common/policy/policy_delegation.h). Validated
 // with validate_policy_document(); the result is normalized JSON with metadata.name and the
 // annotations above set.
-Result<nlohmann::json> policy_object_from_item(std::string_view policy_item,
-                                               std::string_view object_name,
-                                               const PolicySource& source);
+[[nodiscard]] Result<nlohmann::json> policy_object_from_item(std::string_view policy_item,
+                                                             std::string_view object_name,
+                                                             const PolicySource& source);
 
 // What the variable list is asked for: "<prefix>/" (Nomad matches list prefixes as plain strings,
 // so "cilium/policies" would also list "cilium/policies-old/x"), or "" for every variable.
@@ -60,13 +60,15 @@ std::string policy_list_prefix(std::string_view prefix);
 
 // "<prefix>/a/b" -> "a.b", which must be a DNS-1123 subdomain that still is one with
 // kFilePrefix in front. Error kind `invalid` with the reason otherwise.
-Result<std::string> policy_name_from_path(std::string_view prefix, std::string_view path);
+[[nodiscard]] Result<std::string> policy_name_from_path(std::string_view prefix,
+                                                        std::string_view path);
 
 // The file of a policy is kFilePrefix + "<namespace>.<name>" + kFileSuffix: two namespaces may
 // hold a variable at the same path, and their files must not collide. A Nomad namespace holds no
 // '.', so the namespace reads back as everything before the first one. Error kind `invalid` when
 // the result is not a DNS-1123 subdomain within the name limit (a namespace with uppercase
 // letters, or a long namespace and name together).
-Result<std::string> policy_file_stem(std::string_view nomad_namespace, std::string_view name);
+[[nodiscard]] Result<std::string> policy_file_stem(std::string_view nomad_namespace,
+                                                   std::string_view name);
 
 }  // namespace cn::policy

@@ -11,6 +11,6 @@ inline constexpr std::string_view kKindNamespaced = "CiliumNetworkPolicy";
 inline constexpr std::string_view kKindClusterwide = "CiliumClusterwideNetworkPolicy";
 
 // The checks of validate_policy_document() on an already parsed value.
-Status validate_policy_object(const nlohmann::json& doc);
+[[nodiscard]] Status validate_policy_object(const nlohmann::json& doc);
 
 }  // namespace cn::policy

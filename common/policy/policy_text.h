@@ -27,8 +27,8 @@ inline constexpr int kMaxPolicyDepth = 64;
 //   - anchors, aliases, merge keys (<<), non-scalar keys, duplicate keys and other tags are
 //   refused.
 // Errors are `invalid` with "/: <reason>" or "<JSON pointer>: <reason>".
-Result<nlohmann::json> parse_policy_text(std::string_view text,
-                                         std::size_t max_bytes = kMaxPolicyBytes);
+[[nodiscard]] Result<nlohmann::json> parse_policy_text(std::string_view text,
+                                                       std::size_t max_bytes = kMaxPolicyBytes);
 
 // What Go's YAML reader (a port of libyaml's reader) refuses before parsing: invalid UTF-8, and
 // characters outside YAML's printable set (most control characters). The agent reads every file

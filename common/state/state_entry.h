@@ -72,11 +72,11 @@ nlohmann::json to_json(const StateDoc& doc);
 std::string to_text(const StateDoc& doc);
 // One entry as it appears on its line, and back (strict like `state_from_json`).
 std::string entry_to_text(const StateEntry& entry);
-std::expected<StateEntry, std::string> entry_from_text(std::string_view text);
+[[nodiscard]] std::expected<StateEntry, std::string> entry_from_text(std::string_view text);
 // A tombstone's line body, and back (nullopt: the body is not a tombstone).
 std::string tombstone_to_text(long long deleted_unix_ms);
 std::optional<long long> tombstone_from_text(std::string_view text);
 // Strict where a mistake would mislead (wrong types, bad alloc IDs); tolerant of unknown keys.
-std::expected<StateDoc, std::string> state_from_json(std::string_view text);
+[[nodiscard]] std::expected<StateDoc, std::string> state_from_json(std::string_view text);
 
 }  // namespace cn::state

@@ -27,14 +27,14 @@ namespace cn::state {
 // Writers replace the file by rename, so one read sees one whole version. A missing file fails
 // with "no such file: PATH" and one that does not parse with its reason and path: neither is
 // ever shown as a node without allocations.
-Result<StateDoc> read_state_file(const std::string& path);
+[[nodiscard]] Result<StateDoc> read_state_file(const std::string& path);
 // How many allocations (tombstones aside) the file holds, read the same way; it decodes no entry
 // when the file is in its line framing. A missing file holds none.
-Result<std::size_t> count_state_entries(const std::string& path);
+[[nodiscard]] Result<std::size_t> count_state_entries(const std::string& path);
 
 // Creates the directory `file` lives in, root-only, when it is missing; an existing one is left
 // as it is. For files kept beside the state file.
-Status ensure_state_dir(const std::string& file);
+[[nodiscard]] Status ensure_state_dir(const std::string& file);
 
 class StateStore {
  public:
@@ -56,21 +56,22 @@ class StateStore {
   // it back would resurrect a stopped allocation.
   enum class Creation { allowed, forbidden };
 
-  Result<StateDoc> load();
+  [[nodiscard]] Result<StateDoc> load();
   // Read-modify-write under the lock. `mutate` returns whether it changed anything; the file is
   // written only then (or when a corrupt file had to be replaced).
-  Status update(const DocMutation& mutate);
+  [[nodiscard]] Status update(const DocMutation& mutate);
   // The same for one allocation, without decoding the others when the file is in its usual
   // framing (see state_lines.h): the plugin's path. `mutate` runs exactly once, except that with
   // Creation::forbidden it does not run at all when the entry is absent or tombstoned.
-  Status update_entry(const std::string& alloc_id, const EntryMutation& mutate, Creation creation);
+  [[nodiscard]] Status update_entry(const std::string& alloc_id, const EntryMutation& mutate,
+                                    Creation creation);
   // DEL: replaces the entry by a tombstone. `removed` tells whether there was an entry.
-  Status remove_entry(const std::string& alloc_id, bool& removed);
+  [[nodiscard]] Status remove_entry(const std::string& alloc_id, bool& removed);
 
   // Temp files of writers that died between create and rename (kill -9, OOM). Writers only make
   // them while holding the lock, so any found under the lock is an orphan. Returns how many
   // were removed.
-  Result<int> remove_orphan_temp_files();
+  [[nodiscard]] Result<int> remove_orphan_temp_files();
 
   const std::string& path() const { return options_.path; }
 
@@ -83,25 +84,27 @@ class StateStore {
 
  private:
   class Lock;
-  Result<Lock> acquire();
+  [[nodiscard]] Result<Lock> acquire();
   // nullopt: no file yet.
-  Result<std::optional<std::string>> read_text_locked() const;
+  [[nodiscard]] Result<std::optional<std::string>> read_text_locked() const;
   // Quarantines a corrupt text and reports that through `replaced`.
-  Result<StateDoc> parse_or_quarantine(const std::optional<std::string>& text, bool& replaced);
-  Result<StateDoc> read_locked(bool& replaced);
-  Status update_doc_locked(const std::optional<std::string>& text, const DocMutation& mutate);
+  [[nodiscard]] Result<StateDoc> parse_or_quarantine(const std::optional<std::string>& text,
+                                                     bool& replaced);
+  [[nodiscard]] Result<StateDoc> read_locked(bool& replaced);
+  [[nodiscard]] Status update_doc_locked(const std::optional<std::string>& text,
+                                         const DocMutation& mutate);
   // One allocation as stored: an entry, a tombstone, or neither.
   struct Slot {
     std::optional<StateEntry> entry;
     std::optional<long long> deleted_unix_ms;
   };
   using SlotMutation = std::function<bool(Slot&)>;
-  Status update_slot(const std::string& alloc_id, const SlotMutation& mutate);
+  [[nodiscard]] Status update_slot(const std::string& alloc_id, const SlotMutation& mutate);
   // nullopt: the text is not in the line framing, or the allocation's line does not decode.
   std::optional<Status> update_line_locked(const std::optional<std::string>& text,
                                            const std::string& alloc_id, const SlotMutation& mutate);
-  Status write_locked(const StateDoc& doc);
-  Status write_text_locked(const std::string& text, std::size_t entries) const;
+  [[nodiscard]] Status write_locked(const StateDoc& doc);
+  [[nodiscard]] Status write_text_locked(const std::string& text, std::size_t entries) const;
 
   Options options_;
   std::function<void(std::size_t)> on_written_;

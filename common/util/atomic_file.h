@@ -14,11 +14,13 @@ namespace cn {
 // The temp name is "<path>.tmp.<pid>.<n>": it never ends in the target's extension, so a
 // directory watcher that only reads "*.yaml" never picks one up, and a crashed writer's leftovers
 // are recognisable (is_temp_file_of).
-Status replace_file_atomically(const std::string& path, std::string_view content, mode_t mode);
+[[nodiscard]] Status replace_file_atomically(const std::string& path, std::string_view content,
+                                             mode_t mode);
 // The same with the content in pieces, written one after the other by one writev(2): a caller
 // that changes part of a large file need not first copy the whole of it into one buffer.
-Status replace_file_atomically(const std::string& path,
-                               std::initializer_list<std::string_view> pieces, mode_t mode);
+[[nodiscard]] Status replace_file_atomically(const std::string& path,
+                                             std::initializer_list<std::string_view> pieces,
+                                             mode_t mode);
 
 // Whether `name` (a file name, not a path) is a temp file left by replace_file_atomically() for
 // the target file named `target_name`.

@@ -49,21 +49,20 @@ class JsonReader {
 
 // Parses JSON text without letting an exception out; documents nested deeper than `max_depth`
 // are refused before they are built (the deepest real payload is far below the default).
-Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view what,
-                                       int max_depth = 128);
+[[nodiscard]] Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view what,
+                                                     int max_depth = 128);
 // The same, building only the members `keep` lists (see json_fields.h); the others are checked
 // by a byte scanner and never decoded (json_field_filter.h says how far that checks them).
-Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view what,
-                                       const Fields& keep, int max_depth = 128);
+[[nodiscard]] Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view what,
+                                                     const Fields& keep, int max_depth = 128);
 // A list body (a top-level array, or null: no elements) element by element: each element
 // filtered by `keep` as above, and the text of its member `deferred` handed over too, empty when
 // absent or null, so the caller decodes it whole only when it wants to (with parse_json_text, at
 // max_depth - 2). If `keep` lists that member, what it lists is built as well (enough to decide).
 // on_element sees each element as soon as it is read; on a failure the elements already handed
 // must be dropped by the caller.
-Status parse_json_list(std::string_view text, std::string_view what, const Fields& keep,
-                       std::string_view deferred,
-                       const std::function<void(nlohmann::json&&, std::string_view)>& on_element,
-                       int max_depth = 128);
+[[nodiscard]] Status parse_json_list(
+    std::string_view text, std::string_view what, const Fields& keep, std::string_view deferred,
+    const std::function<void(nlohmann::json&&, std::string_view)>& on_element, int max_depth = 128);
 
 }  // namespace cn::json

@@ -11,6 +11,6 @@ namespace cn {
 
 // The content of `path`. Errors: kind `io` with sys_errno when it cannot be opened or read
 // (ENOENT: it does not exist), kind `invalid` when it holds more than `max_bytes`.
-Result<std::string> read_whole_file(const std::string& path, std::size_t max_bytes);
+[[nodiscard]] Result<std::string> read_whole_file(const std::string& path, std::size_t max_bytes);
 
 }  // namespace cn

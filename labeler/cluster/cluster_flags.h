@@ -23,7 +23,7 @@ void add_cluster_duty_options(CLI::App* cmd, ClusterDutyFlags& flags);
 
 // The settings, with the durations read and the combinations checked; `cluster_name` is the
 // labeler's --cluster-name.
-Result<ClusterDutySettings> cluster_duty_settings(const ClusterDutyFlags& flags,
-                                                  const std::string& cluster_name);
+[[nodiscard]] Result<ClusterDutySettings> cluster_duty_settings(const ClusterDutyFlags& flags,
+                                                                const std::string& cluster_name);
 
 }  // namespace cn::labeler::cluster

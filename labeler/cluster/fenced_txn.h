@@ -26,9 +26,9 @@ etcd::TxnRequest fenced_txn(const LeaderFence& fence, std::vector<etcd::Compare>
 bool fence_holds(const LeaderFence& fence, const etcd::TxnResult& refused);
 
 // An error when etcd gave no answer (the write may or may not have been applied).
-Result<FencedOutcome> run_fenced(etcd::EtcdApi& etcd, const LeaderFence& fence,
-                                 std::vector<etcd::Compare> own, std::vector<etcd::TxnOp> ops,
-                                 Deadline deadline);
+[[nodiscard]] Result<FencedOutcome> run_fenced(etcd::EtcdApi& etcd, const LeaderFence& fence,
+                                               std::vector<etcd::Compare> own,
+                                               std::vector<etcd::TxnOp> ops, Deadline deadline);
 
 // How a pass ends when its fenced write did not apply: `stopped` when our own stop cancelled it,
 // `write_failed` when no answer came (its effect is unknown), `fence_lost`; with the detail the

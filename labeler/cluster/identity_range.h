@@ -31,8 +31,8 @@ struct IdentityRange {
 
 // Fails (invalid) when max_connected_clusters is not 255 or 511, or cluster_id above it: the agent
 // refuses to start with either, so such a pair cannot describe a running cluster.
-Result<IdentityRange> identity_range(std::uint32_t cluster_id,
-                                     std::uint32_t max_connected_clusters);
+[[nodiscard]] Result<IdentityRange> identity_range(std::uint32_t cluster_id,
+                                                   std::uint32_t max_connected_clusters);
 
 // Where the GC takes the cluster ID and max-connected-clusters from: each flag, when given, wins
 // over the agent's configuration for that value. Unknown (either value from neither source) or
@@ -44,7 +44,7 @@ struct IdentityRangeSources {
   std::optional<std::uint32_t> agent_cluster_id;
   std::optional<std::uint32_t> agent_max_connected_clusters;
 };
-Result<IdentityRange> resolve_identity_range(const IdentityRangeSources& sources);
+[[nodiscard]] Result<IdentityRange> resolve_identity_range(const IdentityRangeSources& sources);
 
 std::string describe(const IdentityRange& range);
 

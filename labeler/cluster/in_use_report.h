@@ -38,6 +38,6 @@ std::string in_use_report_json(std::string_view node, const std::vector<std::uin
 // Strict: a JSON object with a non-empty string "node", an array "identities" of non-negative
 // integers (present, possibly empty: a missing list must not read as "nothing in use") and a
 // non-empty string "at". Anything else is an error.
-Result<InUseReport> parse_in_use_report(std::string_view value);
+[[nodiscard]] Result<InUseReport> parse_in_use_report(std::string_view value);
 
 }  // namespace cn::labeler::cluster

@@ -38,10 +38,10 @@ class InUseReporter {
   // Reports every interval until stop; then revokes its lease, which removes the report.
   void run(std::stop_token stop);
   // One report: list the endpoints, put the key. Public for tests.
-  Status report_once(std::stop_token stop);
+  [[nodiscard]] Status report_once(std::stop_token stop);
 
  private:
-  Status ensure_lease(const Deadline& deadline);
+  [[nodiscard]] Status ensure_lease(const Deadline& deadline);
 
   etcd::EtcdApi& etcd_;
   cilium::CiliumApi& cilium_;

@@ -29,6 +29,6 @@ struct IpEntry {
 };
 // A JSON object with a non-empty string "IP" and a non-negative integer "ID"; "HostIP" a string,
 // null or absent. Anything else is an error (unknown shape).
-Result<IpEntry> parse_ip_value(std::string_view value);
+[[nodiscard]] Result<IpEntry> parse_ip_value(std::string_view value);
 
 }  // namespace cn::labeler::cluster::kvstore

@@ -66,6 +66,6 @@ struct NodeEntry {
   std::vector<std::string> ips;  // "IPAddresses"[]."IP", every type; malformed ones left out
 };
 // A JSON object with a non-empty string "Name"; any other value is an error (unknown shape).
-Result<NodeEntry> parse_node_value(std::string_view value);
+[[nodiscard]] Result<NodeEntry> parse_node_value(std::string_view value);
 
 }  // namespace cn::labeler::cluster::kvstore

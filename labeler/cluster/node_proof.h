@@ -34,8 +34,8 @@ using NomadListing = std::map<std::string, ListedNode, std::less<>>;
 
 // An error (the pass doubts, deletes nothing) when the list is empty, the local node's name is
 // unknown or the list lacks it: this labeler runs there, so such a list is not the whole region.
-Result<NomadListing> nomad_listing(const std::vector<nomad::NodeStub>& nodes,
-                                   std::string_view local_node, NodeNameRule rule);
+[[nodiscard]] Result<NomadListing> nomad_listing(const std::vector<nomad::NodeStub>& nodes,
+                                                 std::string_view local_node, NodeNameRule rule);
 
 enum class NodeVerdict { alive, down, absent, never_listed };
 // `our_marker`: a well-formed marker of this region exists for the name.

@@ -66,7 +66,7 @@ std::string nomad_node_marker_prefix(std::string_view cluster);
 std::string nomad_node_marker_key(std::string_view cluster, std::string_view node);
 std::string nomad_node_marker_json(const NomadNodeMarker& marker);
 // Strict: a JSON object with non-empty strings "id" and "name", and strings "region" and "at".
-Result<NomadNodeMarker> parse_nomad_node_marker(std::string_view value);
+[[nodiscard]] Result<NomadNodeMarker> parse_nomad_node_marker(std::string_view value);
 
 struct NodeReaperOptions {
   std::string cluster_name = "default";

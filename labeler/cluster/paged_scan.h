@@ -34,8 +34,9 @@ inline PassEnd scan_stop(const Error& error) {
   return error.kind == ErrorKind::cancelled ? PassEnd::stopped : PassEnd::read_failed;
 }
 
-Status scan_prefix(etcd::EtcdApi& etcd, Clock& clock, const ScanSettings& settings,
-                   std::string_view prefix, etcd::Revision& revision, ScanCounters& counters,
-                   std::stop_token stop, const std::function<void(const etcd::KeyValue&)>& on_key);
+[[nodiscard]] Status scan_prefix(etcd::EtcdApi& etcd, Clock& clock, const ScanSettings& settings,
+                                 std::string_view prefix, etcd::Revision& revision,
+                                 ScanCounters& counters, std::stop_token stop,
+                                 const std::function<void(const etcd::KeyValue&)>& on_key);
 
 }  // namespace cn::labeler::cluster

@@ -18,7 +18,7 @@ enum class StatusView {
 // What an 80- to 100-column terminal shows without wrapping.
 inline constexpr std::size_t kTableWidth = 100;
 
-Result<std::string> render_policy_status(const std::string& status_file, StatusView view,
-                                         Clock& clock);
+[[nodiscard]] Result<std::string> render_policy_status(const std::string& status_file,
+                                                       StatusView view, Clock& clock);
 
 }  // namespace cn::labeler::policy

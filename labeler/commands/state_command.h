@@ -9,6 +9,6 @@
 
 namespace cn::labeler {
 
-Result<std::string> render_state(const std::string& state_file, bool as_json);
+[[nodiscard]] Result<std::string> render_state(const std::string& state_file, bool as_json);
 
 }  // namespace cn::labeler

@@ -36,7 +36,7 @@ class LabelerDaemon {
   // Listens on the notification socket and starts the workers at once (so no plugin waits on a
   // missing socket), then waits for the agent and Nomad and runs the first reconcile, retrying
   // with backoff until `stop`. Returns an error only for what retrying cannot fix.
-  Status start(std::stop_token stop);
+  [[nodiscard]] Status start(std::stop_token stop);
   void stop();
 
   // For tests and the health endpoint.
@@ -53,7 +53,8 @@ class LabelerDaemon {
   policy::PolicyDistributor* policies() { return policies_.get(); }
   policy::PolicyAuditor* policy_auditor() { return auditor_.get(); }
   const AllocCache& alloc_cache() const { return *alloc_cache_; }
-  Result<ReconcileReport> reconcile_now(std::stop_token stop = {}) EXCLUDES(reconcile_mu_);
+  [[nodiscard]] Result<ReconcileReport> reconcile_now(std::stop_token stop = {})
+      EXCLUDES(reconcile_mu_);
 
  private:
   void on_notification(const notify::Request& request);

@@ -12,8 +12,9 @@
 namespace cn::labeler {
 
 // The formatter for --log-format `text` or `json`.
-Result<std::unique_ptr<spdlog::formatter>> make_log_formatter(const std::string& format);
+[[nodiscard]] Result<std::unique_ptr<spdlog::formatter>> make_log_formatter(
+    const std::string& format);
 
-Status setup_logging(const std::string& level, const std::string& format);
+[[nodiscard]] Status setup_logging(const std::string& level, const std::string& format);
 
 }  // namespace cn::labeler

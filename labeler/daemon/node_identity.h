@@ -40,12 +40,12 @@ struct FoundNodeId {
 // The client-id file of a data directory.
 std::string client_id_path(const std::string& nomad_data_dir);
 // Reads a whole small file; not_found when it does not exist, io otherwise.
-Result<std::string> read_small_file(const std::string& path);
+[[nodiscard]] Result<std::string> read_small_file(const std::string& path);
 
 // One pass over the sources. Errors keep the kind of the last remote failure (transport,
 // timeout: worth retrying) or permission/not_found/invalid when every source answered and none
 // had the ID.
-Result<FoundNodeId> find_node_id(const NodeIdentitySources& sources, nomad::NomadApi& nomad,
-                                 const Deadline& deadline);
+[[nodiscard]] Result<FoundNodeId> find_node_id(const NodeIdentitySources& sources,
+                                               nomad::NomadApi& nomad, const Deadline& deadline);
 
 }  // namespace cn::labeler

@@ -41,11 +41,11 @@ class NodeLock {
   // One attempt: true when this process holds the lock, false when another does (holder_pid()
   // then names it). Fails only when the file cannot be created, opened or locked for another
   // reason (a symlink in its place, a read-only directory).
-  Result<bool> try_lock();
+  [[nodiscard]] Result<bool> try_lock();
   // Tries every `retry` until the lock is taken, deadline.at passes or deadline.stop is
   // requested; waits on the clock, so a stop ends the wait at once.
-  Result<Outcome> wait(Clock& clock, const Deadline& deadline,
-                       std::chrono::milliseconds retry = kRetry);
+  [[nodiscard]] Result<Outcome> wait(Clock& clock, const Deadline& deadline,
+                                     std::chrono::milliseconds retry = kRetry);
 
   // The PID the holder wrote, read at the last attempt that found the lock held; 0 when the
   // file named none (a holder between its flock and its write).

@@ -103,24 +103,21 @@ class AllocLabeler {
     IdentitySource source = IdentitySource::nomad;
     bool degraded = false;
   };
-  std::expected<Identity, LabelOutcome> identity_of_live(const nomad::Allocation& alloc,
-                                                         std::string_view alloc_id,
-                                                         IdentitySource source) const;
+  [[nodiscard]] std::expected<Identity, LabelOutcome> identity_of_live(
+      const nomad::Allocation& alloc, std::string_view alloc_id, IdentitySource source) const;
   TrustRules trust_rules() const;
   struct Attempt;  // one label() call's deadlines and stop
-  std::expected<Identity, LabelOutcome> fetch_identity(const WorkItem& item,
-                                                       const Attempt& attempt);
-  std::expected<Identity, LabelOutcome> resolve_identity(const WorkItem& item,
-                                                         const Attempt& attempt);
-  std::expected<cilium::Endpoint, LabelOutcome> find_endpoint(const WorkItem& item,
-                                                              const Attempt& attempt);
-  std::expected<cilium::Endpoint, LabelOutcome> write_labels(const WorkItem& item,
-                                                             cilium::Endpoint ep,
-                                                             const labels::LabelSet& desired,
-                                                             const Attempt& attempt, bool& wrote);
-  std::expected<cilium::Endpoint, LabelOutcome> confirm(const cilium::EndpointRef& ref,
-                                                        const labels::LabelSet& desired,
-                                                        const Attempt& attempt);
+  [[nodiscard]] std::expected<Identity, LabelOutcome> fetch_identity(const WorkItem& item,
+                                                                     const Attempt& attempt);
+  [[nodiscard]] std::expected<Identity, LabelOutcome> resolve_identity(const WorkItem& item,
+                                                                       const Attempt& attempt);
+  [[nodiscard]] std::expected<cilium::Endpoint, LabelOutcome> find_endpoint(const WorkItem& item,
+                                                                            const Attempt& attempt);
+  [[nodiscard]] std::expected<cilium::Endpoint, LabelOutcome> write_labels(
+      const WorkItem& item, cilium::Endpoint ep, const labels::LabelSet& desired,
+      const Attempt& attempt, bool& wrote);
+  [[nodiscard]] std::expected<cilium::Endpoint, LabelOutcome> confirm(
+      const cilium::EndpointRef& ref, const labels::LabelSet& desired, const Attempt& attempt);
   void record(const WorkItem& item, const cilium::Endpoint& ep,
               const labels::AllocationIdentity& identity, const labels::LabelSet& desired);
   Deadline call_deadline(const Attempt& attempt) const;

@@ -46,8 +46,8 @@ struct TrustRules {
 // Nomad >= 1.9.4 built them for this allocation), and the job ID does not have the form of a
 // periodic or dispatched child: a job may be named `admin/periodic-1700000000`, and only Nomad's
 // Job.ParentID says whether a job is a child, never its name. The fields are used as given.
-Result<labels::AllocationIdentity> trusted_identity(const IdentityClaim& claim,
-                                                    std::string_view alloc_id,
-                                                    const TrustRules& rules);
+[[nodiscard]] Result<labels::AllocationIdentity> trusted_identity(const IdentityClaim& claim,
+                                                                  std::string_view alloc_id,
+                                                                  const TrustRules& rules);
 
 }  // namespace cn::labeler

@@ -66,9 +66,9 @@ struct AuditRecord {
 };
 std::string to_text(const AuditRecord& record);
 // Strict: a file that does not parse fails with the reason (kind `invalid`).
-Result<AuditRecord> parse_audit_record(std::string_view text);
+[[nodiscard]] Result<AuditRecord> parse_audit_record(std::string_view text);
 // Error kind not_found when there is no file.
-Result<AuditRecord> read_audit_record(const std::string& path);
+[[nodiscard]] Result<AuditRecord> read_audit_record(const std::string& path);
 // "<dir of state_file>/policy-audit.json".
 std::string policy_audit_path(std::string_view state_file);
 

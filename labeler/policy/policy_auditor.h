@@ -38,13 +38,13 @@ class PolicyAuditor {
   // Asks for a pass soon; cheap, callable from any thread, coalesced.
   void kick() EXCLUDES(mu_);
   // One pass now. Fails when something was left undone (it is retried by run()).
-  Status pass(std::stop_token stop = {});
+  [[nodiscard]] Status pass(std::stop_token stop = {});
 
   AuditRecord record() const EXCLUDES(mu_);
 
  private:
-  Result<std::vector<AuditPolicy>> audit_policies() const;
-  Result<bool> global_audit(std::stop_token stop);
+  [[nodiscard]] Result<std::vector<AuditPolicy>> audit_policies() const;
+  [[nodiscard]] Result<bool> global_audit(std::stop_token stop);
   // PATCHes one endpoint; logs and counts a failure.
   bool set_audit(const AuditClaim& claim, bool enabled, std::stop_token stop);
   void save(AuditRecord next) EXCLUDES(mu_);

@@ -33,13 +33,13 @@ class PolicyDirectory {
   // Our files, by policy name. Fails only when the directory cannot be listed. A file whose
   // inode, size and times are what the last call saw is not read again: with thousands of
   // policies, every pass reading and parsing every file was most of a pass.
-  Result<std::map<std::string, OwnedFile>> owned_files() const;
+  [[nodiscard]] Result<std::map<std::string, OwnedFile>> owned_files() const;
 
   // Replaces nomad-<name>.yaml atomically (replace_file_atomically: the agent never reads a
   // partial file). `changed` is false when the file already held exactly `content`, which spares
   // the agent a policy update.
-  Status write(std::string_view name, std::string_view content, bool& changed) const;
-  Status remove(std::string_view name) const;
+  [[nodiscard]] Status write(std::string_view name, std::string_view content, bool& changed) const;
+  [[nodiscard]] Status remove(std::string_view name) const;
 
   // Temp files of interrupted writes of ours (nomad-*.yaml.tmp.*); returns how many went.
   int remove_temp_files() const;

@@ -65,7 +65,7 @@ class PolicyDistributor {
   void run(std::stop_token stop);
 
   // One full pass: a non-blocking list, then apply(). Returns the list's index.
-  Result<std::uint64_t> reconcile(std::stop_token stop = {});
+  [[nodiscard]] Result<std::uint64_t> reconcile(std::stop_token stop = {});
 
   PolicyStatus status() const;
 

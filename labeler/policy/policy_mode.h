@@ -22,7 +22,7 @@ inline constexpr std::string_view kAnnotationMode = "cilium-nomad/mode";
 
 // The `mode` item of a variable's items. Error kind `invalid` naming the value and the two
 // accepted ones: a typo must not silently enforce (or audit).
-Result<PolicyMode> parse_policy_mode(const std::map<std::string, std::string>& items);
+[[nodiscard]] Result<PolicyMode> parse_policy_mode(const std::map<std::string, std::string>& items);
 
 // Sets the annotation on an audit object and takes it off an enforce one (an item cannot
 // claim audit by writing the annotation itself); files of enforce policies stay byte for byte

@@ -61,11 +61,11 @@ struct PolicyStatus {
 // The file is the labeler's own output, but it is read back by a separate command: parsing is
 // strict and fails with the reason rather than showing half a status.
 std::string to_text(const PolicyStatus& status);
-Result<PolicyStatus> parse_policy_status(std::string_view text);
+[[nodiscard]] Result<PolicyStatus> parse_policy_status(std::string_view text);
 
 // Reads and parses the file. Error kind from errno when it cannot be read (not_found when there
 // is none), `invalid` when it cannot be parsed.
-Result<PolicyStatus> read_policy_status(const std::string& path);
+[[nodiscard]] Result<PolicyStatus> read_policy_status(const std::string& path);
 
 // "<dir of state_file>/policy-status.json".
 std::string policy_status_path(std::string_view state_file);

@@ -35,7 +35,7 @@ class NotifyServer {
   ~NotifyServer();
 
   // Creates the directory (0700) and the socket (0600); fails if another labeler listens there.
-  Status listen();
+  [[nodiscard]] Status listen();
   void start(Handler handler);
   void stop();  // closes the socket file too
 

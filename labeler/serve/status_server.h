@@ -47,7 +47,7 @@ class StatusServer {
   // `host:port`; port 0 picks a free one (see port()). Fails when the address cannot be bound,
   // naming the system's reason; a port another listener holds is refused (no SO_REUSEPORT), so
   // two labelers never answer /healthz in turn.
-  Status start(const std::string& address);
+  [[nodiscard]] Status start(const std::string& address);
   // Returns once the serving thread has ended, whether or not it had begun to poll.
   void stop();
   int port() const { return port_; }

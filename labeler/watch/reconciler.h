@@ -43,9 +43,9 @@ class Reconciler {
 
   // `enqueue` hands work to the queue and says whether it was accepted. `stop` abandons the
   // pass's calls (shutdown).
-  Result<ReconcileReport> run(const std::string& node_id,
-                              const std::function<bool(WorkItem)>& enqueue,
-                              std::stop_token stop = {});
+  [[nodiscard]] Result<ReconcileReport> run(const std::string& node_id,
+                                            const std::function<bool(WorkItem)>& enqueue,
+                                            std::stop_token stop = {});
 
   // Each pass hands its `unlabeled` view to `tracker` before any of its work is queued, so that
   // a worker finishing that work is never overwritten by the view it came from.

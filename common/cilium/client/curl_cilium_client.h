@@ -18,25 +18,27 @@ class CurlCiliumClient final : public CiliumApi {
   explicit CurlCiliumClient(CiliumClientConfig config, Clock& clock = system_clock(),
                             std::shared_ptr<spdlog::logger> log = nullptr);
 
-  Status ready(Deadline deadline) override;
-  Result<std::string> cluster_name(Deadline deadline) override;
-  Result<ReportedAgentOptions> agent_options(Deadline deadline) override;
-  Result<Endpoint> endpoint(const EndpointRef& ref, Deadline deadline) override;
-  Result<EndpointList> endpoints(Deadline deadline) override;
-  Status replace_identity_labels(const EndpointRef& ref, const std::vector<std::string>& labels,
-                                 Deadline deadline) override;
-  Status set_user_labels(const EndpointRef& ref, const std::vector<std::string>& labels,
-                         Deadline deadline) override;
-  Status delete_endpoint(const EndpointRef& ref, Deadline deadline) override;
-  Status set_endpoint_options(const EndpointRef& ref,
-                              const std::map<std::string, std::string>& options,
-                              Deadline deadline) override;
+  [[nodiscard]] Status ready(Deadline deadline) override;
+  [[nodiscard]] Result<std::string> cluster_name(Deadline deadline) override;
+  [[nodiscard]] Result<ReportedAgentOptions> agent_options(Deadline deadline) override;
+  [[nodiscard]] Result<Endpoint> endpoint(const EndpointRef& ref, Deadline deadline) override;
+  [[nodiscard]] Result<EndpointList> endpoints(Deadline deadline) override;
+  [[nodiscard]] Status replace_identity_labels(const EndpointRef& ref,
+                                               const std::vector<std::string>& labels,
+                                               Deadline deadline) override;
+  [[nodiscard]] Status set_user_labels(const EndpointRef& ref,
+                                       const std::vector<std::string>& labels,
+                                       Deadline deadline) override;
+  [[nodiscard]] Status delete_endpoint(const EndpointRef& ref, Deadline deadline) override;
+  [[nodiscard]] Status set_endpoint_options(const EndpointRef& ref,
+                                            const std::map<std::string, std::string>& options,
+                                            Deadline deadline) override;
 
   const CiliumClientConfig& config() const { return config_; }
 
  private:
   // With retries (429 until the deadline). Any status is returned; no answer is an Error.
-  Result<http::Response> call(http::Request request, Deadline deadline, bool retry);
+  [[nodiscard]] Result<http::Response> call(http::Request request, Deadline deadline, bool retry);
   // A non-2xx answer as an Error; `endpoint_op`: an empty 404 means "endpoint not found".
   static Error error_from(const http::Response& response, bool endpoint_op);
 

@@ -17,12 +17,12 @@ inline constexpr std::string_view kDefaultClusterName = "default";
 const json::Fields& healthz_cluster_fields();
 
 // `eu/node1` -> `eu`; `node1` -> `default`. Fails (invalid) on an empty self or an empty part.
-Result<std::string> cluster_name_of_self(std::string_view self);
+[[nodiscard]] Result<std::string> cluster_name_of_self(std::string_view self);
 
 // Body of GET /v1/healthz (not brief: a brief answer has no `cluster`). Fails (invalid) on a
 // wrong type, and also when `cluster.self` is missing or empty: the agent leaves `cluster` out
 // until its status collector first ran, and reading that as `default` could relabel every
 // endpoint with the wrong name.
-Result<std::string> parse_cluster_name(std::string_view healthz_body);
+[[nodiscard]] Result<std::string> parse_cluster_name(std::string_view healthz_body);
 
 }  // namespace cn::cilium

@@ -81,10 +81,11 @@ const json::Fields& config_option_fields();
 
 // Body of GET /v1/config. Fails (invalid) when the body is not a DaemonConfiguration object or
 // a member we read has the wrong type; an absent member is simply not reported.
-Result<ReportedAgentOptions> parse_agent_options(std::string_view config_body);
+[[nodiscard]] Result<ReportedAgentOptions> parse_agent_options(std::string_view config_body);
 
 // "NAME=true|false" as --agent-option takes it; the error names what is wrong.
-Result<std::pair<AgentOption, bool>> parse_agent_option_assignment(std::string_view text);
+[[nodiscard]] Result<std::pair<AgentOption, bool>> parse_agent_option_assignment(
+    std::string_view text);
 
 // Defaults, then what the agent reported, then the operator's overrides (which always win).
 AgentOptions resolve_agent_options(const ReportedAgentOptions& reported,

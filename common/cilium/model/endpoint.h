@@ -58,9 +58,10 @@ const json::Fields& endpoint_fields();
 
 // Only wrong types fail; every missing or null field is its zero value. Endpoints of other
 // orchestrators parse fine and are told apart by attachment_of().
-Result<Endpoint> parse_endpoint(const nlohmann::json& value, std::string_view where = "Endpoint");
+[[nodiscard]] Result<Endpoint> parse_endpoint(const nlohmann::json& value,
+                                              std::string_view where = "Endpoint");
 // Body of GET /v1/endpoint/{id}.
-Result<Endpoint> parse_endpoint_text(std::string_view body);
+[[nodiscard]] Result<Endpoint> parse_endpoint_text(std::string_view body);
 
 struct EndpointList {
   std::vector<Endpoint> endpoints;
@@ -69,7 +70,7 @@ struct EndpointList {
 
 // Body of GET /v1/endpoint: a JSON array (null and an empty body count as empty, since the
 // agent answers a filtered list that matched nothing with 404 and no body).
-Result<EndpointList> parse_endpoint_list(std::string_view body);
+[[nodiscard]] Result<EndpointList> parse_endpoint_list(std::string_view body);
 
 // Identity still `reserved:init`: numeric identity 5, or reserved:init among the identity labels
 // (after a first PATCH /labels the identity is init plus ours, with a new number).

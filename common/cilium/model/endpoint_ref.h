@@ -18,15 +18,16 @@ enum class EndpointIdKind { local, cni_attachment, container_id, ipv4, ipv6 };
 class EndpointRef {
  public:
   // `cni-attachment-id:<alloc>:<ifname>`; the ifname must be a Linux interface name.
-  static Result<EndpointRef> cni_attachment(std::string_view alloc_id, std::string_view ifname);
+  [[nodiscard]] static Result<EndpointRef> cni_attachment(std::string_view alloc_id,
+                                                          std::string_view ifname);
   // `container-id:<alloc>`: Nomad uses the allocation ID as CNI_CONTAINERID.
-  static Result<EndpointRef> container_id(std::string_view alloc_id);
-  static Result<EndpointRef> ipv4(std::string_view address);
-  static Result<EndpointRef> ipv6(std::string_view address);
+  [[nodiscard]] static Result<EndpointRef> container_id(std::string_view alloc_id);
+  [[nodiscard]] static Result<EndpointRef> ipv4(std::string_view address);
+  [[nodiscard]] static Result<EndpointRef> ipv6(std::string_view address);
   // The agent's endpoint number (cilium-local, the default prefix, so printed bare). The API
   // carries it as an int64 but the agent numbers endpoints 1..65535: anything else is refused,
   // never narrowed (65537 narrowed to 16 bits would address endpoint 1).
-  static Result<EndpointRef> local(std::int64_t endpoint_id);
+  [[nodiscard]] static Result<EndpointRef> local(std::int64_t endpoint_id);
 
   EndpointIdKind kind() const { return kind_; }
   const std::string& value() const { return value_; }

@@ -16,33 +16,34 @@ namespace cn::nomad {
 // unix:///path -> that socket, requests addressed to http://127.0.0.1 as Nomad's Go client does;
 // http(s)://host[:port] as is. Errors do not say where the address came from (a flag or the
 // environment): the caller, which knows, puts that in front.
-Result<http::HttpTarget> nomad_target(std::string_view address);
+[[nodiscard]] Result<http::HttpTarget> nomad_target(std::string_view address);
 
 class CurlNomadClient final : public NomadApi {
  public:
   // Fails on an unusable address. `clock` paces retries and turns deadlines into timeouts; it
   // must outlive the client.
-  static Result<std::unique_ptr<CurlNomadClient>> create(
+  [[nodiscard]] static Result<std::unique_ptr<CurlNomadClient>> create(
       NomadClientConfig config, Clock& clock = system_clock(),
       std::shared_ptr<spdlog::logger> log = nullptr);
 
-  Result<std::string> local_node_id(Deadline deadline) override;
-  Result<Allocation> allocation(std::string_view alloc_id, Deadline deadline) override;
-  Result<Job> job(std::string_view nomad_namespace, std::string_view job_id,
-                  Deadline deadline) override;
-  Result<Indexed<AllocationList>> node_allocations(
+  [[nodiscard]] Result<std::string> local_node_id(Deadline deadline) override;
+  [[nodiscard]] Result<Allocation> allocation(std::string_view alloc_id,
+                                              Deadline deadline) override;
+  [[nodiscard]] Result<Job> job(std::string_view nomad_namespace, std::string_view job_id,
+                                Deadline deadline) override;
+  [[nodiscard]] Result<Indexed<AllocationList>> node_allocations(
       std::string_view node_id, std::uint64_t index, std::chrono::seconds wait, MonoTime deadline,
       std::stop_token stop = {}, const AllocationSelector& with_job = {}) override;
-  Status event_stream(const EventStreamQuery& query,
-                      const std::function<bool(std::string_view line)>& on_line,
-                      std::chrono::milliseconds idle_timeout, std::stop_token stop) override;
-  Result<Indexed<std::vector<VariableMeta>>> variables(std::string_view nomad_namespace,
-                                                       std::string_view prefix, std::uint64_t index,
-                                                       std::chrono::seconds wait, MonoTime deadline,
-                                                       std::stop_token stop = {}) override;
-  Result<std::vector<NodeStub>> nodes(Deadline deadline) override;
-  Result<Variable> variable(std::string_view nomad_namespace, std::string_view path,
-                            Deadline deadline) override;
+  [[nodiscard]] Status event_stream(const EventStreamQuery& query,
+                                    const std::function<bool(std::string_view line)>& on_line,
+                                    std::chrono::milliseconds idle_timeout,
+                                    std::stop_token stop) override;
+  [[nodiscard]] Result<Indexed<std::vector<VariableMeta>>> variables(
+      std::string_view nomad_namespace, std::string_view prefix, std::uint64_t index,
+      std::chrono::seconds wait, MonoTime deadline, std::stop_token stop = {}) override;
+  [[nodiscard]] Result<std::vector<NodeStub>> nodes(Deadline deadline) override;
+  [[nodiscard]] Result<Variable> variable(std::string_view nomad_namespace, std::string_view path,
+                                          Deadline deadline) override;
 
   const NomadClientConfig& config() const { return config_; }
 
@@ -51,8 +52,8 @@ class CurlNomadClient final : public NomadApi {
                   std::shared_ptr<spdlog::logger> log);
 
   // GET with retries; any status but 200 becomes an Error with Nomad's text.
-  Result<http::Response> get(const std::string& target, Deadline deadline,
-                             std::chrono::milliseconds cap);
+  [[nodiscard]] Result<http::Response> get(const std::string& target, Deadline deadline,
+                                           std::chrono::milliseconds cap);
   Error error_from(const http::Response& response) const;
   Error error_from(Error failure) const;
   // The read cap of a blocking query: Nomad holds it up to wait + wait/16 of jitter; past that

@@ -37,13 +37,13 @@ struct NomadClientConfig {
   // NOMAD_CLIENT_CERT, NOMAD_CLIENT_KEY, NOMAD_TLS_SERVER_NAME, NOMAD_SKIP_VERIFY. Unset or empty
   // keeps the default. Fails on an address we cannot use and on a NOMAD_SKIP_VERIFY that is not a
   // Go bool: Go's client silently ignores a bad value there, we refuse to guess about TLS.
-  static Result<NomadClientConfig> from_env(const Getenv& getenv);
+  [[nodiscard]] static Result<NomadClientConfig> from_env(const Getenv& getenv);
 
   // One line for logs: every field, the token shown only as set/unset.
   std::string redacted() const;
 };
 
 // Go's strconv.ParseBool: 1 t T TRUE true True / 0 f F FALSE false False.
-Result<bool> parse_go_bool(std::string_view text);
+[[nodiscard]] Result<bool> parse_go_bool(std::string_view text);
 
 }  // namespace cn::nomad

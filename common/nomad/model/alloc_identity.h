@@ -12,9 +12,10 @@ namespace cn::nomad {
 // allocation's group from the job. Fails if the job is not the allocation's (ID or namespace
 // differ), which would label a workload with another job's meta. A group missing from the job
 // (a job fetched at a newer version) contributes no meta.
-Result<labels::AllocationIdentity> identity_of(const Allocation& alloc, const Job& job);
+[[nodiscard]] Result<labels::AllocationIdentity> identity_of(const Allocation& alloc,
+                                                             const Job& job);
 
 // Same with the embedded Job; fails when there is none (event payloads).
-Result<labels::AllocationIdentity> identity_of(const Allocation& alloc);
+[[nodiscard]] Result<labels::AllocationIdentity> identity_of(const Allocation& alloc);
 
 }  // namespace cn::nomad

@@ -55,10 +55,10 @@ const json::Fields& allocation_fields();
 
 // Fails on wrong types and on an ID that is not a UUID (the ID becomes file names, URL segments
 // and endpoint IDs downstream).
-Result<Allocation> parse_allocation(const nlohmann::json& value,
-                                    std::string_view where = "Allocation");
+[[nodiscard]] Result<Allocation> parse_allocation(const nlohmann::json& value,
+                                                  std::string_view where = "Allocation");
 // Body of GET /v1/allocation/:id.
-Result<Allocation> parse_allocation_text(std::string_view body);
+[[nodiscard]] Result<Allocation> parse_allocation_text(std::string_view body);
 
 // One bad element must not hide the node's other allocations, so elements that fail are set
 // aside with their error instead of failing the whole list.
@@ -69,14 +69,14 @@ struct AllocationList {
 
 // Body of GET /v1/node/:id/allocations (a JSON array of full allocations). Fails only when the
 // body is not JSON or not an array (null counts as empty).
-Result<AllocationList> parse_allocation_list(std::string_view body);
+[[nodiscard]] Result<AllocationList> parse_allocation_list(std::string_view body);
 
 // Decides per element, from its ID and ModifyIndex alone, whether the Job is decoded.
 using AllocationSelector = std::function<bool(std::string_view id, std::uint64_t modify_index)>;
 // The same, decoding the Job only of the elements `with_job` accepts (all when it is empty). The
 // others come back whole but without it (job and job_modify_index empty): their Job bytes are
 // only checked as JSON (json_field_filter.h), so a Job of the wrong type goes unnoticed there.
-Result<AllocationList> parse_allocation_list(std::string_view body,
-                                             const AllocationSelector& with_job);
+[[nodiscard]] Result<AllocationList> parse_allocation_list(std::string_view body,
+                                                           const AllocationSelector& with_job);
 
 }  // namespace cn::nomad

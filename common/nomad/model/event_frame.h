@@ -38,6 +38,6 @@ using StreamMessage = std::variant<Heartbeat, EventFrame>;
 // `{}` is a heartbeat; any other object is a frame (missing Events = no events). Anything else
 // (not JSON, not an object, wrong types in the frame shape, Nomad's plain-text termination
 // message) is an error: the stream is broken and must be reopened.
-Result<StreamMessage> parse_event_frame(std::string_view line);
+[[nodiscard]] Result<StreamMessage> parse_event_frame(std::string_view line);
 
 }  // namespace cn::nomad

@@ -45,8 +45,8 @@ struct Job {
 const json::Fields& job_fields();
 
 // `where` prefixes error messages (e.g. "Allocation.Job").
-Result<Job> parse_job(const nlohmann::json& value, std::string_view where = "Job");
+[[nodiscard]] Result<Job> parse_job(const nlohmann::json& value, std::string_view where = "Job");
 // Body of GET /v1/job/:id.
-Result<Job> parse_job_text(std::string_view body);
+[[nodiscard]] Result<Job> parse_job_text(std::string_view body);
 
 }  // namespace cn::nomad

@@ -18,12 +18,12 @@ class NdjsonFramer {
 
   // Complete lines in this chunk, without their '\n' (and a '\r' before it); blank lines are
   // dropped. Fails once a line grows past max_line; the framer then stays failed until reset().
-  Result<std::vector<std::string>> feed(std::string_view chunk);
+  [[nodiscard]] Result<std::vector<std::string>> feed(std::string_view chunk);
 
   // At end of stream: fails if bytes without a final '\n' are pending. Nomad ends a stream this
   // way with a plain-text reason ("subscription closed by server, ..."), so the error quotes
   // the start of the tail.
-  Status finish();
+  [[nodiscard]] Status finish();
 
   void reset();
   std::size_t pending_bytes() const { return buffer_.size(); }

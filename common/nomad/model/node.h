@@ -18,6 +18,6 @@ struct NodeStub {
 };
 
 // Body of GET /v1/nodes: a JSON array of NodeListStub.
-Result<std::vector<NodeStub>> parse_node_list_text(std::string_view body);
+[[nodiscard]] Result<std::vector<NodeStub>> parse_node_list_text(std::string_view body);
 
 }  // namespace cn::nomad

@@ -23,8 +23,8 @@ struct Variable {
 };
 
 // Body of GET /v1/vars: a JSON array of VariableMetadata.
-Result<std::vector<VariableMeta>> parse_variable_list_text(std::string_view body);
+[[nodiscard]] Result<std::vector<VariableMeta>> parse_variable_list_text(std::string_view body);
 // Body of GET /v1/var/:path.
-Result<Variable> parse_variable_text(std::string_view body);
+[[nodiscard]] Result<Variable> parse_variable_text(std::string_view body);
 
 }  // namespace cn::nomad

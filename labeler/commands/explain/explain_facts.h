@@ -76,8 +76,9 @@ struct ExplainFacts {
 
 // Resolves a full ID or an unambiguous prefix against the state file and the agent's endpoints.
 // A full ID is taken as it is even when the node knows nothing of it (Nomad may).
-Result<std::string> resolve_alloc_id(std::string_view query, const ExplainSettings& settings,
-                                     cilium::CiliumApi& cilium, Clock& clock);
+[[nodiscard]] Result<std::string> resolve_alloc_id(std::string_view query,
+                                                   const ExplainSettings& settings,
+                                                   cilium::CiliumApi& cilium, Clock& clock);
 
 ExplainFacts gather_facts(const std::string& alloc_id, const ExplainSettings& settings,
                           nomad::NomadApi& nomad, cilium::CiliumApi& cilium, Clock& clock);
