@@ -2,24 +2,13 @@
 
 #include "common/cni/cni_version.h"
 #include "common/cni/netconf_keys.h"
+#include "common/util/json_read.h"
 
 namespace cn::cni {
 namespace {
 
 std::unexpected<CniError> conf_error(ErrorCode code, std::string msg, std::string details = {}) {
   return std::unexpected(CniError{code, std::move(msg), std::move(details)});
-}
-
-// A wrong type is a configuration error, not something to coerce: say which key and why.
-std::optional<CniError> read_string(const nlohmann::json& j, const char* key, std::string& out) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  if (!it->is_string()) {
-    return CniError{ErrorCode::kInvalidNetworkConfig, std::string("invalid ") + key,
-                    std::string(key) + " must be a string"};
-  }
-  it->get_to(out);
-  return std::nullopt;
 }
 
 }  // namespace
@@ -41,13 +30,18 @@ std::expected<PluginConf, CniError> parse_plugin_conf(std::string_view stdin_dat
   }
 
   PluginConf conf;
+  // A wrong type is a configuration error, not something to coerce: say which key and why.
+  json::JsonReader r(doc, "network configuration");
   for (auto [key, field] : {std::pair{"cniVersion", &conf.cni_version},
                             {"name", &conf.name},
                             {"type", &conf.type},
                             {"labeler-socket", &conf.labeler_socket},
                             {"state-file", &conf.state_file},
                             {"log-file", &conf.log_file}}) {
-    if (auto err = read_string(doc, key, *field)) return std::unexpected(*err);
+    r.read(key, *field);
+    if (!r.ok()) {
+      return conf_error(ErrorCode::kInvalidNetworkConfig, std::string("invalid ") + key, r.error());
+    }
   }
   if (conf.cni_version.empty()) {
     return conf_error(ErrorCode::kInvalidNetworkConfig, "missing cniVersion");
@@ -61,20 +55,12 @@ std::expected<PluginConf, CniError> parse_plugin_conf(std::string_view stdin_dat
     return conf_error(ErrorCode::kInvalidNetworkConfig,
                       "labeler-socket and state-file must not be empty");
   }
-  if (auto it = doc.find("wait-for-labels-ms"); it != doc.end() && !it->is_null()) {
-    if (!it->is_number_integer() || it->get<long long>() < 0 || it->get<long long>() > 600'000) {
-      return conf_error(ErrorCode::kInvalidNetworkConfig, "invalid wait-for-labels-ms",
-                        "wait-for-labels-ms must be an integer from 0 to 600000");
-    }
-    conf.wait_for_labels_ms = it->get<int>();
+  r.read_int("wait-for-labels-ms", conf.wait_for_labels_ms, 0, 600'000);
+  if (!r.ok()) {
+    return conf_error(ErrorCode::kInvalidNetworkConfig, "invalid wait-for-labels-ms", r.error());
   }
-  if (auto it = doc.find("prevResult"); it != doc.end() && !it->is_null()) {
-    if (!it->is_object()) {
-      return conf_error(ErrorCode::kInvalidNetworkConfig, "invalid prevResult",
-                        "prevResult must be an object");
-    }
-    conf.prev_result = *it;
-  }
+  if (const auto* prev = r.object("prevResult")) conf.prev_result = *prev;
+  if (!r.ok()) return conf_error(ErrorCode::kInvalidNetworkConfig, "invalid prevResult", r.error());
   conf.unknown_keys = unknown_netconf_keys(doc);
   conf.raw = std::move(doc);
   return conf;

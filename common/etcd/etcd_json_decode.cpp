@@ -1,5 +1,3 @@
-#include <charconv>
-
 #include <nlohmann/json.hpp>
 
 #include "common/etcd/base64.h"
@@ -11,24 +9,17 @@ namespace {
 
 using Json = nlohmann::json;
 
-// JsonReader plus the gateway's two encodings: int64 as a decimal string, bytes as base64.
+// JsonReader plus the gateway's bytes encoding (base64) and "etcd answer: " on its errors.
 class AnswerReader {
  public:
-  AnswerReader(const Json& value, std::string where) : reader_(value, std::move(where)) {}
+  AnswerReader(const Json& value, cn::json::JsonWhere where) : reader_(value, std::move(where)) {}
 
-  void integer(std::string_view key, std::int64_t& out) {
-    std::string text;
-    reader_.read(key, text);
-    if (text.empty()) return;
-    const auto* end = text.data() + text.size();
-    auto [ptr, ec] = std::from_chars(text.data(), end, out);
-    if (ec != std::errc{} || ptr != end) reader_.fail(reader_.path(key) + ": not an int64 string");
-  }
+  void integer(std::string_view key, std::int64_t& out) { reader_.read_int_text(key, out); }
   void bytes(std::string_view key, std::string& out) {
     std::string text;
     reader_.read(key, text);
     auto decoded = base64_decode(text);
-    if (!decoded) return reader_.fail(reader_.path(key) + ": not base64");
+    if (!decoded) return reader_.fail_at(key, "not base64");
     out = std::move(*decoded);
   }
   void flag(std::string_view key, bool& out) { reader_.read(key, out); }
@@ -36,7 +27,8 @@ class AnswerReader {
   const Json* object(std::string_view key) { return reader_.object(key); }
   const Json* array(std::string_view key) { return reader_.array(key); }
   void fail(std::string message) { reader_.fail(std::move(message)); }
-  std::string path(std::string_view key) const { return reader_.path(key); }
+  cn::json::JsonWhere at(std::string_view key) const { return reader_.at(key); }
+  cn::json::JsonWhere at(std::string_view key, std::size_t i) const { return reader_.at(key, i); }
 
   Status done() const {
     if (reader_.ok()) return {};
@@ -57,7 +49,7 @@ Result<Json> parse(std::string_view body, std::string_view what) {
 Revision header_revision(AnswerReader& reader) {
   Revision revision = 0;
   if (const auto* header = reader.object("header")) {
-    AnswerReader h(*header, reader.path("header"));
+    AnswerReader h(*header, reader.at("header"));
     h.integer("revision", revision);
     if (auto ok = h.done(); !ok) reader.fail(ok.error().message);
   }
@@ -72,37 +64,34 @@ void read_range(AnswerReader& reader, RangePage& page) {
   const auto* kvs = reader.array("kvs");
   if (kvs == nullptr) return;
   for (std::size_t i = 0; i < kvs->size(); ++i) {
-    const std::string where = reader.path("kvs") + "[" + std::to_string(i) + "]";
-    const auto& item = (*kvs)[i];
-    if (!item.is_object()) return reader.fail(where + ": not an object");
-    AnswerReader r(item, where);
+    AnswerReader r((*kvs)[i], reader.at("kvs", i));
     KeyValue kv;
     r.bytes("key", kv.key);
     r.bytes("value", kv.value);
-    r.integer("create_revision", kv.create_revision);
-    r.integer("mod_revision", kv.mod_revision);
-    r.integer("version", kv.version);
-    r.integer("lease", kv.lease);
+    for (auto [key, field] : {std::pair{"create_revision", &kv.create_revision},
+                              {"mod_revision", &kv.mod_revision},
+                              {"version", &kv.version},
+                              {"lease", &kv.lease}}) {
+      r.integer(key, *field);
+    }
     if (auto ok = r.done(); !ok) return reader.fail(ok.error().message);
     page.kvs.push_back(std::move(kv));
   }
 }
 
-Status read_txn_response(const Json& item, const std::string& where, TxnResult& result) {
-  if (!item.is_object())
-    return fail(ErrorKind::bad_answer, "etcd answer: " + where + ": not an object");
+Status read_txn_response(const Json& item, const cn::json::JsonWhere& where, TxnResult& result) {
   AnswerReader r(item, where);
   RangePage page;
   std::int64_t deleted = 0;
   int found = 0;
   if (const auto* range = r.object("response_range")) {
-    AnswerReader rr(*range, r.path("response_range"));
+    AnswerReader rr(*range, r.at("response_range"));
     read_range(rr, page);
     if (auto ok = rr.done(); !ok) return ok;
     ++found;
   }
   if (const auto* del = r.object("response_delete_range")) {
-    AnswerReader rd(*del, r.path("response_delete_range"));
+    AnswerReader rd(*del, r.at("response_delete_range"));
     rd.integer("deleted", deleted);
     if (auto ok = rd.done(); !ok) return ok;
     ++found;
@@ -111,7 +100,8 @@ Status read_txn_response(const Json& item, const std::string& where, TxnResult& 
   if (r.object("response_txn") != nullptr) ++found;
   if (auto ok = r.done(); !ok) return ok;
   if (found != 1) {
-    return fail(ErrorKind::bad_answer, "etcd answer: " + where + ": expected exactly one response");
+    return fail(ErrorKind::bad_answer,
+                "etcd answer: " + where.error("expected exactly one response"));
   }
   result.ranges.push_back(std::move(page));
   result.deleted.push_back(deleted);
@@ -141,8 +131,7 @@ Result<TxnResult> decode_txn(std::string_view body) {
   if (auto ok = reader.done(); !ok) return std::unexpected(ok.error());
   if (responses != nullptr) {
     for (std::size_t i = 0; i < responses->size(); ++i) {
-      auto ok =
-          read_txn_response((*responses)[i], "txn.responses[" + std::to_string(i) + "]", result);
+      auto ok = read_txn_response((*responses)[i], reader.at("responses", i), result);
       if (!ok) return std::unexpected(ok.error());
     }
   }
@@ -188,7 +177,7 @@ Result<std::chrono::seconds> decode_keep_alive(std::string_view body) {
   if (result == nullptr) {
     return fail(ErrorKind::bad_answer, "etcd answer: lease keep-alive without a result");
   }
-  AnswerReader r(*result, "keepalive.result");
+  AnswerReader r(*result, reader.at("result"));
   std::int64_t ttl = 0;
   r.integer("TTL", ttl);
   if (auto ok = r.done(); !ok) return std::unexpected(ok.error());

@@ -2,9 +2,13 @@
 
 #include "common/cni/ifname.h"
 
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "common/util/alloc_id.h"
+#include "common/util/json_read.h"
 
 namespace cn::notify {
 namespace {
@@ -17,41 +21,43 @@ std::string dump_line(const json& j) {
   return out;
 }
 
+// "v" as an integer, or nothing when it is absent or is not one.
+std::optional<std::int64_t> frame_version(const json& j) {
+  auto v = j.find("v");
+  if (v == j.end()) return std::nullopt;
+  auto n = cn::json::integer_in_range(*v, std::numeric_limits<std::int64_t>::min(),
+                                      std::numeric_limits<std::int64_t>::max());
+  if (!n) return std::nullopt;
+  return *n;
+}
+
 Result<json> parse_line(std::string_view line) {
   if (line.size() > kMaxFrameBytes) return fail("frame larger than 64 KiB");
   if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
   json j = json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return fail("frame is not a JSON object");
-  auto v = j.find("v");
-  if (v == j.end() || !v->is_number_integer()) return fail("frame has no integer \"v\"");
-  if (v->get<long long>() != kProtocolVersion) {
-    return fail("unsupported protocol version " + v->dump());
+  auto version = frame_version(j);
+  if (!version) return fail("frame has no integer \"v\"");
+  if (*version != kProtocolVersion) {
+    return fail("unsupported protocol version " + std::to_string(*version));
   }
   return j;
 }
 
-Result<std::string> string_field(const json& j, const char* key, bool required) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) {
-    if (required) return fail(std::string("missing \"") + key + "\"");
-    return std::string{};
-  }
-  if (!it->is_string()) return fail(std::string("\"") + key + "\" must be a string");
-  return it->get<std::string>();
+// A list of strings with at most `max` of them.
+void read_short_list(cn::json::JsonReader& r, std::string_view key, std::size_t max,
+                     std::vector<std::string>& out) {
+  r.read(key, out);
+  if (out.size() > max) r.fail_at(key, "expected at most " + std::to_string(max) + " strings");
 }
 
-Result<std::vector<std::string>> string_list(const json& j, const char* key, std::size_t max) {
-  std::vector<std::string> out;
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return out;
-  if (!it->is_array() || it->size() > max) {
-    return fail(std::string("\"") + key + "\" must be an array of at most " + std::to_string(max));
+// The value whose wire name (to_string) is `name`, of those listed.
+template <class Enum>
+std::optional<Enum> protocol_enum_named(std::string_view name, std::initializer_list<Enum> all) {
+  for (Enum value : all) {
+    if (to_string(value) == name) return value;
   }
-  for (const auto& v : *it) {
-    if (!v.is_string()) return fail(std::string("\"") + key + "\" must hold strings");
-    out.push_back(v.get<std::string>());
-  }
-  return out;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -113,67 +119,40 @@ std::optional<int> peek_version(std::string_view line) {
   if (line.size() > kMaxFrameBytes) return std::nullopt;
   json j = json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return std::nullopt;
-  auto v = j.find("v");
-  if (v == j.end() || !v->is_number_integer()) return std::nullopt;
-  long long version = v->get<long long>();
-  if (version < 0 || version > 1'000'000) return std::nullopt;
-  return static_cast<int>(version);
+  auto version = frame_version(j);
+  if (!version || *version < 0 || *version > 1'000'000) return std::nullopt;
+  return static_cast<int>(*version);
 }
 
 Result<Request> decode_request(std::string_view line) {
   auto j = parse_line(line);
   if (!j) return std::unexpected(j.error());
-  Request r;
-  auto op = string_field(*j, "op", true);
-  if (!op) return std::unexpected(op.error());
-  if (*op == "add")
-    r.op = Op::kAdd;
-  else if (*op == "del")
-    r.op = Op::kDel;
-  else if (*op == "check")
-    r.op = Op::kCheck;
-  else
-    return fail("unknown op");
-
-  auto alloc = string_field(*j, "alloc_id", true);
-  if (!alloc) return std::unexpected(alloc.error());
-  if (!is_valid_alloc_id(*alloc)) return fail("alloc_id is not a UUID");
-  r.alloc_id = std::move(*alloc);
-
-  auto ifname = string_field(*j, "ifname", true);
-  if (!ifname) return std::unexpected(ifname.error());
-  if (!cni::is_valid_ifname(*ifname)) return fail("invalid ifname");
-  r.ifname = std::move(*ifname);
-
-  auto netns = string_field(*j, "netns", false);
-  if (!netns) return std::unexpected(netns.error());
-  r.netns = std::move(*netns);
-
-  auto ips = string_list(*j, "ips", 16);
-  if (!ips) return std::unexpected(ips.error());
-  r.ips = std::move(*ips);
-
-  if (auto nomad = j->find("nomad"); nomad != j->end() && !nomad->is_null()) {
-    if (!nomad->is_object()) return fail("\"nomad\" must be an object");
-    for (auto [key, field] : {std::pair{"region", &r.nomad.region},
-                              {"namespace", &r.nomad.namespace_},
-                              {"job", &r.nomad.job_id},
-                              {"group", &r.nomad.group}}) {
-      auto value = string_field(*nomad, key, false);
-      if (!value) return std::unexpected(value.error());
-      *field = std::move(*value);
+  cn::json::JsonReader r(*j, "frame");
+  Request req;
+  std::string op;
+  r.read_required("op", op);
+  r.read_required("alloc_id", req.alloc_id);
+  r.read_required("ifname", req.ifname);
+  r.read("netns", req.netns);
+  read_short_list(r, "ips", 16, req.ips);
+  r.with_object("nomad", [&](cn::json::JsonReader& nomad) {
+    for (auto [key, field] : {std::pair{"region", &req.nomad.region},
+                              {"namespace", &req.nomad.namespace_},
+                              {"job", &req.nomad.job_id},
+                              {"group", &req.nomad.group}}) {
+      nomad.read(key, *field);
     }
-  }
-  r.nomad.alloc_id = r.alloc_id;
+  });
+  r.read_int("wait_ms", req.wait_ms, 0, 600'000);
+  if (!r.ok()) return fail(r.error());
 
-  if (auto wait = j->find("wait_ms"); wait != j->end() && !wait->is_null()) {
-    if (!wait->is_number_integer() || wait->get<long long>() < 0 ||
-        wait->get<long long>() > 600'000) {
-      return fail("wait_ms must be an integer from 0 to 600000");
-    }
-    r.wait_ms = wait->get<int>();
-  }
-  return r;
+  auto known_op = protocol_enum_named(op, {Op::kAdd, Op::kDel, Op::kCheck});
+  if (!known_op) return fail("unknown op");
+  req.op = *known_op;
+  if (!is_valid_alloc_id(req.alloc_id)) return fail("alloc_id is not a UUID");
+  if (!cni::is_valid_ifname(req.ifname)) return fail("invalid ifname");
+  req.nomad.alloc_id = req.alloc_id;
+  return req;
 }
 
 Result<Reply> decode_reply(std::string_view line) {
@@ -184,32 +163,21 @@ Result<Reply> decode_reply(std::string_view line) {
     }
     return std::unexpected(j.error());
   }
-  Reply r;
-  auto status = string_field(*j, "status", true);
-  if (!status) return std::unexpected(status.error());
-  if (*status == "labeled")
-    r.status = ReplyStatus::kLabeled;
-  else if (*status == "pending")
-    r.status = ReplyStatus::kPending;
-  else if (*status == "failed")
-    r.status = ReplyStatus::kFailed;
-  else if (*status == "unsupported-version")
-    r.status = ReplyStatus::kUnsupportedVersion;
-  else
-    return fail("unknown status");
-  for (auto [key, field] : {std::pair{"endpoint_id", &r.endpoint_id}, {"identity", &r.identity}}) {
-    if (auto it = j->find(key); it != j->end() && !it->is_null()) {
-      if (!it->is_number_integer()) return fail(std::string("\"") + key + "\" must be an integer");
-      *field = it->get<long long>();
-    }
-  }
-  auto labels = string_list(*j, "labels", 256);
-  if (!labels) return std::unexpected(labels.error());
-  r.labels = std::move(*labels);
-  auto message = string_field(*j, "message", false);
-  if (!message) return std::unexpected(message.error());
-  r.message = std::move(*message);
-  return r;
+  cn::json::JsonReader r(*j, "frame");
+  Reply reply;
+  std::string status;
+  r.read_required("status", status);
+  r.read_int("endpoint_id", reply.endpoint_id);
+  r.read_int("identity", reply.identity);
+  read_short_list(r, "labels", 256, reply.labels);
+  r.read("message", reply.message);
+  if (!r.ok()) return fail(r.error());
+  auto known_status =
+      protocol_enum_named(status, {ReplyStatus::kLabeled, ReplyStatus::kPending,
+                                   ReplyStatus::kFailed, ReplyStatus::kUnsupportedVersion});
+  if (!known_status) return fail("unknown status");
+  reply.status = *known_status;
+  return reply;
 }
 
 }  // namespace cn::notify

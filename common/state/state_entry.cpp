@@ -1,12 +1,13 @@
 #include "common/state/state_entry.h"
 
 #include <expected>
+#include <limits>
 #include <map>
 #include <set>
-#include <stdexcept>
 
 #include "common/state/state_lines.h"
 #include "common/util/alloc_id.h"
+#include "common/util/json_read.h"
 
 namespace cn::state {
 namespace {
@@ -14,6 +15,14 @@ namespace {
 using json = nlohmann::json;
 
 constexpr const char* kTombstoneKey = "deleted_unix_ms";
+
+// An int64 of the file's (ours, but read back as outside input): nullopt when it is not one.
+std::optional<long long> state_file_int(const json& value) {
+  auto ms = cn::json::integer_in_range(value, std::numeric_limits<long long>::min(),
+                                       std::numeric_limits<long long>::max());
+  if (!ms) return std::nullopt;
+  return *ms;
+}
 
 json entry_to_json(const StateEntry& e) {
   json j = e.unknown.is_object() ? e.unknown : json::object();
@@ -46,56 +55,38 @@ json entry_to_json(const StateEntry& e) {
   return j;
 }
 
-std::string get_string(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return {};
-  if (!it->is_string()) throw std::invalid_argument(std::string(key) + " must be a string");
-  return it->get<std::string>();
-}
-
-long long get_int(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return 0;
-  if (!it->is_number_integer())
-    throw std::invalid_argument(std::string(key) + " must be an integer");
-  return it->get<long long>();
-}
-
-std::vector<std::string> get_strings(const json& j, const char* key) {
-  std::vector<std::string> out;
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return out;
-  if (!it->is_array()) throw std::invalid_argument(std::string(key) + " must be an array");
-  for (const auto& v : *it) {
-    if (!v.is_string()) throw std::invalid_argument(std::string(key) + " must hold strings");
-    out.push_back(v.get<std::string>());
-  }
-  return out;
-}
-
-StateEntry entry_from_json(const json& j) {
-  if (!j.is_object()) throw std::invalid_argument("entry must be an object");
+std::expected<StateEntry, std::string> entry_from_json(const json& j,
+                                                       const cn::json::JsonWhere& where) {
+  cn::json::JsonReader r(j, where);
   StateEntry e;
-  e.ifname = get_string(j, "ifname");
-  e.netns = get_string(j, "netns");
-  e.ips = get_strings(j, "ips");
-  e.added_at = get_string(j, "added_at");
-  e.added_unix_ms = get_int(j, "added_unix_ms");
-  if (auto it = j.find("nomad"); it != j.end() && !it->is_null()) {
-    if (!it->is_object()) throw std::invalid_argument("nomad must be an object");
-    e.nomad = {get_string(*it, "region"), get_string(*it, "namespace"), get_string(*it, "job"),
-               get_string(*it, "group")};
+  for (auto [key, field] :
+       {std::pair{"ifname", &e.ifname}, {"netns", &e.netns}, {"added_at", &e.added_at}}) {
+    r.read(key, *field);
   }
-  if (auto it = j.find("labeled"); it != j.end() && !it->is_null()) {
-    if (!it->is_object()) throw std::invalid_argument("labeled must be an object");
-    e.labeled = LabeledInfo{get_int(*it, "endpoint_id"), get_int(*it, "identity"),
-                            get_strings(*it, "labels"), get_string(*it, "at")};
-  }
-  if (auto it = j.find("last_attempt"); it != j.end() && !it->is_null()) {
-    if (!it->is_object()) throw std::invalid_argument("last_attempt must be an object");
-    e.last_attempt =
-        LastAttempt{get_string(*it, "reason"), get_string(*it, "detail"), get_string(*it, "at")};
-  }
+  r.read("ips", e.ips);
+  r.read_int("added_unix_ms", e.added_unix_ms);
+  r.with_object("nomad", [&](cn::json::JsonReader& nomad) {
+    for (auto [key, field] : {std::pair{"region", &e.nomad.region},
+                              {"namespace", &e.nomad.namespace_},
+                              {"job", &e.nomad.job_id},
+                              {"group", &e.nomad.group}}) {
+      nomad.read(key, *field);
+    }
+  });
+  r.with_object("labeled", [&](cn::json::JsonReader& labeled) {
+    auto& info = e.labeled.emplace();
+    labeled.read_int("endpoint_id", info.endpoint_id);
+    labeled.read_int("identity", info.identity);
+    labeled.read("labels", info.labels);
+    labeled.read("at", info.at);
+  });
+  r.with_object("last_attempt", [&](cn::json::JsonReader& last) {
+    auto& attempt = e.last_attempt.emplace();
+    last.read("reason", attempt.reason);
+    last.read("detail", attempt.detail);
+    last.read("at", attempt.at);
+  });
+  if (!r.ok()) return std::unexpected("bad entry: " + r.error());
   for (const auto& [key, value] : j.items()) {
     static const std::set<std::string> known = {
         "ifname", "netns", "ips", "added_at", "added_unix_ms", "nomad", "labeled", "last_attempt"};
@@ -120,11 +111,7 @@ std::string entry_to_text(const StateEntry& entry) {
 std::expected<StateEntry, std::string> entry_from_text(std::string_view text) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return std::unexpected("not valid JSON");
-  try {
-    return entry_from_json(j);
-  } catch (const std::exception& e) {
-    return std::unexpected(std::string("bad entry: ") + e.what());
-  }
+  return entry_from_json(j, "state entry");
 }
 
 std::string tombstone_to_text(long long deleted_unix_ms) {
@@ -136,9 +123,9 @@ std::optional<long long> tombstone_from_text(std::string_view text) {
   if (!text.starts_with(prefix)) return std::nullopt;
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || j.size() != 1) return std::nullopt;
-  const auto& ms = j[kTombstoneKey];
-  if (!ms.is_number_integer()) return std::nullopt;
-  return ms.get<long long>();
+  auto ms = state_file_int(j[kTombstoneKey]);
+  if (!ms) return std::nullopt;
+  return *ms;
 }
 
 std::string to_text(const StateDoc& doc) {
@@ -158,30 +145,25 @@ std::expected<StateDoc, std::string> state_from_json(std::string_view text) {
   if (j.is_discarded()) return std::unexpected("not valid JSON");
   if (!j.is_object()) return std::unexpected("top level must be an object");
   auto schema = j.find("schema");
-  if (schema == j.end() || !schema->is_number_integer()) {
-    return std::unexpected("missing integer \"schema\"");
-  }
-  if (schema->get<long long>() != kSchemaVersion) {
-    return std::unexpected("unsupported schema " + schema->dump());
-  }
+  const auto version = schema == j.end() ? std::nullopt : state_file_int(*schema);
+  if (!version) return std::unexpected("missing integer \"schema\"");
+  if (*version != kSchemaVersion) return std::unexpected("unsupported schema " + schema->dump());
   StateDoc doc;
   auto allocs = j.find("allocations");
   if (allocs == j.end() || allocs->is_null()) return doc;
   if (!allocs->is_object()) return std::unexpected("\"allocations\" must be an object");
-  try {
-    for (const auto& [id, value] : allocs->items()) {
-      if (!cn::is_valid_alloc_id(id)) return std::unexpected("invalid allocation ID key");
-      if (value.is_object() && value.contains(kTombstoneKey)) {
-        const auto& ms = value[kTombstoneKey];
-        if (!ms.is_number_integer() || value.size() != 1)
-          return std::unexpected("bad tombstone for " + id);
-        doc.deleted.emplace(id, ms.get<long long>());
-        continue;
-      }
-      doc.allocations.emplace(id, entry_from_json(value));
+  const auto where = cn::json::JsonWhere("state").key("allocations");
+  for (const auto& [id, value] : allocs->items()) {
+    if (!cn::is_valid_alloc_id(id)) return std::unexpected("invalid allocation ID key");
+    if (value.is_object() && value.contains(kTombstoneKey)) {
+      auto ms = state_file_int(value[kTombstoneKey]);
+      if (!ms || value.size() != 1) return std::unexpected("bad tombstone for " + id);
+      doc.deleted.emplace(id, *ms);
+      continue;
     }
-  } catch (const std::exception& e) {
-    return std::unexpected(std::string("bad entry: ") + e.what());
+    auto entry = entry_from_json(value, where.key(id));
+    if (!entry) return std::unexpected(std::move(entry.error()));
+    doc.allocations.emplace(id, std::move(*entry));
   }
   return doc;
 }

@@ -230,6 +230,10 @@ class Scanner {
   bool literal(std::string_view word);
   bool expect(char c);
   bool opening(int depth);
+  // Just inside an opening bracket: steps over `close` when the container is empty.
+  bool closes_at_once(char close);
+  // After a member or element: ',' (`more`: another follows) or `close` (the container ends).
+  bool separator(char close, bool& more);
 
   bool failed(std::string what) {
     if (error_.message.empty())
@@ -249,6 +253,23 @@ class Scanner {
 bool Scanner::end() {
   whitespace();
   return at_end() || failed("unexpected data after the document");
+}
+
+bool Scanner::closes_at_once(char close) {
+  whitespace();
+  if (at_end() || peek() != close) return false;
+  ++pos_;
+  return true;
+}
+
+bool Scanner::separator(char close, bool& more) {
+  whitespace();
+  if (at_end()) return truncated();
+  const char c = peek();
+  if (c != ',' && c != close) return failed(std::string("expected ',' or '") + close + "'");
+  ++pos_;
+  more = c == ',';
+  return true;
 }
 
 bool Scanner::expect(char c) {
@@ -411,11 +432,7 @@ bool Scanner::filtered_object(const Fields& fields, int depth, nlohmann::json& o
   // At '{', depth already checked.
   ++pos_;
   out = nlohmann::json::object();
-  whitespace();
-  if (!at_end() && peek() == '}') {
-    ++pos_;
-    return true;
-  }
+  if (closes_at_once('}')) return true;
   std::string decoded;
   std::string_view name;
   for (;;) {
@@ -434,15 +451,9 @@ bool Scanner::filtered_object(const Fields& fields, int depth, nlohmann::json& o
     } else if (!skip_value(depth + 1)) {
       return false;
     }
-    whitespace();
-    if (at_end()) return truncated();
-    const char c = peek();
-    ++pos_;
-    if (c == '}') return true;
-    if (c != ',') {
-      --pos_;
-      return failed("expected ',' or '}'");
-    }
+    bool more = false;
+    if (!separator('}', more)) return false;
+    if (!more) return true;
   }
 }
 
@@ -450,23 +461,13 @@ bool Scanner::filtered_array(const Fields& fields, int depth, nlohmann::json& ou
   // At '[', depth already checked. An array's elements share its fields.
   ++pos_;
   out = nlohmann::json::array();
-  whitespace();
-  if (!at_end() && peek() == ']') {
-    ++pos_;
-    return true;
-  }
+  if (closes_at_once(']')) return true;
   for (;;) {
     out.push_back(nullptr);
     if (!filtered_value(&fields, depth + 1, out.back())) return false;
-    whitespace();
-    if (at_end()) return truncated();
-    const char c = peek();
-    ++pos_;
-    if (c == ']') return true;
-    if (c != ',') {
-      --pos_;
-      return failed("expected ',' or ']'");
-    }
+    bool more = false;
+    if (!separator(']', more)) return false;
+    if (!more) return true;
   }
 }
 
@@ -487,11 +488,7 @@ bool Scanner::list(const Fields* fields, std::string_view deferred,
   if (peek() != '[') return failed("expected an array");
   if (!opening(0)) return false;
   ++pos_;
-  whitespace();
-  if (!at_end() && peek() == ']') {
-    ++pos_;
-    return true;
-  }
+  if (closes_at_once(']')) return true;
   for (;;) {
     nlohmann::json element;
     DeferredText text;
@@ -503,15 +500,9 @@ bool Scanner::list(const Fields* fields, std::string_view deferred,
       return false;
     }
     on_element(std::move(element), text);
-    whitespace();
-    if (at_end()) return truncated();
-    const char c = peek();
-    ++pos_;
-    if (c == ']') return true;
-    if (c != ',') {
-      --pos_;
-      return failed("expected ',' or ']'");
-    }
+    bool more = false;
+    if (!separator(']', more)) return false;
+    if (!more) return true;
   }
 }
 

@@ -33,34 +33,20 @@ std::string in_use_report_json(std::string_view node, const std::vector<std::uin
 Result<InUseReport> parse_in_use_report(std::string_view value) {
   auto doc = json::parse_json_text(value, "in-use report");
   if (!doc) return std::unexpected(doc.error());
-  if (!doc->is_object()) return fail(ErrorKind::bad_answer, "in-use report: not a JSON object");
   InUseReport report;
   json::JsonReader reader(*doc, "in-use report");
-  reader.read("node", report.node);
-  reader.read("at", report.at);
+  reader.read_required("node", report.node);
+  reader.read_required("at", report.at);
   const nlohmann::json* ids = reader.array("identities");
+  if (reader.ok() && ids == nullptr) reader.fail_at("identities", "missing");
+  // Absent: a report from before IPs were reported (nullopt), not an empty list.
+  if (reader.ok() && reader.array("ips") != nullptr) reader.read("ips", report.ips.emplace());
   if (!reader.ok()) return fail(ErrorKind::bad_answer, reader.error());
-  if (report.node.empty()) return fail(ErrorKind::bad_answer, "in-use report: no node");
-  if (report.at.empty()) return fail(ErrorKind::bad_answer, "in-use report: no at");
-  if (ids == nullptr) return fail(ErrorKind::bad_answer, "in-use report: no identities");
-  const nlohmann::json* ips = reader.array("ips");
-  if (!reader.ok()) return fail(ErrorKind::bad_answer, reader.error());
-  if (ips != nullptr) {
-    report.ips.emplace();
-    report.ips->reserve(ips->size());
-    for (const auto& ip : *ips) {
-      if (!ip.is_string())
-        return fail(ErrorKind::bad_answer, "in-use report: an IP is not a string");
-      report.ips->push_back(ip.get<std::string>());
-    }
-  }
   report.identities.reserve(ids->size());
-  for (const auto& id : *ids) {
-    if (!id.is_number_unsigned()) {
-      return fail(ErrorKind::bad_answer,
-                  "in-use report: an identity is not a non-negative integer");
-    }
-    report.identities.push_back(id.get<std::uint64_t>());
+  for (std::size_t i = 0; i < ids->size(); ++i) {
+    auto id = json::unsigned_in_range((*ids)[i], 0, std::numeric_limits<std::uint64_t>::max());
+    if (!id) return fail(ErrorKind::bad_answer, reader.at("identities", i).error(id.error()));
+    report.identities.push_back(*id);
   }
   return report;
 }

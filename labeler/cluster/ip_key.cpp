@@ -22,17 +22,13 @@ std::string ip_key(std::string_view ip) {
 Result<IpEntry> parse_ip_value(std::string_view value) {
   auto doc = json::parse_json_text(value, "ipcache entry");
   if (!doc) return std::unexpected(doc.error());
-  if (!doc->is_object()) return fail(ErrorKind::bad_answer, "ipcache entry: not a JSON object");
   IpEntry entry;
   json::JsonReader reader(*doc, "ipcache entry");
-  reader.read("IP", entry.ip);
+  reader.read_required("IP", entry.ip);
   reader.read("HostIP", entry.host_ip);
+  if (reader.ok() && !reader.has("ID")) reader.fail_at("ID", "missing");
+  reader.read_int("ID", entry.id);
   if (!reader.ok()) return fail(ErrorKind::bad_answer, reader.error());
-  if (entry.ip.empty()) return fail(ErrorKind::bad_answer, "ipcache entry: no IP");
-  auto id = doc->find("ID");
-  if (id == doc->end() || !id->is_number_unsigned())
-    return fail(ErrorKind::bad_answer, "ipcache entry: no ID");
-  entry.id = id->get<std::uint64_t>();
   return entry;
 }
 

@@ -72,13 +72,11 @@ std::optional<std::string_view> parse_node_key(std::string_view key, std::string
 Result<NodeEntry> parse_node_value(std::string_view value) {
   auto doc = json::parse_json_text(value, "node entry");
   if (!doc) return std::unexpected(doc.error());
-  if (!doc->is_object()) return fail(ErrorKind::bad_answer, "node entry: not a JSON object");
   NodeEntry entry;
   json::JsonReader reader(*doc, "node entry");
-  reader.read("Name", entry.name);
+  reader.read_required("Name", entry.name);
   reader.read("Cluster", entry.cluster);
   if (!reader.ok()) return fail(ErrorKind::bad_answer, reader.error());
-  if (entry.name.empty()) return fail(ErrorKind::bad_answer, "node entry: no Name");
   auto addresses = doc->find("IPAddresses");
   if (addresses != doc->end() && addresses->is_array()) {
     for (const auto& address : *addresses) {

@@ -48,17 +48,15 @@ std::string nomad_node_marker_json(const NomadNodeMarker& marker) {
 Result<NomadNodeMarker> parse_nomad_node_marker(std::string_view value) {
   auto doc = json::parse_json_text(value, "Nomad node marker");
   if (!doc) return std::unexpected(doc.error());
-  if (!doc->is_object()) return fail(ErrorKind::bad_answer, "Nomad node marker: not an object");
   NomadNodeMarker marker;
   json::JsonReader reader(*doc, "Nomad node marker");
-  reader.read("id", marker.id);
-  reader.read("name", marker.name);
+  reader.read_required("id", marker.id);
+  reader.read_required("name", marker.name);
   reader.read("region", marker.region);
   reader.read("at", marker.at);
+  // An empty region is a real one (a marker of a single-region Nomad); only its absence is not.
+  if (reader.ok() && !doc->contains("region")) reader.fail_at("region", "missing");
   if (!reader.ok()) return fail(ErrorKind::bad_answer, reader.error());
-  if (marker.id.empty() || marker.name.empty())
-    return fail(ErrorKind::bad_answer, "Nomad node marker: no id or name");
-  if (!doc->contains("region")) return fail(ErrorKind::bad_answer, "Nomad node marker: no region");
   return marker;
 }
 

@@ -41,16 +41,18 @@ int render_cluster_status(etcd::EtcdApi& etcd, const std::string& cluster_name,
   if (!leader) {
     return failed(err, leader.error());
   }
+  // The text form is written from these typed values, never read back out of `doc`.
   nlohmann::json doc;
   doc["cluster"] = cluster_name;
   doc["leader_key"] = leader_read.key;
+  std::string holder = "none (no labeler leads)";
   if (leader->kvs.empty()) {
     doc["leader"] = nullptr;
   } else {
     const auto& kv = leader->kvs.front();
-    doc["leader"] = {{"holder", printable(kv.value)},
-                     {"lease", kv.lease},
-                     {"since_revision", kv.create_revision}};
+    holder = printable(kv.value);
+    doc["leader"] = {
+        {"holder", holder}, {"lease", kv.lease}, {"since_revision", kv.create_revision}};
   }
 
   etcd::RangeRequest reports;
@@ -72,6 +74,7 @@ int render_cluster_status(etcd::EtcdApi& etcd, const std::string& cluster_name,
       // The ipcache entries the IP GC reads (agents write them under `default` only).
       {"ip_entries", "cilium/state/ip/v1/default/"},
   };
+  std::vector<std::vector<std::string>> rows = {{"KEYS", "COUNT"}};
   for (const auto& c : counted) {
     etcd::RangeRequest count;
     count.key = c.prefix;
@@ -80,11 +83,13 @@ int render_cluster_status(etcd::EtcdApi& etcd, const std::string& cluster_name,
     auto page = etcd.range(count, deadline());
     if (!page) return failed(err, page.error());
     doc["counts"][c.what] = page->count;
+    rows.push_back({c.prefix, std::to_string(page->count)});
   }
 
   // Headroom: the master keys in this cluster's range, counted from their keys alone.
+  long long in_range = 0;
+  long long size = 0;
   if (range) {
-    long long in_range = 0;
     etcd::Revision revision = 0;
     ScanCounters counters;
     auto read = scan_prefix(etcd, clock, ScanSettings{}, kvstore::kIdentityIdPrefix, revision,
@@ -96,7 +101,7 @@ int render_cluster_status(etcd::EtcdApi& etcd, const std::string& cluster_name,
       err << "etcd " << etcd.describe() << ": " << read.error().message << "\n";
       return 1;
     }
-    const auto size = static_cast<long long>(range->size());
+    size = static_cast<long long>(range->size());
     doc["identity_range"] = {{"cluster_id", range->cluster_id},
                              {"max_connected_clusters", range->max_connected_clusters},
                              {"min", range->min},
@@ -113,25 +118,15 @@ int render_cluster_status(etcd::EtcdApi& etcd, const std::string& cluster_name,
     return 0;
   }
   out << "cluster:  " << cluster_name << "\n";
-  out << "leader:   "
-      << (doc["leader"].is_null() ? std::string("none (no labeler leads)")
-                                  : doc["leader"]["holder"].get<std::string>())
-      << "\n";
-  out << "reports:  " << doc["in_use_reports"].size()
-      << " node(s) report the identities they use\n\n";
-  std::vector<std::vector<std::string>> rows = {{"KEYS", "COUNT"}};
-  for (const auto& c : counted)
-    rows.push_back({c.prefix, std::to_string(doc["counts"][c.what].get<long long>())});
+  out << "leader:   " << holder << "\n";
+  out << "reports:  " << reported->kvs.size() << " node(s) report the identities they use\n\n";
   out << render_table(rows);
-  const auto& r = doc["identity_range"];
-  if (r.contains("unknown")) {
-    out << "\nheadroom: unknown (" << r["unknown"].get<std::string>() << ")\n";
+  if (!range) {
+    out << "\nheadroom: unknown (" << range.error().message << ")\n";
   } else {
-    const auto used = r["used"].get<long long>();
-    const auto size = r["size"].get<long long>();
-    out << "\nheadroom: " << r["free"].get<long long>() << " of " << size
-        << " identities free in this cluster's range " << describe(*range) << ", " << used
-        << " used (" << (size > 0 ? used * 100 / size : 0) << "%)\n";
+    out << "\nheadroom: " << size - in_range << " of " << size
+        << " identities free in this cluster's range " << describe(*range) << ", " << in_range
+        << " used (" << (size > 0 ? in_range * 100 / size : 0) << "%)\n";
   }
   return 0;
 }

@@ -35,7 +35,7 @@ Status read_audit_claims(json::JsonReader& parent, std::string_view key,
   if (!parent.ok()) return fail(parent.error());
   if (list == nullptr) return {};
   for (std::size_t i = 0; i < list->size(); ++i) {
-    json::JsonReader r((*list)[i], parent.path(key) + "[" + std::to_string(i) + "]");
+    json::JsonReader r((*list)[i], parent.at(key, i));
     AuditClaim claim;
     r.read("id", claim.id);
     r.read("attachment", claim.attachment);
@@ -106,7 +106,7 @@ Result<AuditRecord> parse_audit_record(std::string_view text) {
   auto doc = json::parse_json_text(text, "policy audit record");
   if (!doc) return std::unexpected(doc.error());
   if (!doc->is_object()) return fail("policy audit record: not a JSON object");
-  json::JsonReader r(*doc, "audit");
+  json::JsonReader r(*doc, "policy audit record");
   AuditRecord record;
   r.read("global_audit", record.global_audit);
   r.read("last_error", record.last_error);

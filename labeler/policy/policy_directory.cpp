@@ -28,26 +28,25 @@ std::optional<std::string> owned_name(std::string_view file_name) {
                                       file_name.size() - kFilePrefix.size() - kFileSuffix.size()));
 }
 
-std::optional<cn::policy::PolicySource> source_of(const std::string& content) try {
+// A file that is not what we write (hand-edited, another version's) has no source we trust:
+// the caller keeps it rather than deleting on a guess.
+std::optional<cn::policy::PolicySource> source_of(const std::string& content) {
   auto doc = json::parse_json_text(content, "policy file");
-  if (!doc || !doc->is_object()) return std::nullopt;
-  const auto annotations =
-      doc->value(nlohmann::json::json_pointer("/metadata/annotations"), nlohmann::json::object());
-  if (!annotations.is_object()) return std::nullopt;
+  if (!doc) return std::nullopt;
+  json::JsonReader file(*doc, "policy file");
   cn::policy::PolicySource source;
-  source.nomad_namespace =
-      annotations.value(std::string(cn::policy::kAnnotationNamespace), std::string());
-  source.variable_path = annotations.value(std::string(cn::policy::kAnnotationPath), std::string());
-  const std::string index =
-      annotations.value(std::string(cn::policy::kAnnotationModifyIndex), std::string());
-  if (source.nomad_namespace.empty() || source.variable_path.empty() || index.empty())
-    return std::nullopt;
-  source.modify_index = std::stoull(index);
+  std::string index;
+  file.with_object("metadata", [&](json::JsonReader& metadata) {
+    metadata.with_object("annotations", [&](json::JsonReader& annotations) {
+      annotations.read_required(cn::policy::kAnnotationNamespace, source.nomad_namespace);
+      annotations.read_required(cn::policy::kAnnotationPath, source.variable_path);
+      annotations.read_required(cn::policy::kAnnotationModifyIndex, index);
+      annotations.read_int_text(cn::policy::kAnnotationModifyIndex, source.modify_index);
+    });
+  });
+  // Absent annotations read as missing ones: no source either way.
+  if (!file.ok() || index.empty()) return std::nullopt;
   return source;
-} catch (const std::exception&) {
-  // A file that is not what we write (hand-edited, another version's) has no source we trust:
-  // the caller keeps it rather than deleting on a guess.
-  return std::nullopt;
 }
 
 }  // namespace

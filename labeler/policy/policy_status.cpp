@@ -70,7 +70,7 @@ Result<PolicyStatus> parse_policy_status(std::string_view text) {
   auto doc = json::parse_json_text(text, "policy status");
   if (!doc) return std::unexpected(doc.error());
   if (!doc->is_object()) return fail("policy status: not a JSON object");
-  json::JsonReader r(*doc, "status");
+  json::JsonReader r(*doc, "policy status");
   PolicyStatus status;
   r.read("namespace", status.nomad_namespace);
   r.read("prefix", status.prefix);
@@ -83,7 +83,7 @@ Result<PolicyStatus> parse_policy_status(std::string_view text) {
   if (!r.ok()) return fail(r.error());
   if (list == nullptr) return status;
   for (std::size_t i = 0; i < list->size(); ++i) {
-    json::JsonReader p((*list)[i], "status.policies[" + std::to_string(i) + "]");
+    json::JsonReader p((*list)[i], r.at("policies", i));
     PolicyRecord rec;
     std::string state;
     std::int64_t changed = 0;

@@ -111,7 +111,7 @@ INSTANTIATE_TEST_SUITE_P(
                                      })
                              .dump();
                        },
-                       "Allocation.TaskGroup", HealedBy::kRetry},
+                       "Allocation at /TaskGroup", HealedBy::kRetry},
         HostilePayload{"AnswerAboutAnotherAllocation",
                        [](const json&, const json& other) { return other.dump(); },
                        "answered for allocation", HealedBy::kRetry},

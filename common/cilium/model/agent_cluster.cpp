@@ -18,8 +18,10 @@ Result<std::string> cluster_name_of_self(std::string_view self) {
   // Cilium's cluster names have no `/` (they are label values), so the first one splits.
   const auto cluster = self.substr(0, slash);
   if (cluster.empty() || slash + 1 == self.size()) {
-    return fail("StatusResponse.cluster.self: \"" + std::string(self) +
-                "\" is not <cluster>/<node>");
+    return fail(json::JsonWhere("StatusResponse")
+                    .key("cluster")
+                    .key("self")
+                    .error("\"" + std::string(self) + "\" is not <cluster>/<node>"));
   }
   return std::string(cluster);
 }
@@ -29,11 +31,7 @@ Result<std::string> parse_cluster_name(std::string_view healthz_body) {
   if (!doc) return std::unexpected(doc.error());
   json::JsonReader r(*doc, "StatusResponse");
   std::string self;
-  if (const auto* cluster = r.object("cluster")) {
-    json::JsonReader c(*cluster, r.path("cluster"));
-    c.read("self", self);
-    if (!c.ok()) return fail(c.error());
-  }
+  r.with_object("cluster", [&](json::JsonReader& cluster) { cluster.read("self", self); });
   if (!r.ok()) return fail(r.error());
   if (self.empty()) return fail("StatusResponse: no cluster.self (the agent's status not ready?)");
   return cluster_name_of_self(self);

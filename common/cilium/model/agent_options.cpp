@@ -84,26 +84,19 @@ const json::Fields& config_option_fields() {
 Result<ReportedAgentOptions> parse_agent_options(std::string_view config_body) {
   auto doc = json::parse_json_text(config_body, "DaemonConfiguration", config_option_fields());
   if (!doc) return std::unexpected(doc.error());
-  if (!doc->is_object()) return fail("DaemonConfiguration: not an object");
   ReportedAgentOptions reported{};
   json::JsonReader r(*doc, "DaemonConfiguration");
-  if (const auto* status = r.object("status")) {
-    json::JsonReader s(*status, r.path("status"));
-    if (const auto* map = s.object("daemonConfigurationMap")) {
+  r.with_object("status", [&](json::JsonReader& status) {
+    status.with_object("daemonConfigurationMap", [&](json::JsonReader& map) {
       for (const auto& row : kAgentOptionRows) {
-        if (row.config_key.empty() || !map->contains(row.config_key)) continue;
-        const auto& value = map->at(row.config_key);
-        // null is what an old agent without the field would mean: not reported.
-        if (value.is_null()) continue;
-        if (!value.is_boolean()) {
-          return fail(s.path("daemonConfigurationMap") + "." + std::string(row.config_key) +
-                      ": expected a boolean");
-        }
-        reported[static_cast<std::size_t>(row.option)] = value.get<bool>();
+        // Absent or null (what an old agent without the field would mean): not reported.
+        if (row.config_key.empty() || !map.has(row.config_key)) continue;
+        bool value = false;
+        map.read(row.config_key, value);
+        if (map.ok()) reported[static_cast<std::size_t>(row.option)] = value;
       }
-    }
-    if (!s.ok()) return fail(s.error());
-  }
+    });
+  });
   if (!r.ok()) return fail(r.error());
   return reported;
 }

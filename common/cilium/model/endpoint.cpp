@@ -12,21 +12,11 @@ namespace {
 
 using json::JsonReader;
 
-// Descends into an optional nested object; errors flow back into the parent reader.
-template <class Fn>
-void with_object(JsonReader& parent, std::string_view key, Fn&& fn) {
-  const auto* obj = parent.object(key);
-  if (obj == nullptr) return;
-  JsonReader child(*obj, parent.path(key));
-  fn(child);
-  if (!child.ok()) parent.fail(child.error());
-}
-
 void read_addressing(JsonReader& networking, std::vector<Addressing>& out) {
   const auto* list = networking.array("addressing");
   if (list == nullptr) return;
   for (std::size_t i = 0; i < list->size() && networking.ok(); ++i) {
-    JsonReader r((*list)[i], networking.path("addressing") + "[" + std::to_string(i) + "]");
+    JsonReader r((*list)[i], networking.at("addressing", i));
     Addressing a;
     r.read("ipv4", a.ipv4);
     r.read("ipv6", a.ipv6);
@@ -37,25 +27,25 @@ void read_addressing(JsonReader& networking, std::vector<Addressing>& out) {
 
 void read_status(JsonReader& status, Endpoint& ep) {
   status.read("state", ep.state);
-  with_object(status, "identity", [&](JsonReader& r) {
+  status.with_object("identity", [&](JsonReader& r) {
     r.read("id", ep.identity_id);
     r.read("labels", ep.identity_labels);
   });
-  with_object(status, "labels", [&](JsonReader& r) {
-    with_object(r, "realized",
-                [&](JsonReader& realized) { realized.read("user", ep.realized_user_labels); });
+  status.with_object("labels", [&](JsonReader& r) {
+    r.with_object("realized",
+                  [&](JsonReader& realized) { realized.read("user", ep.realized_user_labels); });
     r.read("security-relevant", ep.security_relevant_labels);
     r.read("derived", ep.derived_labels);
     r.read("disabled", ep.disabled_labels);
   });
-  with_object(status, "external-identifiers", [&](JsonReader& r) {
+  status.with_object("external-identifiers", [&](JsonReader& r) {
     r.read("cni-attachment-id", ep.cni_attachment_id);
     r.read("container-id", ep.container_id);
   });
-  with_object(status, "networking", [&](JsonReader& r) { read_addressing(r, ep.addressing); });
-  with_object(status, "health", [&](JsonReader& r) { r.read("overallHealth", ep.health); });
-  with_object(status, "policy", [&](JsonReader& policy) {
-    with_object(policy, "realized", [&](JsonReader& r) {
+  status.with_object("networking", [&](JsonReader& r) { read_addressing(r, ep.addressing); });
+  status.with_object("health", [&](JsonReader& r) { r.read("overallHealth", ep.health); });
+  status.with_object("policy", [&](JsonReader& policy) {
+    policy.with_object("realized", [&](JsonReader& r) {
       r.read("policy-revision", ep.realized_policy_revision);
       r.read("policy-enabled", ep.realized_policy_enabled);
     });
@@ -83,18 +73,18 @@ const json::Fields& endpoint_fields() {
   return fields;
 }
 
-Result<Endpoint> parse_endpoint(const nlohmann::json& value, std::string_view where) {
-  JsonReader r(value, std::string(where));
+Result<Endpoint> parse_endpoint(const nlohmann::json& value, const json::JsonWhere& where) {
+  JsonReader r(value, where);
   Endpoint ep;
   r.read("id", ep.id);
-  with_object(r, "spec", [&](JsonReader& spec) {
-    with_object(spec, "label-configuration",
-                [&](JsonReader& lc) { lc.read("user", ep.spec_user_labels); });
-    with_object(spec, "options", [&](JsonReader& options) {
+  r.with_object("spec", [&](JsonReader& spec) {
+    spec.with_object("label-configuration",
+                     [&](JsonReader& lc) { lc.read("user", ep.spec_user_labels); });
+    spec.with_object("options", [&](JsonReader& options) {
       options.read(kOptionPolicyAuditMode, ep.policy_audit_mode);
     });
   });
-  with_object(r, "status", [&](JsonReader& status) { read_status(status, ep); });
+  r.with_object("status", [&](JsonReader& status) { read_status(status, ep); });
   if (!r.ok()) return fail(r.error());
   return ep;
 }
@@ -116,7 +106,7 @@ Result<EndpointList> parse_endpoint_list(std::string_view body) {
   }
   list.endpoints.reserve(doc->size());
   for (std::size_t i = 0; i < doc->size(); ++i) {
-    auto ep = parse_endpoint((*doc)[i], "Endpoint[" + std::to_string(i) + "]");
+    auto ep = parse_endpoint((*doc)[i], json::JsonWhere("endpoint list").index(i));
     if (ep) {
       list.endpoints.push_back(std::move(*ep));
     } else {

@@ -9,6 +9,7 @@
 
 #include "common/labels/label_set.h"
 #include "common/util/json_fields.h"
+#include "common/util/json_where.h"
 #include "common/util/result.h"
 
 namespace cn::cilium {
@@ -59,7 +60,7 @@ const json::Fields& endpoint_fields();
 // Only wrong types fail; every missing or null field is its zero value. Endpoints of other
 // orchestrators parse fine and are told apart by attachment_of().
 [[nodiscard]] Result<Endpoint> parse_endpoint(const nlohmann::json& value,
-                                              std::string_view where = "Endpoint");
+                                              const json::JsonWhere& where = "Endpoint");
 // Body of GET /v1/endpoint/{id}.
 [[nodiscard]] Result<Endpoint> parse_endpoint_text(std::string_view body);
 

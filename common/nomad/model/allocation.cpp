@@ -18,21 +18,19 @@ bool is_client_terminal_status(std::string_view s) {
 }
 
 void read_network_status(JsonReader& alloc, std::optional<NetworkStatus>& out) {
-  const auto* ns = alloc.object("NetworkStatus");
-  if (ns == nullptr) return;
-  JsonReader r(*ns, alloc.path("NetworkStatus"));
   NetworkStatus status;
-  r.read("InterfaceName", status.interface_name);
-  r.read("Address", status.address);
-  r.read("AddressIPv6", status.address_ipv6);
-  if (!r.ok()) return alloc.fail(r.error());
-  out = std::move(status);
+  const bool present = alloc.with_object("NetworkStatus", [&](JsonReader& r) {
+    r.read("InterfaceName", status.interface_name);
+    r.read("Address", status.address);
+    r.read("AddressIPv6", status.address_ipv6);
+  });
+  if (present && alloc.ok()) out = std::move(status);
 }
 
 void read_job(JsonReader& alloc, Allocation& out) {
   const auto* job = alloc.object("Job");
   if (job == nullptr) return;
-  auto parsed = parse_job(*job, alloc.path("Job"));
+  auto parsed = parse_job(*job, alloc.at("Job"));
   if (!parsed) return alloc.fail(parsed.error().message);
   out.job_modify_index = parsed->job_modify_index;
   out.job = std::move(*parsed);
@@ -93,10 +91,9 @@ std::optional<JobVersion> job_version_of(const nlohmann::json& version) {
 
 // A Job's text, deferred by the list's scanner: the element sits two containers deep (the list,
 // the allocation).
-Result<Job> read_deferred_job(std::string_view text, const std::string& where) {
-  auto doc = json::parse_json_text(text, where, job_fields(), 128 - 2);
+Result<Job> read_deferred_job(std::string_view text, const json::JsonWhere& where) {
+  auto doc = json::parse_json_text(text, where.describe(), job_fields(), 128 - 2);
   if (!doc) return std::unexpected(doc.error());
-  if (!doc->is_object()) return fail(where + ": expected an object, got " + doc->type_name());
   return parse_job(*doc, where);
 }
 
@@ -136,8 +133,8 @@ std::string_view Allocation::address() const {
   return network_status->address_ipv6;
 }
 
-Result<Allocation> parse_allocation(const nlohmann::json& value, std::string_view where) {
-  JsonReader r(value, std::string(where));
+Result<Allocation> parse_allocation(const nlohmann::json& value, const json::JsonWhere& where) {
+  JsonReader r(value, where);
   Allocation a;
   r.read("ID", a.id);
   r.read("Namespace", a.nomad_namespace);
@@ -157,7 +154,7 @@ Result<Allocation> parse_allocation(const nlohmann::json& value, std::string_vie
   if (!r.ok()) return fail(r.error());
   if (!is_valid_alloc_id(a.id)) {
     std::string shown = a.id.size() > 64 ? a.id.substr(0, 64) + "..." : a.id;
-    return fail(std::string(where) + ".ID: not a valid allocation ID: \"" + shown + "\"");
+    return fail(where.key("ID").error("not a valid allocation ID: \"" + shown + "\""));
   }
   return a;
 }
@@ -186,7 +183,7 @@ Result<AllocationList> parse_allocation_list(std::string_view body,
   auto status = json::parse_json_list(
       body, "allocation list", with_job ? fields_without_job() : fields_with_job_version(), "Job",
       [&](nlohmann::json&& element, std::string_view job_text) {
-        const std::string where = "Allocation[" + std::to_string(i++) + "]";
+        const auto where = json::JsonWhere("allocation list").index(i++);
         std::optional<JobVersion> version;
         if (auto it = element.find("Job"); element.is_object() && it != element.end()) {
           if (it->is_object()) version = job_version_of(*it);
@@ -196,8 +193,8 @@ Result<AllocationList> parse_allocation_list(std::string_view body,
         if (alloc && !job_text.empty() && (!with_job || with_job(alloc->id, alloc->modify_index))) {
           auto known = version ? decoded.find(*version) : decoded.end();
           const bool reuse = known != decoded.end() && known->second.text == job_text;
-          Result<Job> job =
-              reuse ? Result<Job>(known->second.job) : read_deferred_job(job_text, where + ".Job");
+          Result<Job> job = reuse ? Result<Job>(known->second.job)
+                                  : read_deferred_job(job_text, where.key("Job"));
           if (job && version && known == decoded.end()) {
             decoded.emplace(*version, DecodedJob{job_text, *job});
           }

@@ -56,7 +56,7 @@ const json::Fields& allocation_fields();
 // Fails on wrong types and on an ID that is not a UUID (the ID becomes file names, URL segments
 // and endpoint IDs downstream).
 [[nodiscard]] Result<Allocation> parse_allocation(const nlohmann::json& value,
-                                                  std::string_view where = "Allocation");
+                                                  const json::JsonWhere& where = "Allocation");
 // Body of GET /v1/allocation/:id.
 [[nodiscard]] Result<Allocation> parse_allocation_text(std::string_view body);
 

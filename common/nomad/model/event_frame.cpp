@@ -17,10 +17,11 @@ void read_payload(JsonReader& r, Event& event) {
   if (payload == nullptr || event.topic != kAllocationTopic) return;
   auto it = payload->find("Allocation");
   if (it == payload->end() || it->is_null()) {
-    event.payload_error = Error{ErrorKind::bad_answer, r.path("Payload") + ": no Allocation", 0, 0};
+    event.payload_error =
+        Error{ErrorKind::bad_answer, r.at("Payload").key("Allocation").error("missing"), 0, 0};
     return;
   }
-  auto alloc = parse_allocation(*it, r.path("Payload.Allocation"));
+  auto alloc = parse_allocation(*it, r.at("Payload").key("Allocation"));
   if (alloc) {
     event.allocation = std::move(*alloc);
   } else {
@@ -28,8 +29,8 @@ void read_payload(JsonReader& r, Event& event) {
   }
 }
 
-Result<Event> parse_event(const nlohmann::json& value, std::string where) {
-  JsonReader r(value, std::move(where));
+Result<Event> parse_event(const nlohmann::json& value, const json::JsonWhere& where) {
+  JsonReader r(value, where);
   Event event;
   r.read("Topic", event.topic);
   r.read("Type", event.type);
@@ -55,7 +56,7 @@ Result<StreamMessage> parse_event_frame(std::string_view line) {
   if (const auto* events = r.array("Events")) {
     frame.events.reserve(events->size());
     for (std::size_t i = 0; i < events->size(); ++i) {
-      auto event = parse_event((*events)[i], "Frame.Events[" + std::to_string(i) + "]");
+      auto event = parse_event((*events)[i], r.at("Events", i));
       if (!event) return std::unexpected(event.error());
       frame.events.push_back(std::move(*event));
     }

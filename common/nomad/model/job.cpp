@@ -10,16 +10,12 @@ namespace {
 
 using json::JsonReader;
 
-std::string indexed(const JsonReader& r, std::string_view key, std::size_t i) {
-  return r.path(key) + "[" + std::to_string(i) + "]";
-}
-
 void read_tasks(JsonReader& group, std::vector<Task>& out) {
   const auto* tasks = group.array("Tasks");
   if (tasks == nullptr) return;
   out.reserve(tasks->size());
   for (std::size_t i = 0; i < tasks->size() && group.ok(); ++i) {
-    JsonReader r((*tasks)[i], indexed(group, "Tasks", i));
+    JsonReader r((*tasks)[i], group.at("Tasks", i));
     Task task;
     r.read("Name", task.name);
     r.read("Meta", task.meta);
@@ -33,7 +29,7 @@ void read_groups(JsonReader& job, std::vector<TaskGroup>& out) {
   if (groups == nullptr) return;
   out.reserve(groups->size());
   for (std::size_t i = 0; i < groups->size() && job.ok(); ++i) {
-    JsonReader r((*groups)[i], indexed(job, "TaskGroups", i));
+    JsonReader r((*groups)[i], job.at("TaskGroups", i));
     TaskGroup group;
     r.read("Name", group.name);
     r.read("Meta", group.meta);
@@ -68,8 +64,8 @@ const TaskGroup* Job::find_group(std::string_view name) const {
   return nullptr;
 }
 
-Result<Job> parse_job(const nlohmann::json& value, std::string_view where) {
-  JsonReader r(value, std::string(where));
+Result<Job> parse_job(const nlohmann::json& value, const json::JsonWhere& where) {
+  JsonReader r(value, where);
   Job job;
   r.read("ID", job.id);
   r.read("Namespace", job.nomad_namespace);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/util/json_fields.h"
+#include "common/util/json_where.h"
 #include "common/util/result.h"
 
 namespace cn::nomad {
@@ -44,8 +45,9 @@ struct Job {
 // The members parse_job() reads: keep it in step with the readers in job.cpp.
 const json::Fields& job_fields();
 
-// `where` prefixes error messages (e.g. "Allocation.Job").
-[[nodiscard]] Result<Job> parse_job(const nlohmann::json& value, std::string_view where = "Job");
+// `where` names the value in error messages (e.g. "Allocation at /Job").
+[[nodiscard]] Result<Job> parse_job(const nlohmann::json& value,
+                                    const json::JsonWhere& where = "Job");
 // Body of GET /v1/job/:id.
 [[nodiscard]] Result<Job> parse_job_text(std::string_view body);
 

@@ -26,15 +26,15 @@ Result<std::vector<NodeStub>> parse_node_list_text(std::string_view body) {
   std::vector<NodeStub> out;
   out.reserve(doc->size());
   for (std::size_t i = 0; i < doc->size(); ++i) {
-    json::JsonReader r((*doc)[i], "Nodes[" + std::to_string(i) + "]");
+    json::JsonReader r((*doc)[i], json::JsonWhere("node list").index(i));
     NodeStub node;
     r.read("ID", node.id);
     r.read("Name", node.name);
     r.read("Status", node.status);
     // The whole list is refused, not the element set aside: reaping reads a node missing from
     // the list as gone from Nomad, so a skipped element could get a live node's entry deleted.
-    if (r.ok() && node.id.empty()) r.fail(r.path("ID") + ": missing");
-    if (r.ok() && node.name.empty()) r.fail(r.path("Name") + ": missing");
+    if (r.ok() && node.id.empty()) r.fail_at("ID", "missing");
+    if (r.ok() && node.name.empty()) r.fail_at("Name", "missing");
     if (!r.ok()) return fail(r.error());
     out.push_back(std::move(node));
   }

@@ -16,7 +16,7 @@ void read_meta(JsonReader& r, VariableMeta& meta) {
   r.read("ModifyIndex", meta.modify_index);
   // A variable always has a path; one without cannot be matched to a file, so it is refused
   // rather than read as "".
-  if (r.ok() && meta.path.empty()) r.fail(r.path("Path") + ": missing");
+  if (r.ok() && meta.path.empty()) r.fail_at("Path", "missing");
 }
 
 }  // namespace
@@ -30,7 +30,7 @@ Result<std::vector<VariableMeta>> parse_variable_list_text(std::string_view body
   std::vector<VariableMeta> out;
   out.reserve(doc->size());
   for (std::size_t i = 0; i < doc->size(); ++i) {
-    JsonReader r((*doc)[i], "Variables[" + std::to_string(i) + "]");
+    JsonReader r((*doc)[i], json::JsonWhere("variable list").index(i));
     VariableMeta meta;
     read_meta(r, meta);
     if (!r.ok()) return fail(r.error());
@@ -43,7 +43,7 @@ Result<Variable> parse_variable_text(std::string_view body) {
   auto doc = json::parse_json_text(body, "variable");
   if (!doc) return std::unexpected(doc.error());
   if (!doc->is_object()) return fail("variable: not a JSON object");
-  JsonReader r(*doc, "Variable");
+  JsonReader r(*doc, "variable");
   Variable var;
   read_meta(r, var.meta);
   r.read("Items", var.items);

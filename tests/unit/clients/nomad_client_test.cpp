@@ -503,7 +503,7 @@ TEST_F(NomadClientTest, NodesBodyTheModelRefusesIsABadAnswer) {
   fake_->fail_next(1, 200, "/v1/nodes", R"([{"ID":"n1","Name":"a"},{"Name":"b"}])");
   auto missing_id = c->nodes(soon());
   ASSERT_FALSE(missing_id);
-  EXPECT_NE(missing_id.error().message.find("Nodes[1].ID"), std::string::npos)
+  EXPECT_NE(missing_id.error().message.find("node list at /1/ID: missing"), std::string::npos)
       << missing_id.error().message;
 }
 

@@ -101,7 +101,8 @@ TEST(CiliumEndpointTest, ListBodyShapes) {
   ASSERT_TRUE(mixed.has_value());
   EXPECT_EQ(mixed->endpoints.size(), 1U);
   ASSERT_EQ(mixed->rejected.size(), 3U);
-  EXPECT_NE(mixed->rejected[2].message.find("Endpoint[3].status.identity"), std::string::npos)
+  EXPECT_NE(mixed->rejected[2].message.find("endpoint list at /3/status/identity"),
+            std::string::npos)
       << mixed->rejected[2].message;
 }
 

@@ -161,7 +161,7 @@ TEST(NomadAllocationSelectorTest, AJobOfAKnownVersionIsStillDecoded) {
     EXPECT_EQ(parsed->allocations[0].id, kIds[0]);
     EXPECT_EQ(parsed->allocations[1].id, kIds[2]);
     ASSERT_EQ(parsed->rejected.size(), 1U);
-    EXPECT_NE(parsed->rejected[0].message.find("Allocation[1].Job"), std::string::npos)
+    EXPECT_NE(parsed->rejected[0].message.find("allocation list at /1/Job"), std::string::npos)
         << parsed->rejected[0].message;
   }
 }
@@ -182,7 +182,7 @@ TEST(NomadAllocationSelectorTest, SkippedJobsMustStillBeJsonAndSelectedOnesObjec
   ASSERT_TRUE(decoded);
   EXPECT_TRUE(decoded->allocations.empty());
   ASSERT_EQ(decoded->rejected.size(), 1U);
-  EXPECT_NE(decoded->rejected[0].message.find("Allocation[0].Job: expected an object"),
+  EXPECT_NE(decoded->rejected[0].message.find("allocation list at /0/Job: expected an object"),
             std::string::npos)
       << decoded->rejected[0].message;
   // A null Job is no Job, and the selector is not asked about it.
@@ -212,8 +212,8 @@ TEST(NomadAllocationSelectorTest, BodyShapesAndBadElementsAsWithoutASelector) {
   ASSERT_TRUE(list);
   EXPECT_EQ(list->allocations.size(), 1U);
   ASSERT_EQ(list->rejected.size(), 4U);
-  EXPECT_NE(list->rejected[0].message.find("Allocation[1].ID"), std::string::npos);
-  EXPECT_NE(list->rejected[3].message.find("Allocation[4].ModifyIndex"), std::string::npos);
+  EXPECT_NE(list->rejected[0].message.find("allocation list at /1/ID"), std::string::npos);
+  EXPECT_NE(list->rejected[3].message.find("allocation list at /4/ModifyIndex"), std::string::npos);
 }
 
 }  // namespace

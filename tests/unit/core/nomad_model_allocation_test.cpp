@@ -99,8 +99,8 @@ TEST(NomadAllocationTest, ListSetsAsideBadElements) {
   ASSERT_TRUE(list.has_value());
   EXPECT_EQ(list->allocations.size(), 1U);
   ASSERT_EQ(list->rejected.size(), 4U);
-  EXPECT_NE(list->rejected[0].message.find("Allocation[1].ID"), std::string::npos);
-  EXPECT_NE(list->rejected[3].message.find("Allocation[4].ModifyIndex"), std::string::npos);
+  EXPECT_NE(list->rejected[0].message.find("allocation list at /1/ID"), std::string::npos);
+  EXPECT_NE(list->rejected[3].message.find("allocation list at /4/ModifyIndex"), std::string::npos);
 }
 
 TEST(NomadAllocationTest, ListBodyShapes) {

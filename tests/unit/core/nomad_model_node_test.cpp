@@ -56,14 +56,14 @@ TEST(NomadNodeListTest, AStubWithoutIdOrNameRefusesTheList) {
     std::string where;
   };
   for (const auto& c :
-       std::vector<Case>{{R"({"Name":"b","Status":"down"})", "Nodes[1].ID"},
-                         {R"({"ID":"","Name":"b"})", "Nodes[1].ID"},
-                         {R"({"ID":null,"Name":"b"})", "Nodes[1].ID"},
-                         {R"({"ID":"n2","Status":"down"})", "Nodes[1].Name"},
-                         {R"({"ID":"n2","Name":""})", "Nodes[1].Name"},
-                         {R"({"ID":7,"Name":"b"})", "Nodes[1].ID"},
-                         {R"({"ID":"n2","Name":"b","Status":1})", "Nodes[1].Status"},
-                         {R"("n2")", "Nodes[1]"}}) {
+       std::vector<Case>{{R"({"Name":"b","Status":"down"})", "node list at /1/ID"},
+                         {R"({"ID":"","Name":"b"})", "node list at /1/ID"},
+                         {R"({"ID":null,"Name":"b"})", "node list at /1/ID"},
+                         {R"({"ID":"n2","Status":"down"})", "node list at /1/Name"},
+                         {R"({"ID":"n2","Name":""})", "node list at /1/Name"},
+                         {R"({"ID":7,"Name":"b"})", "node list at /1/ID"},
+                         {R"({"ID":"n2","Name":"b","Status":1})", "node list at /1/Status"},
+                         {R"("n2")", "node list at /1"}}) {
     const std::string body = "[" + good + "," + c.second + "]";
     Error e = refused(body);
     EXPECT_EQ(e.kind, ErrorKind::invalid) << body;

@@ -46,6 +46,29 @@ TEST(NotifyProtocol, RefusesWhatMustNotCrossTheSocket) {
   }
 }
 
+TEST(NotifyProtocol, FieldErrorsNameTheJsonPointerAndIntegersAreRangeChecked) {
+  const std::string head =
+      R"({"v":1,"op":"add","alloc_id":"4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11",)";
+  auto wait = decode_request(head + R"("ifname":"eth0","wait_ms":600001})");
+  ASSERT_FALSE(wait);
+  EXPECT_EQ(wait.error().message,
+            "frame at /wait_ms: expected an integer from 0 to 600000, got 600001");
+  auto nomad = decode_request(head + R"("ifname":"eth0","nomad":{"job":7}})");
+  ASSERT_FALSE(nomad);
+  EXPECT_EQ(nomad.error().message, "frame at /nomad/job: expected a string, got number");
+  auto missing = decode_request(R"({"v":1,"op":"add"})");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().message, "frame at /alloc_id: missing");
+
+  // Beyond int64: get<long long>() would have wrapped it to a negative endpoint ID.
+  auto reply = decode_reply(R"({"v":1,"status":"labeled","endpoint_id":18446744073709551615})");
+  ASSERT_FALSE(reply);
+  EXPECT_NE(reply.error().message.find("frame at /endpoint_id: expected an integer from"),
+            std::string::npos)
+      << reply.error().message;
+  EXPECT_FALSE(decode_request(R"({"v":18446744073709551617,"op":"add"})"));
+}
+
 TEST(NotifyProtocol, OtherVersionsAreRecognisedNotMistakenForGarbage) {
   const std::string line = R"({"v":2,"op":"add","alloc_id":"x"})";
   EXPECT_FALSE(decode_request(line));

@@ -191,7 +191,7 @@ TEST_F(StateStoreTest, ReadOnlyReadCreatesNothingAndReportsMissingAndCorruptFile
   auto corrupt = read_state_file(dir_.file("run/state.json"));
   ASSERT_FALSE(corrupt);
   EXPECT_NE(corrupt.error().message.find(dir_.file("run/state.json")), std::string::npos);
-  EXPECT_NE(corrupt.error().message.find("ips must be an array"), std::string::npos)
+  EXPECT_NE(corrupt.error().message.find("/ips: expected an array"), std::string::npos)
       << corrupt.error().message;
   EXPECT_EQ(cn::testing::read_file(dir_.file("run/state.json")), garbage) << "not repaired";
 

@@ -15,12 +15,15 @@ using cn::testing::TempDir;
 using cn::testing::write_file;
 
 // A file as the distributor writes it: JSON with the annotations that say where it came from.
-std::string annotated(const std::string& path, int index) {
+std::string annotated(const std::string& path, const std::string& index) {
   return R"({"kind":"CiliumClusterwideNetworkPolicy","metadata":{"name":"web","annotations":{")" +
          std::string(cn::policy::kAnnotationNamespace) + R"(":"default",")" +
          std::string(cn::policy::kAnnotationPath) + R"(":")" + path + R"(",")" +
-         std::string(cn::policy::kAnnotationModifyIndex) + R"(":")" + std::to_string(index) +
-         R"("}}})";
+         std::string(cn::policy::kAnnotationModifyIndex) + R"(":")" + index + R"("}}})";
+}
+
+std::string annotated(const std::string& path, int index) {
+  return annotated(path, std::to_string(index));
 }
 
 class PolicyDirectoryTest : public ::testing::Test {
@@ -77,6 +80,28 @@ TEST_F(PolicyDirectoryTest, ARemovedFileIsGoneAndAnUnannotatedOneHasNoSource) {
   EXPECT_FALSE(files->contains("web"));
   ASSERT_TRUE(files->contains("hand"));
   EXPECT_FALSE(files->at("hand").source);
+}
+
+// The modify index is an outsider's text like any other: a sign, trailing text or a number past
+// 64 bits leave the file without a source (kept, never deleted on a guess) instead of wrapping
+// or being cut short.
+TEST_F(PolicyDirectoryTest, AModifyIndexThatIsNotADecimalUint64GivesNoSource) {
+  for (const std::string index : {"-1", "12abc", " 12", "18446744073709551616", "1e3"}) {
+    write_file(file("web"), annotated("cilium/policies/web", index));
+    std::filesystem::last_write_time(
+        file("web"), std::filesystem::last_write_time(file("web")) + std::chrono::seconds{1});
+    auto files = directory_.owned_files();
+    ASSERT_TRUE(files);
+    ASSERT_TRUE(files->contains("web"));
+    EXPECT_FALSE(files->at("web").source) << index;
+  }
+  write_file(file("web"), annotated("cilium/policies/web", "18446744073709551615"));
+  std::filesystem::last_write_time(
+      file("web"), std::filesystem::last_write_time(file("web")) + std::chrono::seconds{2});
+  auto files = directory_.owned_files();
+  ASSERT_TRUE(files);
+  ASSERT_TRUE(files->at("web").source);
+  EXPECT_EQ(files->at("web").source->modify_index, UINT64_MAX);
 }
 
 }  // namespace
