@@ -391,13 +391,14 @@ TEST_F(PolicyE2E, APolicyNeedingAnOptionTheAgentLacksIsHeldBackAndTheAgentSurviv
   const auto rec = *record("db-nodes");
   EXPECT_EQ(rec.option, "enable-node-selector-labels");
   EXPECT_NE(rec.reason.find("/spec/ingress/0/fromNodes"), std::string::npos) << rec.reason;
-  EXPECT_EQ(daemon_->metrics().policies_unsupported("enable-node-selector-labels").Value(), 1);
-  EXPECT_EQ(daemon_->metrics().policies_unsupported("enable-l7-proxy").Value(), 0);
+  // The gauges and the status file are published at the end of the pass that made the record.
   ASSERT_TRUE(eventually([&] {
     auto shown = policy::render_policy_status(dir_.file("run/policy-status.json"),
                                               policy::StatusView::wide, system_clock());
     return shown && shown->find("unsupported: /spec/ingress/0/fromNodes") != std::string::npos;
   }));
+  EXPECT_EQ(daemon_->metrics().policies_unsupported("enable-node-selector-labels").Value(), 1);
+  EXPECT_EQ(daemon_->metrics().policies_unsupported("enable-l7-proxy").Value(), 0);
 
   EXPECT_NO_THROW(restart_agent(false)) << "the next start reads every file of the directory";
   EXPECT_TRUE(agent_alive());
@@ -483,13 +484,18 @@ TEST_F(PolicyE2E, ATeamNamespaceWritesPoliciesForItselfOnlyAndTheOperatorWritesC
   EXPECT_NE(team_record("wide")->reason.find("/kind: "), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(policy_dir_ + "/nomad-team-a.other.yaml"));
   EXPECT_FALSE(std::filesystem::exists(policy_dir_ + "/nomad-team-a.wide.yaml"));
-  // `policy status` names each policy's namespace and the refusal.
+  // `policy status` names each policy's namespace and the refusal. The records above are the
+  // distributor's memory; the status file is published at the end of its pass, so wait for it.
   ManualClock clock;
-  auto table = policy::render_policy_status(dir_.file("run/policy-status.json"),
-                                            policy::StatusView::wide, clock);
-  ASSERT_TRUE(table);
-  EXPECT_NE(table->find("team-a"), std::string::npos) << *table;
-  EXPECT_NE(table->find("not_delegated: /kind: "), std::string::npos) << *table;
+  std::string table;
+  ASSERT_TRUE(eventually([&] {
+    auto rendered = policy::render_policy_status(dir_.file("run/policy-status.json"),
+                                                 policy::StatusView::wide, clock);
+    if (!rendered) return false;
+    table = std::move(*rendered);
+    return table.find("not_delegated: /kind: ") != std::string::npos;
+  })) << table;
+  EXPECT_NE(table.find("team-a"), std::string::npos) << table;
   EXPECT_TRUE(agent_alive());
 }
 
