@@ -30,6 +30,10 @@ class AnswerReader {
   cn::json::JsonWhere at(std::string_view key) const { return reader_.at(key); }
   cn::json::JsonWhere at(std::string_view key, std::size_t i) const { return reader_.at(key, i); }
 
+  bool ok() const { return reader_.ok(); }
+  // The first error without the "etcd answer: " prefix, for an enclosing reader to take over.
+  const std::string& first_error() const { return reader_.error(); }
+
   Status done() const {
     if (reader_.ok()) return {};
     return cn::fail(ErrorKind::bad_answer, "etcd answer: " + reader_.error());
@@ -51,7 +55,7 @@ Revision header_revision(AnswerReader& reader) {
   if (const auto* header = reader.object("header")) {
     AnswerReader h(*header, reader.at("header"));
     h.integer("revision", revision);
-    if (auto ok = h.done(); !ok) reader.fail(ok.error().message);
+    if (!h.ok()) reader.fail(h.first_error());
   }
   return revision;
 }
@@ -74,7 +78,7 @@ void read_range(AnswerReader& reader, RangePage& page) {
                               {"lease", &kv.lease}}) {
       r.integer(key, *field);
     }
-    if (auto ok = r.done(); !ok) return reader.fail(ok.error().message);
+    if (!r.ok()) return reader.fail(r.first_error());
     page.kvs.push_back(std::move(kv));
   }
 }

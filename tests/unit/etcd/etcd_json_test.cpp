@@ -135,15 +135,15 @@ TEST(EtcdJsonTest, RefusesBrokenAnswersNamingTheField) {
     const char* body;
     const char* field;
   };
-  for (const auto& c :
-       std::initializer_list<Case>{{R"({"header":{"revision":3}})", "range.header.revision"},
-                                   {R"({"header":{"revision":"3x"}})", "range.header.revision"},
-                                   {R"({"kvs":[{"key":"!!"}]})", "range.kvs[0].key"},
-                                   {R"({"kvs":{}})", "range.kvs"},
-                                   {R"({"kvs":[1]})", "range.kvs[0]"},
-                                   {R"({"more":"yes"})", "range.more"},
-                                   {R"([1,2])", ""},
-                                   {"not json", ""}}) {
+  for (const auto& c : std::initializer_list<Case>{
+           {R"({"header":{"revision":3}})", "range at /header/revision:"},
+           {R"({"header":{"revision":"3x"}})", "range at /header/revision:"},
+           {R"({"kvs":[{"key":"!!"}]})", "range at /kvs/0/key:"},
+           {R"({"kvs":{}})", "range at /kvs:"},
+           {R"({"kvs":[1]})", "range at /kvs/0:"},
+           {R"({"more":"yes"})", "range at /more:"},
+           {R"([1,2])", ""},
+           {"not json", ""}}) {
     auto page = decode_range(c.body);
     ASSERT_FALSE(page) << c.body;
     EXPECT_EQ(page.error().kind, ErrorKind::bad_answer) << c.body;
