@@ -33,6 +33,11 @@ struct BackoffPolicy {
 // delays reproducible in tests: the same seed and the same calls give the same draws.
 class BackoffJitter {
  public:
+  // A configured seed, where 0 (the options' default) asks for a random one.
+  static std::uint64_t seed_or_random(std::uint64_t configured) {
+    return configured != 0 ? configured : std::random_device{}();
+  }
+
   explicit BackoffJitter(std::uint64_t seed = std::random_device{}());
   // Uniform in [lo, hi].
   long long uniform(long long lo, long long hi) EXCLUDES(mu_);

@@ -26,7 +26,7 @@ EventWatcher::EventWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metric
       resync_(std::move(resync)),
       log_(log ? std::move(log) : spdlog::default_logger()),
       options_(std::move(options)),
-      jitter_(options_.seed != 0 ? options_.seed : std::random_device{}()),
+      jitter_(BackoffJitter::seed_or_random(options_.seed)),
       last_index_(options_.initial_index) {}
 
 void EventWatcher::run(std::stop_token stop) {

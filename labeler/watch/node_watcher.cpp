@@ -20,7 +20,7 @@ NodeWatcher::NodeWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics,
       resync_(std::move(resync)),
       log_(log ? std::move(log) : spdlog::default_logger()),
       options_(options),
-      jitter_(options.seed != 0 ? options.seed : std::random_device{}()),
+      jitter_(BackoffJitter::seed_or_random(options.seed)),
       index_(options.initial_index) {}
 
 std::chrono::seconds NodeWatcher::next_wait() {

@@ -42,7 +42,7 @@ CurlCiliumClient::CurlCiliumClient(CiliumClientConfig config, Clock& clock,
       clock_(clock),
       log_(log ? std::move(log) : spdlog::default_logger()),
       http_(http_config(config_, log_, clock_)),
-      retry_jitter_(config_.retry_seed != 0 ? config_.retry_seed : std::random_device{}()) {}
+      retry_jitter_(BackoffJitter::seed_or_random(config_.retry_seed)) {}
 
 Error CurlCiliumClient::error_from(const http::Response& response, bool endpoint_op) {
   std::string text = agent_error_text(response.body);

@@ -84,7 +84,7 @@ CurlNomadClient::CurlNomadClient(NomadClientConfig config, http::HttpTarget targ
       clock_(clock),
       log_(std::move(log)),
       http_(http_config(config_, std::move(target), log_, clock_)),
-      retry_jitter_(config_.retry_seed != 0 ? config_.retry_seed : std::random_device{}()) {}
+      retry_jitter_(BackoffJitter::seed_or_random(config_.retry_seed)) {}
 
 std::string CurlNomadClient::finish(http::Target target) const {
   if (!config_.region.empty()) target.query("region", config_.region);
