@@ -1,7 +1,7 @@
 #pragma once
 // The hand-written part of the fake HTTP server: one accepted socket, seen by cpp-httplib as an
 // httplib::Stream. cpp-httplib 0.11.4 parses the head and writes every answer; this layer does
-// what it cannot (docs/testing.md, "HTTP server"):
+// what it cannot (tests/fakes/README.md, "HTTP server"):
 // - every read and write also watches the server's stop descriptor, so stop() never waits for a
 //   silent peer (httplib's own stream waits out its read timeout);
 // - the head limit answers 431 (httplib answers 400 past its compiled-in 8 KiB line limit), a

@@ -1,5 +1,5 @@
 // fake-cilium-agent: the fake Cilium agent as a standalone process (demo, manual testing).
-// Serves until SIGINT/SIGTERM. See docs/testing.md.
+// Serves until SIGINT/SIGTERM. See tests/fakes/README.md.
 #include <signal.h>
 
 #include <CLI/CLI.hpp>

@@ -1,5 +1,5 @@
 // fake-nomad: the FakeNomad fake as a process, for the demo and benchmarks. Scenario and faults
-// are driven through /_fake/ (see tests/fakes/nomad/spec_json.h and docs/testing.md).
+// are driven through /_fake/ (see tests/fakes/nomad/spec_json.h and tests/fakes/README.md).
 #include <csignal>
 #include <cstdio>
 #include <ctime>
