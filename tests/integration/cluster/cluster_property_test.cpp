@@ -313,7 +313,8 @@ TEST_P(ClusterPropertyTest, ZeroWrongDeletionsWithLeaderKillAndEtcdRestarts) {
       "property shard %d: %zu runs, %d with an etcd restart, %zu of %zu deletable keys "
       "deleted, %lld ms\n",
       shard, seeds.size(), restarts, deleted, deletable, static_cast<long long>(took.count()));
-  // What today's duties collect, and what waits for a duty (duplicates, stale IP keys).
+  // How much of each kind of deletable key the duties collected, so a duty that stopped
+  // collecting shows in the log even while the property holds.
   for (const auto& [kind, n] : by_kind)
     std::printf("  %s: %zu of %zu deleted\n", kind.c_str(), n.first, n.second);
   if (seeds.size() >= 10) {
