@@ -169,8 +169,9 @@ Outcome measure(const nlohmann::json& list, Decode decode) {
   options.min_quiet_interval = std::chrono::milliseconds{0};
   options.seed = 1;
   labeler::NodeWatcher watcher(
-      nomad, system_clock(), metrics, calls, fakes::FakeNomadConfig{}.node_id, enqueue, [] {},
-      spdlog::default_logger(), options);
+      labeler::WatcherDeps{nomad, system_clock(), metrics, calls, fakes::FakeNomadConfig{}.node_id,
+                           enqueue, [] {}, spdlog::default_logger()},
+      options);
   {
     std::jthread thread([&](std::stop_token stop) { watcher.run(stop); });
     nomad.wait_done();

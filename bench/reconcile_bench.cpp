@@ -161,12 +161,16 @@ int run() {
     labeler::LabelSettings settings;
     state::StateStore store({node.dir.file("state.json")}, system_clock(),
                             spdlog::default_logger());
-    labeler::Reconciler reconciler(**nomad_client, cilium_client, store, system_clock(), metrics,
-                                   calls, settings, spdlog::default_logger());
+    labeler::Reconciler reconciler(
+        labeler::LabelPathDeps{**nomad_client, cilium_client, store, system_clock(), metrics, calls,
+                               spdlog::default_logger()},
+        settings);
     const std::string& address = node.nomad->address();
     SaxDecodingNomad sax_nomad(**nomad_client, std::stoi(address.substr(address.rfind(':') + 1)));
-    labeler::Reconciler sax_reconciler(sax_nomad, cilium_client, store, system_clock(), metrics,
-                                       calls, settings, spdlog::default_logger());
+    labeler::Reconciler sax_reconciler(
+        labeler::LabelPathDeps{sax_nomad, cilium_client, store, system_clock(), metrics, calls,
+                               spdlog::default_logger()},
+        settings);
     std::size_t enqueued = 0;
     auto enqueue = [&](labeler::WorkItem) { return ++enqueued, true; };
     const std::string node_id = fakes::FakeNomadConfig{}.node_id;

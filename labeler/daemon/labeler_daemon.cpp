@@ -44,10 +44,9 @@ LabelerDaemon::LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium
   settings.fault_hook = config_.label_fault_hook;
   // One worker always stays free of writes held in the agent's limiter.
   settings.max_concurrent_writes = std::max(1, config_.workers - 1);
-  labeler_ = std::make_unique<AllocLabeler>(nomad_, cilium_, state_, clock_, metrics_, calls_,
-                                            settings, log_);
-  reconciler_ = std::make_unique<Reconciler>(nomad_, cilium_, state_, clock_, metrics_, calls_,
-                                             settings, log_);
+  const LabelPathDeps label_path{nomad_, cilium_, state_, clock_, metrics_, calls_, log_};
+  labeler_ = std::make_unique<AllocLabeler>(label_path, settings);
+  reconciler_ = std::make_unique<Reconciler>(label_path, settings);
   {
     MutexLock lock(reconcile_mu_);  // no reconcile runs yet; the lock states who owns it
     reconciler_->track_unlabeled(unlabeled_);
@@ -210,8 +209,8 @@ void LabelerDaemon::start_watcher(std::uint64_t index) {
   const auto start_watcher = [&]<class WatcherT, class Options>(Options options) {
     options.initial_index = index;
     options.cache = alloc_cache_.get();
-    watcher_ = std::make_unique<WatcherT>(nomad_, clock_, metrics_, calls_, node_id_, enqueue,
-                                          resync, log_, options);
+    watcher_ = std::make_unique<WatcherT>(
+        WatcherDeps{nomad_, clock_, metrics_, calls_, node_id_, enqueue, resync, log_}, options);
   };
   switch (config_.watch) {
     case WatchMode::kNode:

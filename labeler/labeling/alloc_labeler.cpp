@@ -81,22 +81,16 @@ struct AllocLabeler::Attempt {
   std::stop_token stop;
 };
 
-AllocLabeler::AllocLabeler(nomad::NomadApi& nomad, cilium::CiliumApi& cilium,
-                           state::StateStore& state, Clock& clock, Metrics& metrics,
-                           CallRecorder& calls, LabelSettings settings,
-                           std::shared_ptr<spdlog::logger> log)
-    : nomad_(nomad),
-      cilium_(cilium),
-      state_(state),
-      clock_(clock),
-      metrics_(metrics),
-      calls_(calls),
+AllocLabeler::AllocLabeler(LabelPathDeps deps, LabelSettings settings)
+    : deps_(std::move(deps)),
       settings_(std::move(settings)),
-      log_(log ? std::move(log) : spdlog::default_logger()),
-      write_slots_(std::clamp(settings_.max_concurrent_writes, 1, 64)) {}
+      write_slots_(std::clamp(settings_.max_concurrent_writes, 1, 64)) {
+  if (!deps_.log) deps_.log = spdlog::default_logger();
+}
 
 Deadline AllocLabeler::call_deadline(const Attempt& attempt) const {
-  return Deadline{std::min(attempt.deadline, clock_.now() + settings_.call_timeout), attempt.stop};
+  return Deadline{std::min(attempt.deadline, deps_.clock.now() + settings_.call_timeout),
+                  attempt.stop};
 }
 
 LabelOutcome AllocLabeler::failed_call(Peer peer, std::string context, const Error& error) {
@@ -114,7 +108,7 @@ LabelOutcome AllocLabeler::failed_call(Peer peer, std::string context, const Err
 
 void AllocLabeler::note_labeled(const std::string& alloc_id) {
   constexpr std::size_t kRemembered = 4096;  // more than a node runs; beyond it, forget the old
-  const MonoTime now = clock_.now();
+  const MonoTime now = deps_.clock.now();
   MutexLock lock(labeled_mu_);
   labeled_at_[alloc_id] = now;
   if (labeled_at_.size() <= kRemembered) return;
@@ -152,8 +146,8 @@ std::expected<AllocLabeler::Identity, LabelOutcome> AllocLabeler::resolve_identi
 
 std::expected<AllocLabeler::Identity, LabelOutcome> AllocLabeler::fetch_identity(
     const WorkItem& item, const Attempt& attempt) {
-  auto fetched = nomad_.allocation(item.alloc_id, call_deadline(attempt));
-  calls_.record(Peer::nomad, fetched);
+  auto fetched = deps_.nomad.allocation(item.alloc_id, call_deadline(attempt));
+  deps_.calls.record(Peer::nomad, fetched);
   if (fetched && fetched->id != item.alloc_id) {
     // A confused proxy or cache answered about another allocation: try again rather than trust it.
     return std::unexpected(
@@ -181,8 +175,8 @@ std::expected<AllocLabeler::Identity, LabelOutcome> AllocLabeler::fetch_identity
     if (had_args) failed.message += "; CNI_ARGS not trusted: " + from_args.error().message;
     return std::unexpected(failed);
   }
-  log_->warn("nomad unreachable, labeling from CNI_ARGS: alloc={} error=\"{}\"", item.alloc_id,
-             fetched.error().message);
+  deps_.log->warn("nomad unreachable, labeling from CNI_ARGS: alloc={} error=\"{}\"", item.alloc_id,
+                  fetched.error().message);
   return Identity{std::move(*from_args), IdentitySource::cni_args, true};
 }
 
@@ -194,8 +188,8 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::find_endpoint(const 
                         [&](const auto& r) { return r.kind() == preferred; });
 
   for (const auto& ref : refs) {
-    auto ep = cilium_.endpoint(ref, call_deadline(attempt));
-    calls_.record(Peer::cilium, ep);
+    auto ep = deps_.cilium.endpoint(ref, call_deadline(attempt));
+    deps_.calls.record(Peer::cilium, ep);
     if (ep) {
       // An IP can be reused by a newer allocation: only accept an endpoint that is this one's,
       // or one that does not say whose it is.
@@ -218,7 +212,7 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(
     const Attempt& attempt, bool& wrote) {
   auto ref = cilium::EndpointRef::local(ep.id);
   if (!ref) {
-    metrics_.errors(ErrorKindLabel::endpoint_id).Increment();
+    deps_.metrics.errors(ErrorKindLabel::endpoint_id).Increment();
     return std::unexpected(outcome(ReplyStatus::kPending, "Cilium: " + ref.error().message,
                                    RetryRule::later, LabelFailure::endpoint_unusable));
   }
@@ -250,7 +244,7 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(
                     "endpoint " + std::to_string(ep.id) + " belongs to the agent (host/health)",
                     RetryRule::never, LabelFailure::endpoint_unusable));
       case cilium::LabelWriteAction::filtered:
-        metrics_.errors(ErrorKindLabel::labels_filtered).Increment();
+        deps_.metrics.errors(ErrorKindLabel::labels_filtered).Increment();
         return std::unexpected(outcome(ReplyStatus::kFailed, std::string(kLabelsFilteredDetail),
                                        RetryRule::at_resync, LabelFailure::labels_filtered));
       case cilium::LabelWriteAction::write:
@@ -264,40 +258,40 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::write_labels(
     LabelWriteApi api = LabelWriteApi::endpoint;
     const Deadline write_deadline{attempt.write_deadline, attempt.stop};
     if (!endpoint_patch_gone_) {
-      written = cilium_.replace_identity_labels(*ref, desired.to_strings(), write_deadline);
-      calls_.record(Peer::cilium, written);
+      written = deps_.cilium.replace_identity_labels(*ref, desired.to_strings(), write_deadline);
+      deps_.calls.record(Peer::cilium, written);
       if (!written && written.error().kind == ErrorKind::http &&
           retry_rule(written.error()) == RetryRule::never) {
         endpoint_patch_gone_ = true;
-        log_->warn(
+        deps_.log->warn(
             "agent refuses PATCH /v1/endpoint/{{id}}; using PATCH /v1/endpoint/{{id}}/labels");
       }
     }
     if (endpoint_patch_gone_) {
       api = LabelWriteApi::labels;
-      written = cilium_.set_user_labels(*ref, desired.to_strings(), write_deadline);
-      calls_.record(Peer::cilium, written);
+      written = deps_.cilium.set_user_labels(*ref, desired.to_strings(), write_deadline);
+      deps_.calls.record(Peer::cilium, written);
     }
     if (!written) {
       if (written.error().kind == ErrorKind::not_found) {
         return std::unexpected(outcome(ReplyStatus::kPending, "endpoint vanished during the write",
                                        RetryRule::later, LabelFailure::endpoint_not_found));
       }
-      metrics_.errors(ErrorKindLabel::label_write).Increment();
+      deps_.metrics.errors(ErrorKindLabel::label_write).Increment();
       auto failed = failed_call(Peer::cilium, "label write failed: ", written.error());
       if (failed.failure == LabelFailure::agent_error)
         failed.failure = LabelFailure::label_write_refused;
       return std::unexpected(std::move(failed));
     }
     wrote = true;
-    metrics_.label_writes(api).Increment();
-    log_->info("labels written: alloc={} endpoint={} api={} labels={} missing={} stale={}",
-               item.alloc_id, ep.id, to_string(api), join(desired.to_strings(), ","),
-               join(plan.missing, ","), join(plan.stale, ","));
+    deps_.metrics.label_writes(api).Increment();
+    deps_.log->info("labels written: alloc={} endpoint={} api={} labels={} missing={} stale={}",
+                    item.alloc_id, ep.id, to_string(api), join(desired.to_strings(), ","),
+                    join(plan.missing, ","), join(plan.stale, ","));
     if (!endpoint_patch_gone_) return ep;
     // /labels: look again; if init is still there with our labels, the second PATCH is due.
-    auto fresh = cilium_.endpoint(*ref, call_deadline(attempt));
-    calls_.record(Peer::cilium, fresh);
+    auto fresh = deps_.cilium.endpoint(*ref, call_deadline(attempt));
+    deps_.calls.record(Peer::cilium, fresh);
     if (!fresh) return ep;
     ep = std::move(*fresh);
   }
@@ -315,8 +309,8 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::confirm(const cilium
                     std::chrono::milliseconds{10}},
       confirm_jitter_);
   for (;;) {
-    auto ep = cilium_.endpoint(ref, call_deadline(attempt));
-    calls_.record(Peer::cilium, ep);
+    auto ep = deps_.cilium.endpoint(ref, call_deadline(attempt));
+    deps_.calls.record(Peer::cilium, ep);
     if (ep && cilium::plan_label_write(*ep, desired).action == cilium::LabelWriteAction::none &&
         ep->identity_id != 0 && !cilium::is_init(*ep)) {
       return std::move(*ep);
@@ -329,11 +323,11 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::confirm(const cilium
     if (!ep && ep.error().kind == ErrorKind::cancelled)
       return std::unexpected(failed_call(Peer::cilium, "", ep.error()));
     const auto delay = backoff.next_delay();
-    if (clock_.now() + delay >= attempt.deadline) {
+    if (deps_.clock.now() + delay >= attempt.deadline) {
       return std::unexpected(outcome(ReplyStatus::kPending, "identity not resolved yet",
                                      RetryRule::later, LabelFailure::identity_pending));
     }
-    if (!clock_.sleep_for(delay, attempt.stop)) {
+    if (!deps_.clock.sleep_for(delay, attempt.stop)) {
       return std::unexpected(
           outcome(ReplyStatus::kPending, "stopping", RetryRule::never, std::nullopt));
     }
@@ -343,13 +337,14 @@ std::expected<cilium::Endpoint, LabelOutcome> AllocLabeler::confirm(const cilium
 void AllocLabeler::record(const WorkItem& item, const cilium::Endpoint& ep,
                           const labels::AllocationIdentity& identity,
                           const labels::LabelSet& desired) {
-  state::LabeledInfo info{ep.id, ep.identity_id, desired.to_strings(), rfc3339(clock_.wall_now())};
+  state::LabeledInfo info{ep.id, ep.identity_id, desired.to_strings(),
+                          rfc3339(deps_.clock.wall_now())};
   bool present = false;
   // Update-only: an absent entry was DEL'd while this worker labeled (or never recorded); the
   // plugin's ADD/CHECK and the reconciler's rebuild are the only ones that may create entries.
   // Only this allocation's line is touched: decoding the whole document for every label made
   // labeling a full node quadratic.
-  auto ok = state_.update_entry(
+  auto ok = deps_.state.update_entry(
       item.alloc_id,
       [&](std::optional<state::StateEntry>& entry) {
         present = true;
@@ -367,18 +362,19 @@ void AllocLabeler::record(const WorkItem& item, const cilium::Endpoint& ep,
       },
       state::StateStore::Creation::forbidden);
   if (!ok) {
-    metrics_.errors(ErrorKindLabel::state_write).Increment();
-    metrics_.label_failures(LabelFailure::state_write).Increment();
-    log_->error("state write failed: alloc={} error=\"{}\"", item.alloc_id, ok.error().message);
+    deps_.metrics.errors(ErrorKindLabel::state_write).Increment();
+    deps_.metrics.label_failures(LabelFailure::state_write).Increment();
+    deps_.log->error("state write failed: alloc={} error=\"{}\"", item.alloc_id,
+                     ok.error().message);
   } else if (!present) {
-    log_->debug("state entry gone (deleted), not recorded: alloc={}", item.alloc_id);
+    deps_.log->debug("state entry gone (deleted), not recorded: alloc={}", item.alloc_id);
   }
 }
 
 LabelOutcome AllocLabeler::label(const WorkItem& item, std::stop_token stop) {
   LabelOutcome out = attempt_label(item, std::move(stop));
   if (out.failure) {
-    metrics_.label_failures(*out.failure).Increment();
+    deps_.metrics.label_failures(*out.failure).Increment();
     record_failure(item, *out.failure, out);
   }
   return out;
@@ -387,11 +383,11 @@ LabelOutcome AllocLabeler::label(const WorkItem& item, std::stop_token stop) {
 void AllocLabeler::record_failure(const WorkItem& item, LabelFailure failure,
                                   const LabelOutcome& out) {
   state::LastAttempt attempt{std::string(to_string(failure)), out.message,
-                             rfc3339(clock_.wall_now())};
+                             rfc3339(deps_.clock.wall_now())};
   if (!out.remedy.empty()) attempt.detail += "; fix: " + out.remedy;
   // Update-only, like record(). The same failure again keeps its first time: the entry says
   // since when it has been failing, and a retry loop does not rewrite the file on every attempt.
-  auto ok = state_.update_entry(
+  auto ok = deps_.state.update_entry(
       item.alloc_id,
       [&](std::optional<state::StateEntry>& entry) {
         auto& last = entry->last_attempt;
@@ -401,9 +397,9 @@ void AllocLabeler::record_failure(const WorkItem& item, LabelFailure failure,
       },
       state::StateStore::Creation::forbidden);
   if (!ok) {
-    metrics_.errors(ErrorKindLabel::state_write).Increment();
-    log_->error("state write failed (last attempt not recorded): alloc={} error=\"{}\"",
-                item.alloc_id, ok.error().message);
+    deps_.metrics.errors(ErrorKindLabel::state_write).Increment();
+    deps_.log->error("state write failed (last attempt not recorded): alloc={} error=\"{}\"",
+                     item.alloc_id, ok.error().message);
   }
 }
 
@@ -411,7 +407,7 @@ LabelOutcome AllocLabeler::attempt_label(const WorkItem& item, std::stop_token s
   if (!is_valid_alloc_id(item.alloc_id))
     // The notification server refuses such IDs first; nothing could be recorded under one.
     return outcome(ReplyStatus::kFailed, "invalid allocation ID", RetryRule::never, std::nullopt);
-  const MonoTime now = clock_.now();
+  const MonoTime now = deps_.clock.now();
   const Attempt attempt{now + settings_.item_budget,
                         now + std::max(settings_.item_budget, settings_.write_budget),
                         std::move(stop)};
@@ -422,7 +418,7 @@ LabelOutcome AllocLabeler::attempt_label(const WorkItem& item, std::stop_token s
   step(LabelStep::resolve_identity);
   auto identity = resolve_identity(item, attempt);
   if (!identity) return identity.error();
-  metrics_.identity_sources(identity->source).Increment();
+  deps_.metrics.identity_sources(identity->source).Increment();
   auto desired = labels::derive_labels(identity->identity, label_policy(settings_));
 
   // A resync's snapshot may predate a notification's work on the same allocation (the list was
@@ -445,9 +441,9 @@ LabelOutcome AllocLabeler::attempt_label(const WorkItem& item, std::stop_token s
     // The labels CNI_ARGS gave were not Nomad's. Never expected: it means a Nomad that builds
     // CNI_ARGS differently from what labeler/labeling/identity_trust.h assumes, or a job that
     // steered its own CNI_ARGS; the endpoint now carries Nomad's labels.
-    metrics_.cni_args_relabels().Increment();
-    log_->warn("nomad disagreed with CNI_ARGS, relabeled: alloc={} labels={}", item.alloc_id,
-               join(desired.to_strings(), ","));
+    deps_.metrics.cni_args_relabels().Increment();
+    deps_.log->warn("nomad disagreed with CNI_ARGS, relabeled: alloc={} labels={}", item.alloc_id,
+                    join(desired.to_strings(), ","));
   }
 
   cilium::Endpoint final_ep = std::move(*written);
@@ -482,7 +478,7 @@ LabelOutcome AllocLabeler::attempt_label(const WorkItem& item, std::stop_token s
   o.verify = identity->source == IdentitySource::cni_args;
   o.retry = o.verify ? RetryRule::later : RetryRule::never;
   if (wrote) {
-    metrics_.endpoints_labeled(item.source).Increment();
+    deps_.metrics.endpoints_labeled(item.source).Increment();
   }
   return o;
 }

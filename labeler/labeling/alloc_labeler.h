@@ -26,6 +26,7 @@
 #include "labeler/labeling/alloc_cache.h"
 #include "labeler/labeling/identity_trust.h"
 #include "labeler/labeling/label_failure.h"
+#include "labeler/labeling/label_path_deps.h"
 #include "labeler/labeling/label_step.h"
 #include "labeler/serve/call_recorder.h"
 #include "labeler/serve/metrics.h"
@@ -87,9 +88,7 @@ struct LabelOutcome {
 
 class AllocLabeler {
  public:
-  AllocLabeler(nomad::NomadApi& nomad, cilium::CiliumApi& cilium, state::StateStore& state,
-               Clock& clock, Metrics& metrics, CallRecorder& calls, LabelSettings settings,
-               std::shared_ptr<spdlog::logger> log);
+  AllocLabeler(LabelPathDeps deps, LabelSettings settings);
 
   // `stop` abandons the item's calls and waits (shutdown): the outcome is then a cancelled retry.
   // A failure is counted by reason and recorded as the entry's last_attempt; a success clears it.
@@ -128,14 +127,8 @@ class AllocLabeler {
   void note_labeled(const std::string& alloc_id) EXCLUDES(labeled_mu_);
   bool labeled_since(const std::string& alloc_id, MonoTime since) EXCLUDES(labeled_mu_);
 
-  nomad::NomadApi& nomad_;
-  cilium::CiliumApi& cilium_;
-  state::StateStore& state_;
-  Clock& clock_;
-  Metrics& metrics_;
-  CallRecorder& calls_;
+  LabelPathDeps deps_;
   LabelSettings settings_;
-  std::shared_ptr<spdlog::logger> log_;
   std::counting_semaphore<64> write_slots_;
   BackoffJitter confirm_jitter_;  // the identity polls', shared by the workers
   // The endpoint ID form this agent answered last (cni-attachment-id on 1.15+, container-id on

@@ -13,54 +13,46 @@ constexpr std::string_view kAllocationTopic = "Allocation";
 
 }  // namespace
 
-EventWatcher::EventWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics,
-                           CallRecorder& calls, std::string node_id, EnqueueFn enqueue,
-                           ResyncFn resync, std::shared_ptr<spdlog::logger> log,
-                           EventWatchOptions options)
-    : nomad_(nomad),
-      clock_(clock),
-      metrics_(metrics),
-      calls_(calls),
-      node_id_(std::move(node_id)),
-      enqueue_(std::move(enqueue)),
-      resync_(std::move(resync)),
-      log_(log ? std::move(log) : spdlog::default_logger()),
+EventWatcher::EventWatcher(WatcherDeps deps, EventWatchOptions options)
+    : deps_(std::move(deps)),
       options_(std::move(options)),
       jitter_(BackoffJitter::seed_or_random(options_.seed)),
-      last_index_(options_.initial_index) {}
+      last_index_(options_.initial_index) {
+  if (!deps_.log) deps_.log = spdlog::default_logger();
+}
 
 void EventWatcher::run(std::stop_token stop) {
-  log_->info("event watch started: node={} namespace={} index={}", node_id_,
-             options_.nomad_namespace, last_index_.load());
+  deps_.log->info("event watch started: node={} namespace={} index={}", deps_.node_id,
+                  options_.nomad_namespace, last_index_.load());
   BackoffStrategy backoff(options_.backoff, jitter_);
   while (!stop.stop_requested()) {
     Session s;
-    s.opened_at = clock_.now();
+    s.opened_at = deps_.clock.now();
     nomad::EventStreamQuery query;
     query.topic = std::string(kAllocationTopic);
     query.nomad_namespace = options_.nomad_namespace;
     // Nomad's index is inclusive: ask for the first one we have not seen.
     query.index = last_index_ + 1;
     s.min_index = query.index;
-    auto status = nomad_.event_stream(
+    auto status = deps_.nomad.event_stream(
         query, [&](std::string_view line) { return !stop.stop_requested() && on_line(s, line); },
         options_.idle_timeout, stop);
     if (stop.stop_requested()) break;
     // A stream that delivered a line reached Nomad, whatever ended it later.
     if (s.got_line || status) {
-      calls_.record(Peer::nomad, nullptr);
+      deps_.calls.record(Peer::nomad, nullptr);
     } else {
-      calls_.record(Peer::nomad, &status.error());
+      deps_.calls.record(Peer::nomad, &status.error());
     }
 
     // Whatever ended this stream, the next one must be followed by a resync: events may have
     // fallen out of Nomad's buffer in between, and a resubscribe may add namespaces.
     resync_pending_ = true;
-    metrics_.watch_reconnects(WatchMode::kEvents).Increment();
+    deps_.metrics.watch_reconnects(WatchMode::kEvents).Increment();
     if (s.resubscribe) {
       backoff.reset();
-      log_->info("event stream resubscribing on schedule: node={} resume_index={}", node_id_,
-                 last_index_.load() + 1);
+      deps_.log->info("event stream resubscribing on schedule: node={} resume_index={}",
+                      deps_.node_id, last_index_.load() + 1);
       continue;
     }
 
@@ -71,30 +63,31 @@ void EventWatcher::run(std::stop_token stop) {
     const ErrorKindLabel kind = s.error      ? ErrorKindLabel::nomad_stream_bad_line
                                 : s.got_line ? ErrorKindLabel::nomad_stream
                                              : ErrorKindLabel::nomad_stream_open;
-    const bool healthy = s.got_line && !s.error &&
-                         (s.frames > 0 || clock_.now() - s.opened_at >= options_.healthy_after);
+    const bool healthy =
+        s.got_line && !s.error &&
+        (s.frames > 0 || deps_.clock.now() - s.opened_at >= options_.healthy_after);
     if (healthy) backoff.reset();
-    metrics_.errors(kind).Increment();
+    deps_.metrics.errors(kind).Increment();
     auto delay = backoff.next_delay();
     if (!s.got_line) {
       // A denied subscription on Nomad >= 1.11.2 looks exactly like this (200, then EOF).
-      log_->warn(
+      deps_.log->warn(
           "event stream ended before its first heartbeat (denied?), retrying: node={} kind={} "
           "error=\"{}\" "
           "attempt={} retry_ms={}{}",
-          node_id_, to_string(error.kind), error.message, backoff.retries(), delay.count(),
+          deps_.node_id, to_string(error.kind), error.message, backoff.retries(), delay.count(),
           remedy_note(error));
     } else {
-      log_->warn(
+      deps_.log->warn(
           "event stream broken, reconnecting: node={} kind={} error=\"{}\" frames={} "
           "resume_index={} "
           "attempt={} retry_ms={}{}",
-          node_id_, to_string(error.kind), error.message, s.frames, last_index_.load() + 1,
+          deps_.node_id, to_string(error.kind), error.message, s.frames, last_index_.load() + 1,
           backoff.retries(), delay.count(), remedy_note(error));
     }
-    if (!clock_.sleep_for(delay, stop)) break;
+    if (!deps_.clock.sleep_for(delay, stop)) break;
   }
-  log_->info("event watch stopped: node={} index={}", node_id_, last_index_.load());
+  deps_.log->info("event watch stopped: node={} index={}", deps_.node_id, last_index_.load());
 }
 
 bool EventWatcher::on_line(Session& s, std::string_view line) {
@@ -112,13 +105,14 @@ bool EventWatcher::on_line(Session& s, std::string_view line) {
     s.got_line = true;
     if (resync_pending_) {
       resync_pending_ = false;
-      log_->info("event stream reopened, resyncing: node={} index={}", node_id_, s.min_index);
-      resync_();
+      deps_.log->info("event stream reopened, resyncing: node={} index={}", deps_.node_id,
+                      s.min_index);
+      deps_.resync();
     }
   }
   if (auto* frame = std::get_if<nomad::EventFrame>(&*message)) on_frame(s, *frame);
   // Heartbeats arrive every 30 s, so this check runs at least that often.
-  if (clock_.now() - s.opened_at >= options_.resubscribe_every) {
+  if (deps_.clock.now() - s.opened_at >= options_.resubscribe_every) {
     s.resubscribe = true;
     return false;
   }
@@ -131,20 +125,20 @@ void EventWatcher::on_frame(Session& s, const nomad::EventFrame& frame) {
   bool reset = false;
   if (frame.index <= last) {
     if (is_replay(s, frame.index)) {
-      log_->debug("event stream: replayed frame already seen: node={} index={} last={}", node_id_,
-                  frame.index, last);
+      deps_.log->debug("event stream: replayed frame already seen: node={} index={} last={}",
+                       deps_.node_id, frame.index, last);
       return;
     }
     // A younger Raft log (see the header). Skipping its frames would skip every event until the
     // index climbs back, and the per-allocation ModifyIndex memory would refuse updates of
     // existing allocations too.
     reset = true;
-    metrics_.errors(ErrorKindLabel::nomad_index_reset).Increment();
-    log_->warn(
+    deps_.metrics.errors(ErrorKindLabel::nomad_index_reset).Increment();
+    deps_.log->warn(
         "nomad index went backwards (servers restored?), forgetting what was seen and resyncing: "
         "node={} "
         "last={} got={}",
-        node_id_, last, frame.index);
+        deps_.node_id, last, frame.index);
     seen_.clear();
     last_index_ = frame.index;
   }
@@ -153,7 +147,7 @@ void EventWatcher::on_frame(Session& s, const nomad::EventFrame& frame) {
   last_frame_ = frame.index;
   // After this frame's events, so that anything between the restore and now is caught by the
   // resync and nothing after it is missed by the stream.
-  if (reset) resync_();
+  if (reset) deps_.resync();
 }
 
 bool EventWatcher::is_replay(const Session& s, std::uint64_t frame_index) const {
@@ -165,20 +159,20 @@ void EventWatcher::on_event(const nomad::Event& event) {
   if (event.topic != kAllocationTopic) return;
   if (event.type != "AllocationUpdated" && event.type != "PlanResult") return;
   if (event.payload_error) {
-    metrics_.errors(ErrorKindLabel::nomad_event_payload).Increment();
-    log_->warn("event stream: unusable allocation payload: key={} index={} error=\"{}\"", event.key,
-               event.index, event.payload_error->message);
+    deps_.metrics.errors(ErrorKindLabel::nomad_event_payload).Increment();
+    deps_.log->warn("event stream: unusable allocation payload: key={} index={} error=\"{}\"",
+                    event.key, event.index, event.payload_error->message);
     return;
   }
   if (!event.allocation) return;
   const nomad::Allocation& alloc = *event.allocation;
-  if (alloc.node_id != node_id_) return;
+  if (alloc.node_id != deps_.node_id) return;
 
   const std::uint64_t modify_index = alloc.modify_index != 0 ? alloc.modify_index : event.index;
   auto it = seen_.find(alloc.id);
   if (it != seen_.end() && modify_index <= it->second.modify_index) {
-    log_->debug("event stream: already seen: alloc={} modify_index={} seen={}", alloc.id,
-                modify_index, it->second.modify_index);
+    deps_.log->debug("event stream: already seen: alloc={} modify_index={} seen={}", alloc.id,
+                     modify_index, it->second.modify_index);
     return;
   }
   if (options_.cache) options_.cache->observe(alloc);
@@ -195,15 +189,15 @@ void EventWatcher::on_event(const nomad::Event& event) {
   for (const auto& ip : item.ips) key += "," + ip;
   Seen& seen = seen_[alloc.id];
   if (seen.enqueued == key) return;  // same endpoint, same labels: nothing to do
-  if (enqueue_(std::move(item))) {
+  if (deps_.enqueue(std::move(item))) {
     seen.enqueued = std::move(key);
-    log_->debug("event stream: enqueued alloc={} type={} modify_index={}", alloc.id, event.type,
-                modify_index);
+    deps_.log->debug("event stream: enqueued alloc={} type={} modify_index={}", alloc.id,
+                     event.type, modify_index);
   } else {
     // Not remembered as enqueued, so the allocation's next event tries again.
-    metrics_.errors(ErrorKindLabel::queue_full).Increment();
-    log_->warn("queue full, leaving the allocation to the next resync: alloc={} source=watch",
-               alloc.id);
+    deps_.metrics.errors(ErrorKindLabel::queue_full).Increment();
+    deps_.log->warn("queue full, leaving the allocation to the next resync: alloc={} source=watch",
+                    alloc.id);
   }
 }
 

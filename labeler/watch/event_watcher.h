@@ -80,9 +80,7 @@ struct EventWatchOptions {
 
 class EventWatcher final : public Watcher {
  public:
-  EventWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics, CallRecorder& calls,
-               std::string node_id, EnqueueFn enqueue, ResyncFn resync,
-               std::shared_ptr<spdlog::logger> log, EventWatchOptions options = {});
+  explicit EventWatcher(WatcherDeps deps, EventWatchOptions options = {});
 
   void run(std::stop_token stop) override;
   std::string_view mode() const override { return "events"; }
@@ -114,14 +112,7 @@ class EventWatcher final : public Watcher {
   void on_event(const nomad::Event& event);
   void remember(const std::string& alloc_id, std::uint64_t modify_index);
 
-  nomad::NomadApi& nomad_;
-  Clock& clock_;
-  Metrics& metrics_;
-  CallRecorder& calls_;
-  std::string node_id_;
-  EnqueueFn enqueue_;
-  ResyncFn resync_;
-  std::shared_ptr<spdlog::logger> log_;
+  WatcherDeps deps_;
   EventWatchOptions options_;
   BackoffJitter jitter_;  // the reconnect backoff's
 

@@ -7,21 +7,13 @@
 
 namespace cn::labeler {
 
-NodeWatcher::NodeWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics,
-                         CallRecorder& calls, std::string node_id, EnqueueFn enqueue,
-                         ResyncFn resync, std::shared_ptr<spdlog::logger> log,
-                         NodeWatchOptions options)
-    : nomad_(nomad),
-      clock_(clock),
-      metrics_(metrics),
-      calls_(calls),
-      node_id_(std::move(node_id)),
-      enqueue_(std::move(enqueue)),
-      resync_(std::move(resync)),
-      log_(log ? std::move(log) : spdlog::default_logger()),
+NodeWatcher::NodeWatcher(WatcherDeps deps, NodeWatchOptions options)
+    : deps_(std::move(deps)),
       options_(options),
       jitter_(BackoffJitter::seed_or_random(options.seed)),
-      index_(options.initial_index) {}
+      index_(options.initial_index) {
+  if (!deps_.log) deps_.log = spdlog::default_logger();
+}
 
 std::chrono::seconds NodeWatcher::next_wait() {
   auto wait = std::clamp(options_.wait, std::chrono::seconds{1}, std::chrono::seconds{300});
@@ -33,14 +25,14 @@ std::chrono::seconds NodeWatcher::next_wait() {
 }
 
 void NodeWatcher::run(std::stop_token stop) {
-  log_->info("node watch started: node={} index={} wait_s={}", node_id_, index_.load(),
-             options_.wait.count());
+  deps_.log->info("node watch started: node={} index={} wait_s={}", deps_.node_id, index_.load(),
+                  options_.wait.count());
   BackoffStrategy backoff(options_.backoff, jitter_);
   while (!stop.stop_requested()) {
     const std::uint64_t asked = index_.load();
     // Index 0 never blocks (a full listing), so it gets the plain call deadline.
     const std::chrono::seconds wait = asked == 0 ? std::chrono::seconds{0} : next_wait();
-    const MonoTime started = clock_.now();
+    const MonoTime started = deps_.clock.now();
     const MonoTime deadline = started + wait + wait / 16 + options_.call_timeout;
     // A Job is decoded once per allocation and ModifyIndex: everything in the first answer (and
     // after a reset), then the new and changed allocations, which include all apply() enqueues.
@@ -49,20 +41,20 @@ void NodeWatcher::run(std::stop_token stop) {
       auto it = listed_.find(id);
       return it == listed_.end() || it->second.modify_index != modify_index;
     };
-    auto answer = nomad_.node_allocations(node_id_, asked, wait, deadline, stop, unseen);
+    auto answer = deps_.nomad.node_allocations(deps_.node_id, asked, wait, deadline, stop, unseen);
     if (stop.stop_requested()) break;
-    calls_.record(Peer::nomad, answer);
+    deps_.calls.record(Peer::nomad, answer);
 
     if (!answer) {
-      metrics_.errors(ErrorKindLabel::nomad_watch).Increment();
-      metrics_.watch_reconnects(WatchMode::kNode).Increment();
+      deps_.metrics.errors(ErrorKindLabel::nomad_watch).Increment();
+      deps_.metrics.watch_reconnects(WatchMode::kNode).Increment();
       auto delay = backoff.next_delay();
-      log_->warn(
+      deps_.log->warn(
           "node watch failed, retrying: node={} index={} kind={} error=\"{}\" attempt={} "
           "retry_ms={}{}",
-          node_id_, asked, to_string(answer.error().kind), answer.error().message,
+          deps_.node_id, asked, to_string(answer.error().kind), answer.error().message,
           backoff.retries(), delay.count(), remedy_note(answer.error()));
-      if (!clock_.sleep_for(delay, stop)) break;
+      if (!deps_.clock.sleep_for(delay, stop)) break;
       continue;
     }
     backoff.reset();
@@ -71,14 +63,15 @@ void NodeWatcher::run(std::stop_token stop) {
     // from looking like a reset and from turning every query into a non-blocking one.
     const std::uint64_t got = std::max<std::uint64_t>(answer->index, 1);
     if (asked > 0 && got < asked && explained_by_gc(answer->value)) {
-      log_->debug("node watch: index went down after garbage collection: node={} asked={} got={}",
-                  node_id_, asked, got);
+      deps_.log->debug(
+          "node watch: index went down after garbage collection: node={} asked={} got={}",
+          deps_.node_id, asked, got);
     } else if (asked > 0 && got < asked) {
-      metrics_.errors(ErrorKindLabel::nomad_index_reset).Increment();
-      metrics_.watch_reconnects(WatchMode::kNode).Increment();
-      log_->warn(
+      deps_.metrics.errors(ErrorKindLabel::nomad_index_reset).Increment();
+      deps_.metrics.watch_reconnects(WatchMode::kNode).Increment();
+      deps_.log->warn(
           "nomad index went backwards (servers restored?), resyncing: node={} asked={} got={}",
-          node_id_, asked, got);
+          deps_.node_id, asked, got);
       known_.clear();
       if (options_.cache) options_.cache->clear();
       listed_.clear();
@@ -89,8 +82,8 @@ void NodeWatcher::run(std::stop_token stop) {
     }
 
     for (const auto& rejected : answer->value.rejected) {
-      log_->warn("node watch: unusable allocation in listing: node={} error=\"{}\"", node_id_,
-                 rejected.message);
+      deps_.log->warn("node watch: unusable allocation in listing: node={} error=\"{}\"",
+                      deps_.node_id, rejected.message);
     }
     const bool baseline = rebaseline_ && asked == 0;
     // Before the work is queued, so that the plugin's notification for an allocation of this
@@ -107,15 +100,15 @@ void NodeWatcher::run(std::stop_token stop) {
       rebaseline_ = false;
       // After the new baseline, so a change between the two is caught by the next blocking
       // query and anything before it by the resync.
-      resync_();
+      deps_.resync();
     }
 
     if (got <= asked) {
-      auto quick = options_.min_quiet_interval - (clock_.now() - started);
-      if (quick > std::chrono::nanoseconds::zero() && !clock_.sleep_for(quick, stop)) break;
+      auto quick = options_.min_quiet_interval - (deps_.clock.now() - started);
+      if (quick > std::chrono::nanoseconds::zero() && !deps_.clock.sleep_for(quick, stop)) break;
     }
   }
-  log_->info("node watch stopped: node={} index={}", node_id_, index_.load());
+  deps_.log->info("node watch stopped: node={} index={}", deps_.node_id, index_.load());
 }
 
 void NodeWatcher::apply(const nomad::AllocationList& list, std::uint64_t asked, bool baseline) {
@@ -123,7 +116,7 @@ void NodeWatcher::apply(const nomad::AllocationList& list, std::uint64_t asked, 
   std::size_t enqueued = 0;
   for (const auto& alloc : list.allocations) {
     // The endpoint is node-scoped; the check costs nothing and guards against a confused proxy.
-    if (!alloc.node_id.empty() && alloc.node_id != node_id_) continue;
+    if (!alloc.node_id.empty() && alloc.node_id != deps_.node_id) continue;
     auto it = known_.find(alloc.id);
     const std::uint64_t known = it != known_.end() ? it->second : asked;
     const bool changed = alloc.modify_index > known || (asked == 0 && it == known_.end());
@@ -132,13 +125,14 @@ void NodeWatcher::apply(const nomad::AllocationList& list, std::uint64_t asked, 
     // The exact ModifyIndex, not a max: explained_by_gc compares it with the next answers.
     if (!alloc.is_terminal()) next[alloc.id] = alloc.modify_index;
     if (baseline || !changed || !wants_labels(alloc)) continue;
-    if (enqueue_(watch_work_item(alloc, true))) {
+    if (deps_.enqueue(watch_work_item(alloc, true))) {
       ++enqueued;
-      log_->debug("node watch: enqueued alloc={} modify_index={}", alloc.id, alloc.modify_index);
+      deps_.log->debug("node watch: enqueued alloc={} modify_index={}", alloc.id,
+                       alloc.modify_index);
     } else {
-      metrics_.errors(ErrorKindLabel::queue_full).Increment();
-      log_->warn("queue full, leaving the allocation to the next resync: alloc={} source=watch",
-                 alloc.id);
+      deps_.metrics.errors(ErrorKindLabel::queue_full).Increment();
+      deps_.log->warn(
+          "queue full, leaving the allocation to the next resync: alloc={} source=watch", alloc.id);
     }
   }
   known_complete_ = next.size() <= options_.max_tracked;
@@ -153,14 +147,14 @@ void NodeWatcher::apply(const nomad::AllocationList& list, std::uint64_t asked, 
   }
   known_ = std::move(next);
   if (enqueued > 0 || baseline) {
-    log_->info("node watch: node={} allocations={} enqueued={} baseline={}", node_id_,
-               list.allocations.size(), enqueued, baseline);
+    deps_.log->info("node watch: node={} allocations={} enqueued={} baseline={}", deps_.node_id,
+                    list.allocations.size(), enqueued, baseline);
   }
 }
 
 bool NodeWatcher::explained_by_gc(const nomad::AllocationList& list) const {
   return std::ranges::all_of(list.allocations, [&](const nomad::Allocation& alloc) {
-    if (!alloc.node_id.empty() && alloc.node_id != node_id_) return true;
+    if (!alloc.node_id.empty() && alloc.node_id != deps_.node_id) return true;
     auto it = known_.find(alloc.id);
     // Below the asked index no write can have touched it since the last answer.
     if (it != known_.end()) return alloc.modify_index == it->second;

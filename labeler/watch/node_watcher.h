@@ -70,9 +70,7 @@ struct NodeWatchOptions {
 
 class NodeWatcher final : public Watcher {
  public:
-  NodeWatcher(nomad::NomadApi& nomad, Clock& clock, Metrics& metrics, CallRecorder& calls,
-              std::string node_id, EnqueueFn enqueue, ResyncFn resync,
-              std::shared_ptr<spdlog::logger> log, NodeWatchOptions options = {});
+  explicit NodeWatcher(WatcherDeps deps, NodeWatchOptions options = {});
 
   void run(std::stop_token stop) override;
   std::string_view mode() const override { return "node"; }
@@ -87,14 +85,7 @@ class NodeWatcher final : public Watcher {
   // An answer below the asked index: whether the GC alone can explain it (see the top).
   bool explained_by_gc(const nomad::AllocationList& list) const;
 
-  nomad::NomadApi& nomad_;
-  Clock& clock_;
-  Metrics& metrics_;
-  CallRecorder& calls_;
-  std::string node_id_;
-  EnqueueFn enqueue_;
-  ResyncFn resync_;
-  std::shared_ptr<spdlog::logger> log_;
+  WatcherDeps deps_;
   NodeWatchOptions options_;
   BackoffJitter jitter_;  // the reconnect backoff's and the waits'
 

@@ -15,17 +15,10 @@
 
 namespace cn::labeler {
 
-Reconciler::Reconciler(nomad::NomadApi& nomad, cilium::CiliumApi& cilium, state::StateStore& state,
-                       Clock& clock, Metrics& metrics, CallRecorder& calls, LabelSettings settings,
-                       std::shared_ptr<spdlog::logger> log)
-    : nomad_(nomad),
-      cilium_(cilium),
-      state_(state),
-      clock_(clock),
-      metrics_(metrics),
-      calls_(calls),
-      settings_(std::move(settings)),
-      log_(log ? std::move(log) : spdlog::default_logger()) {}
+Reconciler::Reconciler(LabelPathDeps deps, LabelSettings settings)
+    : deps_(std::move(deps)), settings_(std::move(settings)) {
+  if (!deps_.log) deps_.log = spdlog::default_logger();
+}
 
 // One pass whose steps depend on their order (state, both lists, endpoints, unmatched entries, one
 // state write, then the work): splitting it to satisfy a score would scatter that order.
@@ -33,14 +26,15 @@ Reconciler::Reconciler(nomad::NomadApi& nomad, cilium::CiliumApi& cilium, state:
 Result<ReconcileReport> Reconciler::run(const std::string& node_id,
                                         const std::function<bool(WorkItem)>& enqueue,
                                         std::stop_token stop) {
-  const MonoTime started = clock_.now();
-  const long long started_unix_ms = unix_millis(clock_.wall_now());
+  const MonoTime started = deps_.clock.now();
+  const long long started_unix_ms = unix_millis(deps_.clock.wall_now());
   const Deadline deadline{started + settings_.call_timeout * 4, stop};
   ReconcileReport report;
 
-  auto doc = state_.load();
+  auto doc = deps_.state.load();
   if (!doc) return fail("state: " + doc.error().message);
-  (void)state_.remove_orphan_temp_files();  // best effort: a leftover costs disk, never correctness
+  (void)deps_.state
+      .remove_orphan_temp_files();  // best effort: a leftover costs disk, never correctness
 
   // The two lists are independent, and on a big node each is tens of megabytes to fetch and
   // decode: Nomad's (the larger, with the Job in every allocation) comes in on its own thread
@@ -49,21 +43,23 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id,
   // decode skips the unread bytes and decodes each job version once (10,000 allocations:
   // 0.11-0.15 s instead of 0.54-0.80 s; docs/benchmarks.md, "Decoding only what changed").
   auto pending_allocs = std::async(std::launch::async, [&] {
-    return nomad_.node_allocations(node_id, 0, std::chrono::seconds{0}, deadline.at, deadline.stop);
+    return deps_.nomad.node_allocations(node_id, 0, std::chrono::seconds{0}, deadline.at,
+                                        deadline.stop);
   });
   // Before the call: anything labeled after this instant may be missing from the list.
-  const MonoTime listed_at = clock_.now();
-  auto endpoints = cilium_.endpoints(deadline);
+  const MonoTime listed_at = deps_.clock.now();
+  auto endpoints = deps_.cilium.endpoints(deadline);
   auto allocs = pending_allocs.get();
-  calls_.record(Peer::cilium, endpoints);
-  calls_.record(Peer::nomad, allocs);
+  deps_.calls.record(Peer::cilium, endpoints);
+  deps_.calls.record(Peer::nomad, allocs);
   // Only here is it known which peer failed, so only here can the fix be named.
   for (const auto& [peer, error] :
        {std::pair{Peer::cilium, endpoints ? nullptr : &endpoints.error()},
         std::pair{Peer::nomad, allocs ? nullptr : &allocs.error()}}) {
     if (error == nullptr) continue;
     if (auto fix = remedy(*error, peer); !fix.empty()) {
-      log_->warn("reconcile blocked until fixed: kind={} fix=\"{}\"", to_string(error->kind), fix);
+      deps_.log->warn("reconcile blocked until fixed: kind={} fix=\"{}\"", to_string(error->kind),
+                      fix);
     }
   }
   if (!endpoints) return std::unexpected(with_context("Cilium endpoint list: ", endpoints.error()));
@@ -71,7 +67,7 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id,
   report.nomad_index = allocs->index;
   if (settings_.cache) settings_.cache->rebuild(allocs->value.allocations, allocs->index);
   for (const auto& rejected : allocs->value.rejected) {
-    log_->warn("reconcile: Nomad allocation skipped: error=\"{}\"", rejected.message);
+    deps_.log->warn("reconcile: Nomad allocation skipped: error=\"{}\"", rejected.message);
   }
 
   std::map<std::string, const nomad::Allocation*> by_id;
@@ -90,14 +86,14 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id,
   // What keeps an endpoint from its labels until someone acts: counted, and recorded as the
   // entry's last attempt, as a worker's failure is.
   std::map<std::string, state::LastAttempt> failed;
-  const std::string pass_at = rfc3339(clock_.wall_now());
+  const std::string pass_at = rfc3339(deps_.clock.wall_now());
   auto waiting_since = [&](const std::string& id) {
     auto it = doc->allocations.find(id);
     return it != doc->allocations.end() && it->second.added_unix_ms > 0 ? it->second.added_unix_ms
                                                                         : started_unix_ms;
   };
   auto fails = [&](const std::string& id, LabelFailure failure, std::string detail) {
-    metrics_.label_failures(failure).Increment();
+    deps_.metrics.label_failures(failure).Increment();
     failed[id] = state::LastAttempt{std::string(to_string(failure)), std::move(detail), pass_at};
     report.unlabeled[id] = waiting_since(id);
   };
@@ -121,7 +117,7 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id,
     auto identity = trusted_identity(NomadClaim{alloc}, owner->alloc_id, TrustRules{});
     if (!identity) {
       const std::string& why = identity.error().message;
-      log_->warn("reconcile: cannot label: alloc={} error=\"{}\"", alloc.id, why);
+      deps_.log->warn("reconcile: cannot label: alloc={} error=\"{}\"", alloc.id, why);
       fails(alloc.id, LabelFailure::nomad_answer_unusable, why);
       continue;
     }
@@ -130,12 +126,12 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id,
     if (plan.action == cilium::LabelWriteAction::none) {
       ++report.correct;
       confirmed[alloc.id] = state::LabeledInfo{ep.id, ep.identity_id, desired.to_strings(),
-                                               rfc3339(clock_.wall_now())};
+                                               rfc3339(deps_.clock.wall_now())};
       continue;
     }
     if (plan.action != cilium::LabelWriteAction::write) {
-      log_->warn("reconcile: not writable: alloc={} endpoint={} reason=\"{}\"", alloc.id, ep.id,
-                 plan.reason);
+      deps_.log->warn("reconcile: not writable: alloc={} endpoint={} reason=\"{}\"", alloc.id,
+                      ep.id, plan.reason);
       if (plan.action == cilium::LabelWriteAction::filtered) {
         fails(alloc.id, LabelFailure::labels_filtered, std::string(kLabelsFilteredDetail));
       } else {
@@ -179,17 +175,17 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id,
       continue;
     }
     // Not on this node's list: gone, or never this node's. Ask once before forgetting it.
-    auto one = nomad_.allocation(id, deadline);
-    calls_.record(Peer::nomad, one);
+    auto one = deps_.nomad.allocation(id, deadline);
+    deps_.calls.record(Peer::nomad, one);
     if ((!one && one.error().kind == ErrorKind::not_found) || (one && one->is_terminal()))
       drop.insert(id);
   }
 
   // One state write for everything learned.
-  const long long now_ms = unix_millis(clock_.wall_now());
+  const long long now_ms = unix_millis(deps_.clock.wall_now());
   const long long tombstone_ttl_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(state::kTombstoneTtl).count();
-  auto ok = state_.update([&](state::StateDoc& d) {
+  auto ok = deps_.state.update([&](state::StateDoc& d) {
     bool changed = false;
     for (const auto& id : drop) changed = d.allocations.erase(id) > 0 || changed;
     // Old enough that nothing can still be working from a list that showed the allocation alive.
@@ -206,7 +202,7 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id,
       if (inserted) {
         // A live endpoint of a live allocation with no entry: the plugin's record was lost
         // (a corrupt or deleted file) or it never ran. Rebuilt from what the agent shows.
-        e = rebuild_entry(*found.first, *found.second, clock_.wall_now());
+        e = rebuild_entry(*found.first, *found.second, deps_.clock.wall_now());
         changed = true;
       }
       if (auto failure = failed.find(id); failure != failed.end()) {
@@ -233,10 +229,10 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id,
         changed = true;
       }
     }
-    metrics_.state_entries().Set(static_cast<double>(d.allocations.size()));
+    deps_.metrics.state_entries().Set(static_cast<double>(d.allocations.size()));
     return changed;
   });
-  if (!ok) log_->error("reconcile: state write failed: error=\"{}\"", ok.error().message);
+  if (!ok) deps_.log->error("reconcile: state write failed: error=\"{}\"", ok.error().message);
   report.dropped_entries = drop.size();
   if (unlabeled_ != nullptr) unlabeled_->replace(report.unlabeled, started_unix_ms);
   for (auto& item : work) {
@@ -247,18 +243,19 @@ Result<ReconcileReport> Reconciler::run(const std::string& node_id,
   // the Nomad thread's own malloc arena, which would otherwise keep it until the next resync.
   ::malloc_trim(0);
 
-  metrics_.orphan_endpoints().Set(static_cast<double>(report.orphans));
-  double seconds = std::chrono::duration<double>(clock_.now() - started).count();
-  metrics_.reconcile_duration_seconds().Observe(seconds);
-  log_->info(
+  deps_.metrics.orphan_endpoints().Set(static_cast<double>(report.orphans));
+  double seconds = std::chrono::duration<double>(deps_.clock.now() - started).count();
+  deps_.metrics.reconcile_duration_seconds().Observe(seconds);
+  deps_.log->info(
       "reconcile done: endpoints={} live_allocs={} correct={} enqueued={} dropped_entries={} "
       "orphans={} "
       "index={} ms={:.1f}",
       report.endpoints, report.live_allocations, report.correct, report.enqueued,
       report.dropped_entries, report.orphans, report.nomad_index, seconds * 1000);
   for (const auto& [alloc, ep] : report.orphan_endpoints) {
-    log_->info("orphan endpoint: endpoint={} alloc={} reason=\"no live allocation of this node\"",
-               ep, alloc);
+    deps_.log->info(
+        "orphan endpoint: endpoint={} alloc={} reason=\"no live allocation of this node\"", ep,
+        alloc);
   }
   return report;
 }

@@ -37,9 +37,7 @@ struct ReconcileReport {
 
 class Reconciler {
  public:
-  Reconciler(nomad::NomadApi& nomad, cilium::CiliumApi& cilium, state::StateStore& state,
-             Clock& clock, Metrics& metrics, CallRecorder& calls, LabelSettings settings,
-             std::shared_ptr<spdlog::logger> log);
+  Reconciler(LabelPathDeps deps, LabelSettings settings);
 
   // `enqueue` hands work to the queue and says whether it was accepted. `stop` abandons the
   // pass's calls (shutdown).
@@ -52,14 +50,8 @@ class Reconciler {
   void track_unlabeled(UnlabeledTracker& tracker) { unlabeled_ = &tracker; }
 
  private:
-  nomad::NomadApi& nomad_;
-  cilium::CiliumApi& cilium_;
-  state::StateStore& state_;
-  Clock& clock_;
-  Metrics& metrics_;
-  CallRecorder& calls_;
+  LabelPathDeps deps_;
   LabelSettings settings_;
-  std::shared_ptr<spdlog::logger> log_;
   UnlabeledTracker* unlabeled_ = nullptr;
 };
 

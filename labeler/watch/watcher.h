@@ -7,13 +7,18 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <random>
 #include <stop_token>
 #include <string>
 #include <string_view>
 
+#include <spdlog/fwd.h>
+
+#include "common/nomad/client/nomad_api.h"
 #include "common/nomad/model/allocation.h"
 #include "common/util/backoff.h"
+#include "common/util/clock.h"
 #include "common/util/retry_rule.h"
 #include "labeler/daemon/work_item.h"
 
@@ -24,6 +29,22 @@ using EnqueueFn = std::function<bool(WorkItem)>;
 // A full reconcile of the node, requested when the watch may have missed changes (index reset,
 // event stream reconnect). Runs on the watcher's thread.
 using ResyncFn = std::function<void()>;
+
+class CallRecorder;
+class Metrics;
+
+// What the daemon hands either watcher: the Nomad it watches for this node, time, where calls and
+// counts are reported, and where found work and resync requests go.
+struct WatcherDeps {
+  nomad::NomadApi& nomad;
+  Clock& clock;
+  Metrics& metrics;
+  CallRecorder& calls;
+  std::string node_id;
+  EnqueueFn enqueue;
+  ResyncFn resync;
+  std::shared_ptr<spdlog::logger> log;  // null: spdlog's default logger
+};
 
 class Watcher {
  public:

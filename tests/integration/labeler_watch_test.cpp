@@ -117,18 +117,20 @@ class LabelerWatch : public ::testing::Test {
   }
   NodeWatcher& start_node(nomad::NomadApi& api, Clock& clock, NodeWatchOptions options) {
     options.seed = 5;
-    auto w = std::make_unique<NodeWatcher>(
-        api, clock, metrics, calls, kNode, recorder.fn(), [this] { resyncs.fetch_add(1); }, nullptr,
-        options);
+    auto w =
+        std::make_unique<NodeWatcher>(WatcherDeps{api, clock, metrics, calls, kNode, recorder.fn(),
+                                                  [this] { resyncs.fetch_add(1); }, nullptr},
+                                      options);
     auto& ref = *w;
     run(std::move(w));
     return ref;
   }
   EventWatcher& start_events(nomad::NomadApi& api, Clock& clock, EventWatchOptions options) {
     options.seed = 5;
-    auto w = std::make_unique<EventWatcher>(
-        api, clock, metrics, calls, kNode, recorder.fn(), [this] { resyncs.fetch_add(1); }, nullptr,
-        options);
+    auto w =
+        std::make_unique<EventWatcher>(WatcherDeps{api, clock, metrics, calls, kNode, recorder.fn(),
+                                                   [this] { resyncs.fetch_add(1); }, nullptr},
+                                       options);
     auto& ref = *w;
     run(std::move(w));
     return ref;

@@ -81,8 +81,8 @@ TEST_F(AllocLabelerTest, CorrectEndpointGetsNoWrite) {
 TEST_F(AllocLabelerTest, MetaAllowListAddsLabels) {
   LabelSettings settings;
   settings.policy.meta_keys = {"team", "tier"};
-  AllocLabeler with_meta(nomad_, cilium_, state_, system_clock(), metrics_, calls_, settings,
-                         nullptr);
+  AllocLabeler with_meta(
+      LabelPathDeps{nomad_, cilium_, state_, system_clock(), metrics_, calls_, nullptr}, settings);
   nomad_.put(make_alloc(kAllocId));
   auto ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   auto out = with_meta.label(notified());
@@ -99,8 +99,8 @@ TEST_F(AllocLabelerTest, NomadDownLabelsFromTrustedCniArgsAndAsksForARecheck) {
   // With meta labels CNI_ARGS are not used before Nomad: only because Nomad failed.
   LabelSettings settings;
   settings.policy.meta_keys = {"team"};
-  AllocLabeler with_meta(nomad_, cilium_, state_, system_clock(), metrics_, calls_, settings,
-                         nullptr);
+  AllocLabeler with_meta(
+      LabelPathDeps{nomad_, cilium_, state_, system_clock(), metrics_, calls_, nullptr}, settings);
   auto ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
   nomad_.fail_next(100, 0);
   auto w = notified();
@@ -307,8 +307,8 @@ TEST_F(AllocLabelerTest, ErrorMessagesCarryOnePrefix) {
 TEST_F(AllocLabelerTest, WritesBeyondTheSlotsHandTheItemBackInsteadOfHoldingTheWorker) {
   LabelSettings settings;
   settings.max_concurrent_writes = 1;
-  AllocLabeler one_slot(nomad_, cilium_, state_, system_clock(), metrics_, calls_, settings,
-                        nullptr);
+  AllocLabeler one_slot(
+      LabelPathDeps{nomad_, cilium_, state_, system_clock(), metrics_, calls_, nullptr}, settings);
   const std::string second = "0a1b2c3d-4e5f-6789-abcd-ef0123456789";
   nomad_.put(make_alloc(kAllocId));
   nomad_.put(make_alloc(second));

@@ -109,8 +109,9 @@ class EventWatch : public ::testing::Test {
     options.seed = 11;
     if (options.initial_index == 0) options.initial_index = 1300;
     watcher = std::make_unique<EventWatcher>(
-        nomad, clock, metrics, calls, kNode, recorder.fn(), [this] { resyncs.fetch_add(1); },
-        nullptr, options);
+        WatcherDeps{nomad, clock, metrics, calls, kNode, recorder.fn(),
+                    [this] { resyncs.fetch_add(1); }, nullptr},
+        options);
     thread = std::jthread([this](std::stop_token st) { watcher->run(st); });
   }
   void stop() {

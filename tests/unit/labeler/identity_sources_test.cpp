@@ -29,8 +29,9 @@ class IdentitySources : public ::testing::Test {
 
   AllocLabeler& labeler(LabelSettings settings = {}) {
     settings.cache = cache_;
-    labeler_ = std::make_unique<AllocLabeler>(nomad_, cilium_, state_, system_clock(), metrics_,
-                                              calls_, settings, nullptr);
+    labeler_ = std::make_unique<AllocLabeler>(
+        LabelPathDeps{nomad_, cilium_, state_, system_clock(), metrics_, calls_, nullptr},
+        settings);
     return *labeler_;
   }
 

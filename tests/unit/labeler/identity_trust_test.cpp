@@ -91,8 +91,9 @@ class SpoofWhileNomadFails : public ::testing::TestWithParam<int> {
   }
 
   LabelOutcome label(const cni::NomadWorkload& hint, LabelSettings settings = {}) {
-    AllocLabeler labeler(nomad_, cilium_, state_, system_clock(), metrics_, calls_,
-                         std::move(settings), nullptr);
+    AllocLabeler labeler(
+        LabelPathDeps{nomad_, cilium_, state_, system_clock(), metrics_, calls_, nullptr},
+        std::move(settings));
     WorkItem w;
     w.alloc_id = kAllocId;
     w.ips = {kAllocIp};

@@ -28,8 +28,8 @@ class LabelFailureTest : public ::testing::Test {
   LabelFailureTest() : state_({dir_.file("state.json")}, clock_, nullptr) {}
 
   AllocLabeler labeler(LabelSettings settings = {}) {
-    return AllocLabeler(nomad_, cilium_, state_, clock_, metrics_, calls_, std::move(settings),
-                        nullptr);
+    return AllocLabeler(LabelPathDeps{nomad_, cilium_, state_, clock_, metrics_, calls_, nullptr},
+                        std::move(settings));
   }
 
   // What the plugin's ADD writes: workers only update entries, never create them.

@@ -52,8 +52,9 @@ class NodeWatch : public ::testing::Test {
   void start(NodeWatchOptions options) {
     options.seed = 7;
     watcher = std::make_unique<NodeWatcher>(
-        nomad, clock, metrics, calls, nomad.node_id, recorder.fn(),
-        [this] { resyncs.fetch_add(1); }, nullptr, options);
+        WatcherDeps{nomad, clock, metrics, calls, nomad.node_id, recorder.fn(),
+                    [this] { resyncs.fetch_add(1); }, nullptr},
+        options);
     thread = std::jthread([this](std::stop_token st) { watcher->run(st); });
   }
   void stop() {
