@@ -45,8 +45,11 @@ class SharedClusterNameTest : public ::testing::Test {
  protected:
   SharedClusterNameTest()
       : state_({dir_.file("state.json")}, system_clock(), nullptr),
-        labeler_(nomad_, cilium_, state_, system_clock(), metrics_, calls_, settings(), nullptr),
-        reconciler_(nomad_, cilium_, state_, system_clock(), metrics_, calls_, settings(), nullptr),
+        labeler_(LabelPathDeps{nomad_, cilium_, state_, system_clock(), metrics_, calls_, nullptr},
+                 settings()),
+        reconciler_(
+            LabelPathDeps{nomad_, cilium_, state_, system_clock(), metrics_, calls_, nullptr},
+            settings()),
         queue_(system_clock(), 2, 100, [this](WorkItem w) { labeler_.label(w); }) {
     queue_.start();
   }

@@ -23,8 +23,8 @@ class AllocLabelerTest : public ::testing::Test {
  protected:
   AllocLabelerTest()
       : state_({dir_.file("state.json")}, system_clock(), nullptr),
-        labeler_(nomad_, cilium_, state_, system_clock(), metrics_, calls_, LabelSettings{},
-                 nullptr) {}
+        labeler_(LabelPathDeps{nomad_, cilium_, state_, system_clock(), metrics_, calls_, nullptr},
+                 LabelSettings{}) {}
 
   // What the plugin's ADD writes: workers only update entries, never create them.
   void plugin_added(const std::string& id = kAllocId) {

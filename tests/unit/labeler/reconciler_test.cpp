@@ -20,10 +20,11 @@ class ReconcilerTest : public ::testing::Test {
  protected:
   ReconcilerTest()
       : state_({dir_.file("state.json")}, system_clock(), nullptr),
-        labeler_(nomad_, cilium_, state_, system_clock(), metrics_, calls_, LabelSettings{},
-                 nullptr),
-        reconciler_(nomad_, cilium_, state_, system_clock(), metrics_, calls_, LabelSettings{},
-                    nullptr),
+        labeler_(LabelPathDeps{nomad_, cilium_, state_, system_clock(), metrics_, calls_, nullptr},
+                 LabelSettings{}),
+        reconciler_(
+            LabelPathDeps{nomad_, cilium_, state_, system_clock(), metrics_, calls_, nullptr},
+            LabelSettings{}),
         queue_(system_clock(), 4, 10000, [this](WorkItem w) { labeler_.label(w); }) {
     queue_.start();
   }
