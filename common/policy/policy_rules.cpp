@@ -7,6 +7,7 @@
 #include "common/policy/policy_regex.h"
 #include "common/policy/policy_syntax.h"
 #include "common/policy/policy_walker.h"
+#include "common/util/ip_prefix.h"
 
 // Sources (cilium/cilium, releases 1.16.0 to 1.19.4, docs/policies.md has the table):
 //   schema:    pkg/k8s/apis/cilium.io/client/crds/v2/ciliumnetworkpolicies.yaml

@@ -1,7 +1,5 @@
 #include "common/policy/policy_syntax.h"
 
-#include <arpa/inet.h>
-
 #include <algorithm>
 #include <cctype>
 
@@ -81,53 +79,6 @@ std::optional<std::string> label_value_problem(std::string_view value) {
   return "label value \"" + std::string(value) +
          "\" is not valid: at most 63 characters of [A-Za-z0-9._-], starting and ending "
          "alphanumeric";
-}
-
-std::optional<IpPrefix> parse_ip_address(std::string_view text) {
-  if (text.empty() || text.size() > 45) return std::nullopt;
-  std::string s(text);
-  IpPrefix p;
-  if (s.find(':') != std::string::npos) {
-    if (s.find('%') != std::string::npos) return std::nullopt;  // zones are not allowed
-    if (inet_pton(AF_INET6, s.c_str(), p.addr.data()) != 1) return std::nullopt;
-    p.v6 = true;
-    p.bits = 128;
-    return p;
-  }
-  // inet_pton refuses leading zeros in octets, as Go's ParseAddr does.
-  if (inet_pton(AF_INET, s.c_str(), p.addr.data()) != 1) return std::nullopt;
-  p.bits = 32;
-  return p;
-}
-
-std::optional<IpPrefix> parse_ip_prefix(std::string_view text) {
-  auto slash = text.find('/');
-  if (slash == std::string_view::npos) return std::nullopt;
-  auto p = parse_ip_address(text.substr(0, slash));
-  std::string_view bits = text.substr(slash + 1);
-  if (!p || !is_digits(bits) || bits.size() > 3 || (bits.size() > 1 && bits.front() == '0')) {
-    return std::nullopt;
-  }
-  int n = 0;
-  for (char c : bits) n = n * 10 + (c - '0');
-  if (n > p->bits) return std::nullopt;
-  p->bits = n;
-  return p;
-}
-
-bool prefix_contains(const IpPrefix& outer, const IpPrefix& inner) {
-  if (outer.v6 != inner.v6) return false;
-  int full = outer.bits / 8;
-  for (int i = 0; i < full; ++i) {
-    if (outer.addr[static_cast<std::size_t>(i)] != inner.addr[static_cast<std::size_t>(i)]) {
-      return false;
-    }
-  }
-  int rest = outer.bits % 8;
-  if (rest == 0) return true;
-  auto mask = static_cast<std::uint8_t>(0xFF << (8 - rest));
-  auto i = static_cast<std::size_t>(full);
-  return (outer.addr[i] & mask) == (inner.addr[i] & mask);
 }
 
 bool is_port_name(std::string_view text) {

@@ -1,7 +1,7 @@
 #pragma once
 // The small grammars a Cilium policy is made of: DNS names, label keys as a selector writes them,
-// CIDRs, ports. Each predicate follows the upstream check named beside it (docs/policies.md).
-#include <array>
+// ports (CIDRs: common/util/ip_prefix.h). Each predicate follows the upstream check named beside
+// it (docs/policies.md).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -23,19 +23,6 @@ std::optional<std::string> selector_key_problem(std::string_view key);
 
 // Kubernetes label-value rule as selectors apply it. nullopt when valid, else why.
 std::optional<std::string> label_value_problem(std::string_view value);
-
-struct IpPrefix {
-  bool v6 = false;
-  std::array<std::uint8_t, 16> addr{};
-  int bits = 0;
-};
-
-// Go's netip.ParsePrefix: "<address>/<bits>", no zone, no leading zeros in bits or IPv4 octets.
-std::optional<IpPrefix> parse_ip_prefix(std::string_view text);
-// Go's netip.ParseAddr (no zone): a bare address, taken as a full-length prefix.
-std::optional<IpPrefix> parse_ip_address(std::string_view text);
-// Whether `inner`'s address lies inside `outer` (same family).
-bool prefix_contains(const IpPrefix& outer, const IpPrefix& inner);
 
 // pkg/iana IsSvcName: a named port, 1..15 chars, at least one letter, no "--".
 bool is_port_name(std::string_view text);
