@@ -107,7 +107,13 @@ Result<http::Response> CurlNomadClient::get(const std::string& target, Deadline 
   http::Request req;
   req.method = http::Method::get;
   req.target = target;
-  const std::string what = "GET " + target.substr(0, target.find('?'));
+  return send(std::move(req), std::move(deadline), cap, {});
+}
+
+Result<http::Response> CurlNomadClient::send(http::Request req, Deadline deadline, milliseconds cap,
+                                             std::optional<int> also_accept) {
+  const std::string what =
+      std::string(http::to_string(req.method)) + " " + req.target.substr(0, req.target.find('?'));
   auto res = http::with_retry(http::RetryRun{config_.retry,
                                              retry_jitter_,
                                              clock_,
@@ -121,12 +127,45 @@ Result<http::Response> CurlNomadClient::get(const std::string& target, Deadline 
                                 return http_.send(req, deadline.stop);
                               });
   if (!res) return std::unexpected(error_from(res.error()));
-  if (res->status != 200) {
+  const bool success = res->status >= 200 && res->status < 300;
+  if (!success && res->status != also_accept) {
     Error e = error_from(*res);
     log_->debug("nomad error request=\"{}\" status={} message=\"{}\"", what, e.status, e.message);
     return std::unexpected(std::move(e));
   }
   return std::move(*res);
+}
+
+Result<std::uint64_t> CurlNomadClient::get_pages(
+    const std::function<http::Target()>& make_target, std::uint64_t index, seconds wait,
+    const Deadline& deadline, std::string_view what, bool index_required,
+    const std::function<Status(std::string_view body)>& on_page) {
+  // Nomad pages lists (default 0 = all, but a server may cap it): follow X-Nomad-NextToken so
+  // that a long list is never mistaken for a short one, which would read as deletions.
+  std::uint64_t first_index = 0;
+  std::string next_token;
+  for (int page = 0;; ++page) {
+    http::Target target = make_target();
+    // Only the first page blocks: later pages must answer at once from the same snapshot.
+    const milliseconds cap = blocking_cap(target, page == 0 ? index : 0, wait);
+    if (!next_token.empty()) target.query("next_token", next_token);
+    auto res = get(finish(std::move(target)), deadline, cap);
+    if (!res) return std::unexpected(res.error());
+    if (page == 0) {
+      auto header = parse_index(res->headers.get("X-Nomad-Index"));
+      if (!header && index_required) {
+        return fail(ErrorKind::bad_answer,
+                    std::string(what) + " answer without a valid X-Nomad-Index");
+      }
+      first_index = header.value_or(0);
+    }
+    if (auto ok = on_page(res->body); !ok) return std::unexpected(ok.error());
+    next_token = std::string(res->headers.get("X-Nomad-NextToken").value_or(""));
+    if (next_token.empty()) return first_index;
+    if (page >= kMaxListPages)
+      return fail(ErrorKind::bad_answer,
+                  std::string(what) + ": more than " + std::to_string(kMaxListPages) + " pages");
+  }
 }
 
 Result<std::string> CurlNomadClient::local_node_id(Deadline deadline) {
@@ -257,55 +296,43 @@ Status CurlNomadClient::event_stream(const EventStreamQuery& query,
 Result<Indexed<std::vector<VariableMeta>>> CurlNomadClient::variables(
     std::string_view nomad_namespace, std::string_view prefix, std::uint64_t index, seconds wait,
     MonoTime deadline, std::stop_token stop) {
-  // Nomad pages lists (default 0 = all, but a server may cap it): follow X-Nomad-NextToken so
-  // that a long list is never mistaken for a short one, which would read as deletions.
   Indexed<std::vector<VariableMeta>> out;
-  std::string next_token;
-  for (int page = 0;; ++page) {
-    http::Target target("/v1/vars");
-    target.query("prefix", prefix);
-    target.query("namespace", nomad_namespace);
-    // Only the first page blocks: later pages must answer at once from the same snapshot.
-    const milliseconds cap = blocking_cap(target, page == 0 ? index : 0, wait);
-    if (!next_token.empty()) target.query("next_token", next_token);
-    auto res = get(finish(std::move(target)), Deadline{deadline, stop}, cap);
-    if (!res) return std::unexpected(res.error());
-    auto new_index = parse_index(res->headers.get("X-Nomad-Index"));
-    if (!new_index)
-      return fail(ErrorKind::bad_answer, "variable list answer without a valid X-Nomad-Index");
-    auto list = http::refused_answer(parse_variable_list_text(res->body));
-    if (!list) return std::unexpected(list.error());
-    if (page == 0) out.index = *new_index;
-    out.value.insert(out.value.end(), std::make_move_iterator(list->begin()),
-                     std::make_move_iterator(list->end()));
-    next_token = std::string(res->headers.get("X-Nomad-NextToken").value_or(""));
-    if (next_token.empty()) return out;
-    if (page >= kMaxListPages)
-      return fail(ErrorKind::bad_answer,
-                  "variable list: more than " + std::to_string(kMaxListPages) + " pages");
-  }
+  auto first_index = get_pages(
+      [&] {
+        http::Target target("/v1/vars");
+        target.query("prefix", prefix);
+        target.query("namespace", nomad_namespace);
+        return target;
+      },
+      index, wait, Deadline{deadline, std::move(stop)}, "variable list",
+      /*index_required=*/true,
+      [&](std::string_view body) -> Status {
+        auto list = http::refused_answer(parse_variable_list_text(body));
+        if (!list) return std::unexpected(list.error());
+        out.value.insert(out.value.end(), std::make_move_iterator(list->begin()),
+                         std::make_move_iterator(list->end()));
+        return {};
+      });
+  if (!first_index) return std::unexpected(first_index.error());
+  out.index = *first_index;
+  return out;
 }
 
 Result<std::vector<NodeStub>> CurlNomadClient::nodes(Deadline deadline) {
   // Node.List pages on next_token like the variables (nomad/node_endpoint.go in hashicorp/nomad):
   // a page missed would read as nodes gone from Nomad, which node reaping acts on.
   std::vector<NodeStub> out;
-  std::string next_token;
-  for (int page = 0;; ++page) {
-    http::Target target("/v1/nodes");
-    if (!next_token.empty()) target.query("next_token", next_token);
-    auto res = get(finish(std::move(target)), deadline, config_.request_timeout);
-    if (!res) return std::unexpected(res.error());
-    auto list = http::refused_answer(parse_node_list_text(res->body));
-    if (!list) return std::unexpected(list.error());
-    out.insert(out.end(), std::make_move_iterator(list->begin()),
-               std::make_move_iterator(list->end()));
-    next_token = std::string(res->headers.get("X-Nomad-NextToken").value_or(""));
-    if (next_token.empty()) return out;
-    if (page >= kMaxListPages)
-      return fail(ErrorKind::bad_answer,
-                  "node list: more than " + std::to_string(kMaxListPages) + " pages");
-  }
+  auto pages = get_pages([] { return http::Target("/v1/nodes"); }, 0, seconds{0}, deadline,
+                         "node list", /*index_required=*/false,
+                         [&](std::string_view body) -> Status {
+                           auto list = http::refused_answer(parse_node_list_text(body));
+                           if (!list) return std::unexpected(list.error());
+                           out.insert(out.end(), std::make_move_iterator(list->begin()),
+                                      std::make_move_iterator(list->end()));
+                           return {};
+                         });
+  if (!pages) return std::unexpected(pages.error());
+  return out;
 }
 
 Result<Variable> CurlNomadClient::variable(std::string_view nomad_namespace, std::string_view path,

@@ -10,6 +10,7 @@
 #include "common/http/url.h"
 #include "common/nomad/client/nomad_api.h"
 #include "common/nomad/client/nomad_client_config.h"
+#include "common/nomad/client/nomad_services_api.h"
 
 namespace cn::nomad {
 
@@ -18,7 +19,7 @@ namespace cn::nomad {
 // environment): the caller, which knows, puts that in front.
 [[nodiscard]] Result<http::HttpTarget> nomad_target(std::string_view address);
 
-class CurlNomadClient final : public NomadApi {
+class CurlNomadClient final : public NomadApi, public NomadServicesApi {
  public:
   // Fails on an unusable address. `clock` paces retries and turns deadlines into timeouts; it
   // must outlive the client.
@@ -45,6 +46,22 @@ class CurlNomadClient final : public NomadApi {
   [[nodiscard]] Result<Variable> variable(std::string_view nomad_namespace, std::string_view path,
                                           Deadline deadline) override;
 
+  // NomadServicesApi (curl_nomad_services.cpp).
+  [[nodiscard]] Result<Indexed<std::vector<ServiceListEntry>>> service_list(
+      std::uint64_t index, std::chrono::seconds wait, MonoTime deadline,
+      std::stop_token stop = {}) override;
+  [[nodiscard]] Result<Indexed<std::vector<ServiceRegistration>>> service_registrations(
+      std::string_view nomad_namespace, std::string_view service_name, Deadline deadline) override;
+  [[nodiscard]] Result<std::vector<CheckResult>> alloc_checks(std::string_view alloc_id,
+                                                              Deadline deadline) override;
+  [[nodiscard]] Result<VariableWrite> put_variable(std::string_view nomad_namespace,
+                                                   std::string_view path,
+                                                   const std::map<std::string, std::string>& items,
+                                                   std::uint64_t cas, Deadline deadline) override;
+  [[nodiscard]] Result<VariableWrite> delete_variable(std::string_view nomad_namespace,
+                                                      std::string_view path, std::uint64_t cas,
+                                                      Deadline deadline) override;
+
   const NomadClientConfig& config() const { return config_; }
 
  private:
@@ -54,6 +71,22 @@ class CurlNomadClient final : public NomadApi {
   // GET with retries; any status but 200 becomes an Error with Nomad's text.
   [[nodiscard]] Result<http::Response> get(const std::string& target, Deadline deadline,
                                            std::chrono::milliseconds cap);
+  // Any request with retries; a status other than 2xx and `also_accept` becomes an Error.
+  [[nodiscard]] Result<http::Response> send(http::Request req, Deadline deadline,
+                                            std::chrono::milliseconds cap,
+                                            std::optional<int> also_accept);
+  // A check-and-set PUT or DELETE of a variable: a conflict is an answer, not an error.
+  [[nodiscard]] Result<VariableWrite> write_variable(http::Request req,
+                                                     std::string_view nomad_namespace,
+                                                     std::string_view path, std::uint64_t cas,
+                                                     Deadline deadline);
+  // Every page of a list (X-Nomad-NextToken), each body handed to `on_page`; only the first
+  // page blocks on `index`. Returns the first page's X-Nomad-Index (0 when absent and not
+  // `index_required`).
+  [[nodiscard]] Result<std::uint64_t> get_pages(
+      const std::function<http::Target()>& make_target, std::uint64_t index,
+      std::chrono::seconds wait, const Deadline& deadline, std::string_view what,
+      bool index_required, const std::function<Status(std::string_view body)>& on_page);
   Error error_from(const http::Response& response) const;
   Error error_from(Error failure) const;
   // The read cap of a blocking query: Nomad holds it up to wait + wait/16 of jitter; past that

@@ -539,6 +539,71 @@ TEST_F(NomadClientTest, NodesFollowsEveryPage) {
   EXPECT_EQ(asked, (std::vector<std::string>{"/v1/nodes", "/v1/nodes?next_token=b2"}));
 }
 
+// ---- variable writes (check-and-set) ------------------------------------------------------
+
+TEST_F(NomadClientTest, PutVariableWithCasZeroCreatesOnlyWhatIsAbsent) {
+  auto c = client(config());
+  auto created = c->put_variable("default", "cilium-nomad/services/vips/07", {{"117", "prod/api"}},
+                                 0, Deadline{soon()});
+  ASSERT_TRUE(created) << created.error().message;
+  EXPECT_TRUE(created->written);
+  EXPECT_EQ(created->current.items.at("117"), "prod/api");
+  EXPECT_GT(created->current.meta.modify_index, 0u);
+
+  // A second create of the same path is the check-and-set's "no", with Nomad's copy.
+  auto again = c->put_variable("default", "cilium-nomad/services/vips/07", {{"117", "dev/api"}}, 0,
+                               Deadline{soon()});
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_FALSE(again->written);
+  EXPECT_EQ(again->current.items.at("117"), "prod/api");
+  EXPECT_EQ(again->current.meta.modify_index, created->current.meta.modify_index);
+}
+
+TEST_F(NomadClientTest, PutVariableLandsOnlyOnTheIndexItRead) {
+  auto c = client(config());
+  auto first = c->put_variable("default", "t/v", {{"a", "1"}}, 0, Deadline{soon()});
+  ASSERT_TRUE(first && first->written);
+  const std::uint64_t read_at = first->current.meta.modify_index;
+  auto second = c->put_variable("default", "t/v", {{"a", "2"}}, read_at, Deadline{soon()});
+  ASSERT_TRUE(second && second->written);
+  // A writer still holding the old index loses and learns what is there now.
+  auto stale = c->put_variable("default", "t/v", {{"a", "3"}}, read_at, Deadline{soon()});
+  ASSERT_TRUE(stale) << stale.error().message;
+  EXPECT_FALSE(stale->written);
+  EXPECT_EQ(stale->current.items.at("a"), "2");
+  EXPECT_EQ(fake_->variable("default", "t/v")->items.at("a"), "2");
+  // Expecting a variable that does not exist is a conflict too, with nothing in it.
+  auto gone = c->put_variable("default", "t/none", {{"a", "1"}}, 5, Deadline{soon()});
+  ASSERT_TRUE(gone) << gone.error().message;
+  EXPECT_FALSE(gone->written);
+  EXPECT_EQ(gone->current.meta.modify_index, 0u);
+  EXPECT_TRUE(gone->current.items.empty());
+}
+
+TEST_F(NomadClientTest, DeleteVariableLandsOnlyOnTheIndexItRead) {
+  auto c = client(config());
+  auto made = c->put_variable("default", "t/v", {{"a", "1"}}, 0, Deadline{soon()});
+  ASSERT_TRUE(made && made->written);
+  auto stale =
+      c->delete_variable("default", "t/v", made->current.meta.modify_index + 1, Deadline{soon()});
+  ASSERT_TRUE(stale) << stale.error().message;
+  EXPECT_FALSE(stale->written);
+  EXPECT_TRUE(fake_->variable("default", "t/v"));
+  auto gone =
+      c->delete_variable("default", "t/v", made->current.meta.modify_index, Deadline{soon()});
+  ASSERT_TRUE(gone) << gone.error().message;
+  EXPECT_TRUE(gone->written);
+  EXPECT_FALSE(fake_->variable("default", "t/v"));
+}
+
+TEST_F(NomadClientTest, PutVariableRefusedByNomadIsAnErrorOfItsKind) {
+  auto c = client(config());
+  // Nomad keeps nomad/ for its own paths: a 400, not a conflict.
+  auto bad = c->put_variable("default", "nomad/other", {{"a", "1"}}, 0, Deadline{soon()});
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().status, 400);
+}
+
 // ---- event stream --------------------------------------------------------------------------
 
 class NomadStreamTest : public NomadClientTest,
