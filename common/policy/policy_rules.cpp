@@ -187,30 +187,34 @@ void group_list(const json& obj, std::string_view key, const std::string& p) {
   }
 }
 
-void service_list(const json& obj, const std::string& p) {
+// toServices is refused whole, on every supported release, because nothing resolves it on an
+// agent without Kubernetes (the only kind this project runs). cilium/cilium turns it into
+// ToCIDRSet (and, in newer releases, ToEndpoints) peers in pkg/policy/k8s/service.go
+// (policyWatcher.resolveToServices, called from cilium_network_policy.go for the watcher's own
+// CNPs/CCNPs) and nowhere else, and that watcher's cell returns before starting when there is no
+// Kubernetes client (pkg/policy/k8s/cell.go, startK8sPolicyWatcher; the client is off with
+// --enable-k8s=false, pkg/k8s/client/config.go). Policy files (pkg/policy/directory/watcher.go,
+// addToPolicyEngine) and the REST PUT /policy handler hand their rules to the repository
+// untranslated, so the services of --lb-state-file or REST PUT /service are never consulted.
+// An untranslated toServices is no peer, and pkg/policy/api/egress.go
+// (EgressCommonRule.AllowsWildcarding) keeps the rule from widening to every peer: an allow rule
+// allows nothing yet turns on default deny for its subjects' egress, a deny rule denies nothing.
+// An empty list names no service, as an absent one, and passes.
+void services_refused(const json& obj, const std::string& p, bool deny) {
   const json* list = member(obj, "toServices");
   if (!list) return;
   std::string lp = child(p, "toServices");
   array(*list, lp);
-  for (std::size_t i = 0; i < list->size(); ++i) {
-    const json& s = (*list)[i];
-    std::string sp = child(lp, i);
-    object(s, sp, "service");
-    if (const json* svc = member(s, "k8sService")) {
-      std::string kp = child(sp, "k8sService");
-      object(*svc, kp, "k8sService");
-      if (const json* v = member(*svc, "namespace")) string(*v, child(kp, "namespace"));
-      if (const json* v = member(*svc, "serviceName")) string(*v, child(kp, "serviceName"));
-    }
-    if (const json* sel = member(s, "k8sServiceSelector")) {
-      std::string kp = child(sp, "k8sServiceSelector");
-      object(*sel, kp, "k8sServiceSelector");
-      if (const json* v = member(*sel, "namespace")) string(*v, child(kp, "namespace"));
-      const json* selector = member(*sel, "selector");
-      if (!selector) refuse(child(kp, "selector"), "required");
-      label_selector(*selector, child(kp, "selector"));
-    }
-  }
+  if (list->empty()) return;
+  refuse(lp, std::string("selects nothing on an agent without Kubernetes: Cilium turns toServices "
+                         "into peers only in its Kubernetes policy watcher "
+                         "(pkg/policy/k8s/service.go), which pkg/policy/k8s/cell.go starts only "
+                         "with a Kubernetes client; rules from policy files or the REST API are "
+                         "never translated, whatever services --lb-state-file or REST "
+                         "PUT /service define, so this rule would ") +
+                 (deny ? "deny nothing"
+                       : "allow nothing and still put the endpoint's egress in default deny") +
+                 ". Name the peers with toEndpoints or toCIDRSet instead");
 }
 
 // toFQDNs and DNS rules: the CRD's patterns, at most 255 characters, exactly one of the two.
@@ -776,22 +780,19 @@ void egress_rule(const json& r, const std::string& p, bool deny, bool host) {
   entity_list(r, "toEntities", p);
   group_list(r, "toGroups", p);
   selector_list(r, "toNodes", p);
-  service_list(r, p);
+  services_refused(r, p, deny);
   icmp_list(r, p);
   port_rules(r, p, false, deny, host);
   // Deny rules have no toFQDNs (object() refused it already), so it is read for allow rules only.
+  // toServices is a peer kind too, but a non-empty one was refused above (services_refused), and
+  // with it 1.16's refusal of toServices with toPorts is moot.
   if (deny) {
+    one_peer_kind(r, p,
+                  {"toCIDR", "toCIDRSet", "toEndpoints", "toEntities", "toGroups", "toNodes"});
+  } else {
     one_peer_kind(
         r, p,
-        {"toCIDR", "toCIDRSet", "toEndpoints", "toEntities", "toServices", "toGroups", "toNodes"});
-  } else {
-    one_peer_kind(r, p,
-                  {"toCIDR", "toCIDRSet", "toEndpoints", "toEntities", "toServices", "toGroups",
-                   "toNodes", "toFQDNs"});
-  }
-  // 1.16: "combining ToServices and ToPorts is not supported yet" (allowed from 1.17).
-  if (count(r, "toServices") > 0 && count(r, "toPorts") > 0) {
-    refuse(child(p, "toPorts"), "combining toServices and toPorts is not supported by Cilium 1.16");
+        {"toCIDR", "toCIDRSet", "toEndpoints", "toEntities", "toGroups", "toNodes", "toFQDNs"});
   }
   icmps_without_ports(r, p);
 }

@@ -269,21 +269,47 @@ const BadCase kBadCases[] = {
     {"icmp_name_v4_default", "/spec/egress/0",
      R"({"icmps": [{"fields": [{"type": "PacketTooBig"}]}]})",
      "/spec/egress/0/icmps/0/fields/0/type", "not an ICMPv4 type"},
+    // toServices selects nothing without Kubernetes (policy_rules.cpp, services_refused), in
+    // both of its forms, in allow and deny rules. With toPorts, which 1.16 also refuses, the
+    // reason given is the one that holds on every release.
+    {"services_by_name", "/spec/egress/0",
+     R"({"toServices": [{"k8sService": {"serviceName": "db", "namespace": "default"}}]})",
+     "/spec/egress/0/toServices", "selects nothing on an agent without Kubernetes"},
     {"services_with_ports", "/spec/egress/0",
      R"({"toServices": [{"k8sService": {"serviceName": "db", "namespace": "default"}}], "toPorts": [{"ports": [{"port": "5432"}]}]})",
-     "/spec/egress/0/toPorts", "toServices and toPorts"},
+     "/spec/egress/0/toServices",
+     "allow nothing and still put the endpoint's egress in default deny"},
+    {"services_deny", "/spec/egressDeny",
+     R"([{"toServices": [{"k8sService": {"serviceName": "db"}}]}])",
+     "/spec/egressDeny/0/toServices", "would deny nothing"},
     {"icmp_family", "/spec/egress/0", R"({"icmps": [{"fields": [{"type": 8, "family": "IPv5"}]}]})",
      "/spec/egress/0/icmps/0/fields/0/family", "is not one of"},
     {"auth_mode", "/spec/ingress/0/authentication", R"({"mode": "maybe"})",
      "/spec/ingress/0/authentication/mode", "is not one of"},
-    {"service_selector", "/spec/egress/0", R"({"toServices": [{"k8sServiceSelector": {}}]})",
-     "/spec/egress/0/toServices/0/k8sServiceSelector/selector", "required"},
+    {"services_by_selector", "/spec/egress/0",
+     R"({"toServices": [{"k8sServiceSelector": {"selector": {"matchLabels": {"a": "b"}}}}]})",
+     "/spec/egress/0/toServices", "pkg/policy/k8s/service.go"},
+    // Refused whole, before its items: a malformed item gets the same answer.
+    {"services_malformed", "/spec/egress/0", R"({"toServices": [{"k8sServiceSelector": {}}]})",
+     "/spec/egress/0/toServices", "selects nothing"},
+    {"services_null_item", "/spec/egress/0", R"({"toServices": [null]})",
+     "/spec/egress/0/toServices/0", "null is not allowed"},
     {"groups_type", "/spec/egress/0", R"({"toGroups": [{"aws": {"region": 1}}]})",
      "/spec/egress/0/toGroups/0/aws/region", "must be a string"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Rules, BadDocument, ::testing::ValuesIn(kBadCases),
                          [](const auto& test) { return std::string(test.param.name); });
+
+// An empty toServices names no service, which the agent reads as no toServices at all: nothing to
+// refuse. (A non-empty one is refused: kBadCases, services_*.)
+TEST(ToServices, AnEmptyListPassesInAllowAndDenyRules) {
+  json doc = good_ccnp();
+  doc["spec"]["egress"][0]["toServices"] = json::array();
+  doc["spec"]["egressDeny"] = json::parse(R"([{"toServices": [], "toCIDR": ["10.0.0.0/8"]}])");
+  auto r = validate_policy_document(doc.dump());
+  EXPECT_TRUE(r) << r.error().message;
+}
 
 }  // namespace
 }  // namespace cn::policy

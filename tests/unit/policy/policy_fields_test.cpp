@@ -47,8 +47,7 @@ const char* const kEveryObjectDocuments[] = {
           ],
           "ingressDeny": [{"fromCIDR": ["10.0.0.0/8"], "toPorts": [{"ports": [{"port": "22"}]}]}],
           "egress": [
-            {"toServices": [{"k8sService": {"serviceName": "db", "namespace": "n"}},
-                            {"k8sServiceSelector": {"selector": {}, "namespace": "n"}}]},
+            {"toServices": []},
             {"toFQDNs": [{"matchName": "a.com"}]},
             {"toPorts": [{"ports": [{"port": "53", "protocol": "UDP"}],
                           "rules": {"dns": [{"matchPattern": "*"}]}}]},
@@ -135,9 +134,17 @@ TEST(FieldTables, TheWalkerReadsExactlyTheNewestTablesMembersOfEveryObject) {
   }
   walk::set_field_log(nullptr);
 
+  // Reached only through a non-empty toServices, which is refused whole before its items are
+  // read (policy_rules.cpp, services_refused): no valid document holds one, and the walker
+  // reads none of their members.
+  const std::set<std::string> refused_whole = {"service", "k8sService", "k8sServiceSelector"};
   for (const auto& object : fields::newest().objects()) {
     SCOPED_TRACE(object);
     auto visited = log.read.find(object);
+    if (refused_whole.contains(object)) {
+      EXPECT_EQ(visited, log.read.end()) << "the walker reads a refused object's members";
+      continue;
+    }
     ASSERT_NE(visited, log.read.end()) << "no document reaches " << object;
     std::set<std::string> table;
     for (auto name : fields::newest().members(object)) table.emplace(name);
