@@ -27,6 +27,25 @@ void read_network_status(JsonReader& alloc, std::optional<NetworkStatus>& out) {
   if (present && alloc.ok()) out = std::move(status);
 }
 
+void read_ports(JsonReader& alloc, std::vector<AllocPort>& out) {
+  alloc.with_object("AllocatedResources", [&](JsonReader& resources) {
+    resources.with_object("Shared", [&](JsonReader& shared) {
+      const auto* ports = shared.array("Ports");
+      if (ports == nullptr) return;
+      for (std::size_t i = 0; i < ports->size(); ++i) {
+        JsonReader r((*ports)[i], shared.at("Ports", i));
+        AllocPort p;
+        r.read("Label", p.label);
+        r.read("Value", p.value);
+        r.read("To", p.to);
+        r.read("HostIP", p.host_ip);
+        if (!r.ok()) return shared.fail(r.error());
+        out.push_back(std::move(p));
+      }
+    });
+  });
+}
+
 void read_job(JsonReader& alloc, Allocation& out) {
   const auto* job = alloc.object("Job");
   if (job == nullptr) return;
@@ -115,6 +134,8 @@ const json::Fields& allocation_fields() {
       {"CreateTime", {}},
       {"ModifyTime", {}},
       {"NetworkStatus", {{"InterfaceName", {}}, {"Address", {}}, {"AddressIPv6", {}}}},
+      {"AllocatedResources",
+       {{"Shared", {{"Ports", {{"Label", {}}, {"Value", {}}, {"To", {}}, {"HostIP", {}}}}}}}},
       {"Job", job_fields()}};
   return fields;
 }
@@ -150,6 +171,7 @@ Result<Allocation> parse_allocation(const nlohmann::json& value, const json::Jso
   r.read("CreateTime", a.create_time);
   r.read("ModifyTime", a.modify_time);
   read_network_status(r, a.network_status);
+  read_ports(r, a.ports);
   read_job(r, a);
   if (!r.ok()) return fail(r.error());
   if (!is_valid_alloc_id(a.id)) {

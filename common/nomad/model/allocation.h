@@ -21,6 +21,17 @@ struct NetworkStatus {
   std::string address_ipv6;  // Nomad 1.9+
 };
 
+// One port of the allocation's network (AllocatedResources.Shared.Ports, nomad/structs
+// AllocatedPortMapping in hashicorp/nomad): what a service's port label stands for.
+struct AllocPort {
+  std::string label;
+  std::int64_t value = 0;  // the host port: static, or picked from the client's range
+  std::int64_t to = 0;     // the port inside the allocation's namespace; 0: same as value
+  std::string host_ip;
+
+  bool operator==(const AllocPort&) const = default;
+};
+
 struct Allocation {
   std::string id;  // always a valid UUID after parsing
   std::string nomad_namespace;
@@ -37,6 +48,7 @@ struct Allocation {
   std::int64_t modify_time = 0;
   std::optional<std::uint64_t> job_modify_index;  // Job.JobModifyIndex when the Job is embedded
   std::optional<NetworkStatus> network_status;
+  std::vector<AllocPort> ports;
   std::optional<Job> job;  // embedded by GET /v1/allocation/:id and node allocations; not in events
 
   // Nomad's own Allocation.TerminalStatus(): DesiredStatus stop/evict, OR ClientStatus

@@ -35,6 +35,8 @@ TEST(NomadAllocationTest, ParsesReferenceAllocationWithJob) {
   EXPECT_EQ(alloc->network_status->interface_name, "eth0");
   EXPECT_EQ(alloc->address(), "10.200.3.17");
   EXPECT_FALSE(alloc->is_terminal());
+  // What a service's port label stands for: the host port, and the port inside the namespace.
+  EXPECT_EQ(alloc->ports, (std::vector<AllocPort>{{"http", 25431, 8080, "10.0.1.15"}}));
 
   ASSERT_TRUE(alloc->job.has_value());
   const Job& job = *alloc->job;
