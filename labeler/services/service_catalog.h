@@ -22,6 +22,8 @@ std::string_view to_string(AddressMode mode);
 struct InstanceHealth {
   BackendState state = BackendState::not_ready;
   std::string reason;  // why not ready
+
+  bool operator==(const InstanceHealth&) const = default;
 };
 
 struct CatalogInput {
