@@ -11,10 +11,28 @@ namespace {
 using json::JsonReader;
 
 constexpr std::string_view kAllocationTopic = "Allocation";
+constexpr std::string_view kServiceTopic = "Service";
+
+void read_service_payload(JsonReader& r, const nlohmann::json& payload, Event& event) {
+  auto it = payload.find("Service");
+  if (it == payload.end() || it->is_null()) {
+    event.payload_error =
+        Error{ErrorKind::bad_answer, r.at("Payload").key("Service").error("missing"), 0, 0};
+    return;
+  }
+  auto service = read_service_registration(*it, r.at("Payload").key("Service"));
+  if (service) {
+    event.service = std::move(*service);
+  } else {
+    event.payload_error = std::move(service.error());
+  }
+}
 
 void read_payload(JsonReader& r, Event& event) {
   const auto* payload = r.object("Payload");
-  if (payload == nullptr || event.topic != kAllocationTopic) return;
+  if (payload == nullptr) return;
+  if (event.topic == kServiceTopic) return read_service_payload(r, *payload, event);
+  if (event.topic != kAllocationTopic) return;
   auto it = payload->find("Allocation");
   if (it == payload->end() || it->is_null()) {
     event.payload_error =

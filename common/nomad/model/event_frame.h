@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/nomad/model/allocation.h"
+#include "common/nomad/model/service_registration.h"
 #include "common/util/result.h"
 
 namespace cn::nomad {
@@ -15,14 +16,16 @@ namespace cn::nomad {
 struct Event {
   std::string topic;  // Allocation, Job, Node, ...
   std::string type;   // PlanResult, AllocationUpdated, ...
-  std::string key;    // alloc ID on the Allocation topic
+  std::string key;    // alloc ID on the Allocation topic, registration ID on Service
   std::string nomad_namespace;
   std::uint64_t index = 0;
   std::vector<std::string> filter_keys;  // [JobID, DeploymentID] on the Allocation topic
   // Payload.Allocation of an Allocation-topic event, without its Job (Nomad strips it).
   std::optional<Allocation> allocation;
-  // Set when an Allocation-topic event carried a payload we could not use; the rest of the
-  // frame is still good, so one bad event does not cost the others.
+  // Payload.Service of a Service-topic event: the registration as stored, also for deletions.
+  std::optional<ServiceRegistration> service;
+  // Set when an Allocation- or Service-topic event carried a payload we could not use; the rest
+  // of the frame is still good, so one bad event does not cost the others.
   std::optional<Error> payload_error;
 };
 

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "common/nomad/model/service_registration.h"
 #include "labeler/services/lb_service.h"
 
 namespace cn::labeler::testing {
@@ -30,6 +31,24 @@ inline LbService service(std::string ns, std::string name, const char* vip, std:
   s.ports = {{"http", port, LbProtocol::tcp}};
   s.backends = std::move(backends);
   return s;
+}
+
+// A registration as Nomad's client writes it for a group service (client/serviceregistration/
+// id.go in hashicorp/nomad).
+inline nomad::ServiceRegistration registration(const char* alloc, const char* address,
+                                               std::int64_t port, const char* name = "web",
+                                               const char* label = "http",
+                                               std::uint64_t modify_index = 1) {
+  nomad::ServiceRegistration r;
+  r.alloc_id = alloc;
+  r.service_name = name;
+  r.nomad_namespace = "default";
+  r.id = std::string("_nomad-task-") + alloc + "-group-app-" + name + "-" + label;
+  r.address = address;
+  r.port = port;
+  r.create_index = modify_index;
+  r.modify_index = modify_index;
+  return r;
 }
 
 }  // namespace cn::labeler::testing

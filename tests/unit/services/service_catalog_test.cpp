@@ -9,21 +9,10 @@ namespace cn::labeler {
 namespace {
 
 using testing::ip;
+using testing::registration;
 
 constexpr const char* kAllocA = "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11";
 constexpr const char* kAllocB = "9c2e1d3f-0000-4000-8000-00000000000b";
-
-nomad::ServiceRegistration reg(const char* alloc, const char* address, std::int64_t port,
-                               const char* name = "web", const char* label = "http") {
-  nomad::ServiceRegistration r;
-  r.alloc_id = alloc;
-  r.service_name = name;
-  r.nomad_namespace = "default";
-  r.id = std::string("_nomad-task-") + alloc + "-group-app-" + name + "-" + label;
-  r.address = address;
-  r.port = port;
-  return r;
-}
 
 nomad::Allocation alloc(const char* id, const char* cilium_ip, std::int64_t host_port,
                         std::int64_t to) {
@@ -49,15 +38,15 @@ CatalogInput input_with(std::vector<nomad::ServiceRegistration> regs) {
 }
 
 TEST(ServiceCatalog, PortLabelComesFromTheRegistrationId) {
-  auto r = reg(kAllocA, "10.200.3.17", 8080, "my-web", "http");
+  auto r = registration(kAllocA, "10.200.3.17", 8080, "my-web", "http");
   EXPECT_EQ(port_label_of(r), "http");
   r.id = std::string("_nomad-task-") + kAllocA + "-server-my-web-";  // a service without a label
   EXPECT_EQ(port_label_of(r), "");
 }
 
 TEST(ServiceCatalog, AllocModeServesTheCiliumIpsOnTheToPort) {
-  auto catalog = build_catalog(
-      input_with({reg(kAllocA, "10.200.3.17", 8080), reg(kAllocB, "10.200.4.9", 8080)}));
+  auto catalog = build_catalog(input_with(
+      {registration(kAllocA, "10.200.3.17", 8080), registration(kAllocB, "10.200.4.9", 8080)}));
   ASSERT_TRUE(catalog.problems.empty()) << catalog.problems[0].reason;
   ASSERT_EQ(catalog.services.size(), 1u);
   const LbService& s = catalog.services[0];
@@ -75,8 +64,8 @@ TEST(ServiceCatalog, AllocModeServesTheCiliumIpsOnTheToPort) {
 TEST(ServiceCatalog, HostModeServesHostPortsBehindTheToPort) {
   // address_mode "auto" on a CNI allocation: Nomad registers the host IP and the dynamic host
   // port; the VIP still listens on the port inside the allocation, the same for every instance.
-  auto catalog = build_catalog(
-      input_with({reg(kAllocA, "10.0.1.15", 25431), reg(kAllocB, "10.0.1.16", 27002)}));
+  auto catalog = build_catalog(input_with(
+      {registration(kAllocA, "10.0.1.15", 25431), registration(kAllocB, "10.0.1.16", 27002)}));
   ASSERT_EQ(catalog.services.size(), 1u);
   const LbService& s = catalog.services[0];
   EXPECT_EQ(s.ports, (std::vector<LbPort>{{"http", 8080, LbProtocol::tcp}}));
@@ -87,7 +76,7 @@ TEST(ServiceCatalog, HostModeServesHostPortsBehindTheToPort) {
 }
 
 TEST(ServiceCatalog, AnInstanceWithoutHealthIsNotReadyAndSaysWhy) {
-  auto in = input_with({reg(kAllocA, "10.200.3.17", 8080)});
+  auto in = input_with({registration(kAllocA, "10.200.3.17", 8080)});
   in.health.clear();
   auto catalog = build_catalog(in);
   ASSERT_EQ(catalog.services.size(), 1u);
@@ -96,7 +85,8 @@ TEST(ServiceCatalog, AnInstanceWithoutHealthIsNotReadyAndSaysWhy) {
 }
 
 TEST(ServiceCatalog, AStoppingAllocationIsNoBackend) {
-  auto in = input_with({reg(kAllocA, "10.200.3.17", 8080), reg(kAllocB, "10.200.4.9", 8080)});
+  auto in = input_with(
+      {registration(kAllocA, "10.200.3.17", 8080), registration(kAllocB, "10.200.4.9", 8080)});
   in.allocations[kAllocB].desired_status = "stop";
   auto catalog = build_catalog(in);
   ASSERT_EQ(catalog.services.size(), 1u);
@@ -111,8 +101,9 @@ TEST(ServiceCatalog, AStoppingAllocationIsNoBackend) {
 }
 
 TEST(ServiceCatalog, BadAddressesAndMissingVipsAreReportedPerServiceOrInstance) {
-  auto in = input_with({reg(kAllocA, "web.example.com", 8080), reg(kAllocB, "10.200.4.9", 8080),
-                        reg(kAllocA, "10.200.3.17", 5432, "db", "pg")});
+  auto in = input_with({registration(kAllocA, "web.example.com", 8080),
+                        registration(kAllocB, "10.200.4.9", 8080),
+                        registration(kAllocA, "10.200.3.17", 5432, "db", "pg")});
   auto catalog = build_catalog(in);
   ASSERT_EQ(catalog.services.size(), 1u);
   EXPECT_EQ(catalog.services[0].name, "web");
@@ -125,8 +116,8 @@ TEST(ServiceCatalog, BadAddressesAndMissingVipsAreReportedPerServiceOrInstance) 
 }
 
 TEST(ServiceCatalog, TwoLabelsOfOneInstanceAreOneBackendWithTwoPorts) {
-  auto in = input_with(
-      {reg(kAllocA, "10.200.3.17", 8080), reg(kAllocA, "10.200.3.17", 9090, "web", "admin")});
+  auto in = input_with({registration(kAllocA, "10.200.3.17", 8080),
+                        registration(kAllocA, "10.200.3.17", 9090, "web", "admin")});
   in.allocations[kAllocA].ports.push_back({"admin", 26000, 9090, "10.0.1.15"});
   auto catalog = build_catalog(in);
   ASSERT_EQ(catalog.services.size(), 1u);
@@ -137,8 +128,8 @@ TEST(ServiceCatalog, TwoLabelsOfOneInstanceAreOneBackendWithTwoPorts) {
 }
 
 TEST(ServiceCatalog, TheCatalogPassesTheGate) {
-  auto catalog = build_catalog(
-      input_with({reg(kAllocA, "10.200.3.17", 8080), reg(kAllocB, "10.200.4.9", 8080)}));
+  auto catalog = build_catalog(input_with(
+      {registration(kAllocA, "10.200.3.17", 8080), registration(kAllocB, "10.200.4.9", 8080)}));
   auto checked = check_lb_services(catalog.services, {});
   EXPECT_TRUE(checked.problems.empty());
   EXPECT_EQ(checked.services, catalog.services);

@@ -1,0 +1,153 @@
+#include "labeler/services/services_sync.h"
+
+#include <algorithm>
+
+#include "common/util/atomic_file.h"
+#include "labeler/services/lb_state_document.h"
+
+namespace cn::labeler {
+
+ServicesSync::ServicesSync(nomad::NomadApi& nomad, nomad::NomadServicesApi& services,
+                           VipTable& vips, ServicesSyncOptions options)
+    : nomad_(nomad), services_(services), vips_(vips), options_(std::move(options)) {}
+
+std::string ServicesSync::report_path(std::string_view node_id) const {
+  return options_.reports_prefix + "/" + std::string(node_id);
+}
+
+Result<std::vector<nomad::ServiceRegistration>> ServicesSync::read_registrations(
+    const Deadline& deadline) {
+  auto listed = services_.service_list(0, std::chrono::seconds{0}, deadline.at, deadline.stop);
+  if (!listed) return std::unexpected(listed.error());
+  std::map<ServiceId, std::vector<nomad::ServiceRegistration>> now;
+  for (const auto& entry : listed->value) {
+    ServiceId id{entry.nomad_namespace, entry.service_name};
+    auto regs = services_.service_registrations(id.first, id.second, deadline);
+    if (regs) {
+      now[id] = std::move(regs->value);
+      continue;
+    }
+    // Keep what the last pass read rather than serve the service with no backend.
+    if (auto last = last_registrations_.find(id); last != last_registrations_.end()) {
+      now[id] = last->second;
+    }
+  }
+  last_registrations_ = std::move(now);
+  std::vector<nomad::ServiceRegistration> all;
+  for (const auto& [id, regs] : last_registrations_)
+    all.insert(all.end(), regs.begin(), regs.end());
+  return all;
+}
+
+Status ServicesSync::publish_own_report(const std::vector<nomad::ServiceRegistration>& all,
+                                        const Deadline& deadline) {
+  std::map<std::string, std::vector<std::string>> mine;  // alloc -> its service names
+  for (const auto& r : all) {
+    if (r.node_id != options_.node_id) continue;
+    auto& names = mine[r.alloc_id];
+    if (std::ranges::find(names, r.service_name) == names.end()) names.push_back(r.service_name);
+  }
+  NodeReport report;
+  if (!mine.empty()) {
+    auto allocs = nomad_.node_allocations(options_.node_id, 0, std::chrono::seconds{0}, deadline.at,
+                                          deadline.stop);
+    if (!allocs) return std::unexpected(allocs.error());
+    for (const auto& alloc : allocs->value.allocations) {
+      auto it = mine.find(alloc.id);
+      if (it == mine.end()) continue;
+      auto checks = services_.alloc_checks(alloc.id, deadline);
+      // Without its checks an instance is reported not ready rather than left out.
+      std::vector<nomad::CheckResult> results;
+      if (checks) results = std::move(*checks);
+      report[alloc.id] = instance_report(alloc, it->second, results);
+      if (!checks) {
+        for (auto& [name, health] : report[alloc.id].services) {
+          health = {BackendState::not_ready, "checks unreadable: " + checks.error().message};
+        }
+      }
+    }
+  }
+  auto items = encode_node_report(report);
+  if (own_report_ && items == *own_report_) return {};
+  const std::string path = report_path(options_.node_id);
+  auto wrote = items.empty() ? services_.delete_variable(options_.reports_namespace, path,
+                                                         own_report_index_, deadline)
+                             : services_.put_variable(options_.reports_namespace, path, items,
+                                                      own_report_index_, deadline);
+  if (!wrote) return std::unexpected(wrote.error());
+  if (!wrote->written) {
+    // Only this node writes its report: a conflict is a restart's first write (or a delete of
+    // a report that is already gone). Take Nomad's index and write again next pass.
+    own_report_index_ = wrote->current.meta.modify_index;
+    own_report_ = wrote->current.items;
+    return {};
+  }
+  own_report_ = std::move(items);
+  own_report_index_ = wrote->current.meta.modify_index;
+  return {};
+}
+
+Status ServicesSync::read_reports(const Deadline& deadline) {
+  auto listed = nomad_.variables(options_.reports_namespace, options_.reports_prefix + "/", 0,
+                                 std::chrono::seconds{0}, deadline.at, deadline.stop);
+  if (!listed) return std::unexpected(listed.error());
+  std::set<std::string> present;
+  for (const auto& meta : listed->value) {
+    present.insert(meta.path);
+    auto it = reports_.find(meta.path);
+    if (it != reports_.end() && it->second.first == meta.modify_index) continue;
+    auto var = nomad_.variable(options_.reports_namespace, meta.path, deadline);
+    if (!var) {
+      if (var.error().kind == ErrorKind::not_found) continue;
+      return std::unexpected(var.error());
+    }
+    reports_[meta.path] = {var->meta.modify_index, decode_node_report(var->items)};
+  }
+  std::erase_if(reports_, [&](const auto& kv) { return !present.contains(kv.first); });
+  return {};
+}
+
+Result<ServicesPass> ServicesSync::run_once(const Deadline& deadline) {
+  auto registrations = read_registrations(deadline);
+  if (!registrations) return std::unexpected(registrations.error());
+  if (auto published = publish_own_report(*registrations, deadline); !published) {
+    return std::unexpected(published.error());
+  }
+  if (auto read = read_reports(deadline); !read) return std::unexpected(read.error());
+  if (auto refreshed = vips_.refresh(deadline); !refreshed) {
+    return std::unexpected(refreshed.error());
+  }
+
+  ServicesPass pass;
+  CatalogInput input;
+  input.registrations = std::move(*registrations);
+  for (const auto& [path, report] : reports_) add_node_report(report.second, input);
+
+  std::set<std::string> live;
+  for (const auto& [id, regs] : last_registrations_) {
+    live.insert(vip_service_key(id.first, id.second));
+    auto vip = vips_.claim(id.first, id.second, deadline);
+    if (!vip) {
+      pass.claim_problems.push_back({id.first, id.second, {}, vip.error().message});
+      continue;
+    }
+    input.vips[vip_service_key(id.first, id.second)] = *vip;
+  }
+  if (auto released = vips_.release_absent(live, deadline); !released) {
+    return std::unexpected(released.error());
+  }
+
+  pass.catalog = build_catalog(input);
+  pass.checked = check_lb_services(pass.catalog.services, options_.check);
+  std::string text = render_lb_state_json(pass.checked.services);
+  if (text != last_written_) {
+    if (auto wrote = replace_file_atomically(options_.state_file, text, 0644); !wrote) {
+      return std::unexpected(wrote.error());
+    }
+    last_written_ = std::move(text);
+    pass.file_written = true;
+  }
+  return pass;
+}
+
+}  // namespace cn::labeler
