@@ -1,0 +1,274 @@
+// The native service endpoints (command/agent/service_registration_endpoint.go,
+// nomad/service_registration_endpoint.go) and the alloc checks endpoint
+// (command/agent/alloc_endpoint.go allocChecks). Every read answers the index of the whole
+// service_registrations table; the watch behind a parked query is narrower.
+#include <algorithm>
+#include <set>
+
+#include "tests/fakes/nomad/fake_nomad.h"
+#include "tests/fakes/nomad/filter_expr.h"
+#include "tests/fakes/nomad/http_util.h"
+
+namespace cn::fakes {
+
+using nlohmann::json;
+
+namespace {
+
+std::string request_namespace(const HttpRequest& request) {
+  std::string ns = request.query_value("namespace").value_or("");
+  return ns.empty() ? "default" : ns;
+}
+
+json registrations_json(const std::vector<ServiceRegistration>& rows) {
+  json list = json::array();
+  for (const auto& r : rows) list.push_back(encode_service_registration(r));
+  return list;
+}
+
+}  // namespace
+
+// ServiceRegistration.List: one stub per namespace with each name's union of tags. Go map and
+// set iteration make every order random, so the fake shuffles all three levels.
+HttpResponse FakeNomad::services_list(const HttpRequest& request) {
+  const std::string ns = request_namespace(request);
+  return blocking_query(
+      request,
+      [&]() -> QueryOut {
+        bool denied = false;
+        const TokenSpec* token = token_locked(request, denied);
+        if (denied || (ns != "*" && !can_read_ns_locked(token, ns))) {
+          record_denial_locked(request,
+                               denied ? "ACL token not found" : "read-job in namespace " + ns);
+          return {0, {}, text_error(403, "Permission denied"), std::nullopt};
+        }
+        auto build = [this, &request, ns, token]() -> json {
+          std::map<std::string, std::map<std::string, std::set<std::string>>> by_ns;
+          for (const auto& [key, r] : services_.rows()) {
+            if (ns != "*" && r.namespace_ != ns) continue;
+            if (!can_read_ns_locked(token, r.namespace_)) {
+              record_denial_locked(request, "read-job in namespace " + r.namespace_, true);
+              continue;
+            }
+            auto& tags = by_ns[r.namespace_][r.service_name];
+            tags.insert(r.tags.begin(), r.tags.end());
+          }
+          json list = json::array();
+          for (const auto& [space, names] : by_ns) {
+            json services = json::array();
+            for (const auto& [name, tag_set] : names) {
+              std::vector<std::string> tags(tag_set.begin(), tag_set.end());
+              std::shuffle(tags.begin(), tags.end(), shuffle_rng_);
+              services.push_back(
+                  {{"ServiceName", name}, {"Tags", tags.empty() ? json::array() : json(tags)}});
+            }
+            std::shuffle(services.begin(), services.end(), shuffle_rng_);
+            list.push_back({{"Namespace", space}, {"Services", services}});
+          }
+          std::shuffle(list.begin(), list.end(), shuffle_rng_);
+          return list;
+        };
+        return {services_.index(), build, std::nullopt, std::nullopt};
+      },
+      [&] { return services_.version(ns == "*" ? "" : ServiceTable::watch_namespace(ns)); });
+}
+
+// /v1/service/<name> (GET) and /v1/service/<name>/<id> (DELETE), split on the raw path so that
+// empty segments count as Nomad's handler counts them.
+HttpResponse FakeNomad::service_request(const HttpRequest& request) {
+  const std::string& raw = request.raw_path.empty() ? request.path : request.raw_path;
+  const std::string prefix = "/v1/service/";
+  std::string suffix = raw.starts_with(prefix) ? raw.substr(prefix.size()) : "";
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (;;) {
+    std::size_t slash = suffix.find('/', start);
+    parts.push_back(percent_decode(suffix.substr(start, slash - start)));
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  if (parts.size() == 1) {
+    if (request.method != "GET" && request.method != "HEAD") {
+      return text_error(405, "Invalid method");
+    }
+    if (parts[0].empty()) return text_error(400, "missing service name");
+    return service_get(request, parts[0]);
+  }
+  if (parts.size() == 2) {
+    if (request.method != "DELETE") return text_error(405, "Invalid method");
+    if (parts[1].empty()) return text_error(400, "missing service id");
+    return service_delete(request, parts[1]);
+  }
+  return text_error(400, "invalid URI");
+}
+
+// ServiceRegistration.GetService: an exact (namespace, name) lookup ordered by ID, go-bexpr
+// ?filter, pages with tokens "<namespace>.<ID>".
+HttpResponse FakeNomad::service_get(const HttpRequest& request, const std::string& name) {
+  const std::string ns = request_namespace(request);
+  std::shared_ptr<const FilterExpr> filter;
+  if (auto f = request.query_value("filter"); f && !f->empty()) {
+    auto parsed = parse_filter(*f);
+    if (!parsed) {
+      return text_error(400,
+                        "failed to create result paginator: failed to read filter "
+                        "expression: " +
+                            parsed.error().message);
+    }
+    filter = *parsed;
+  }
+  std::size_t per_page = 0;
+  if (auto v = request.query_value("per_page"); v && !v->empty()) {
+    try {
+      per_page = std::stoul(*v);
+    } catch (const std::exception&) {
+      return text_error(400, "Invalid per_page value");
+    }
+  }
+  const std::string next_token = request.query_value("next_token").value_or("");
+  std::string next_out;
+  HttpResponse response = blocking_query(
+      request,
+      [&]() -> QueryOut {
+        bool denied = false;
+        const TokenSpec* token = token_locked(request, denied);
+        if (denied || !can_read_ns_locked(token, ns)) {
+          record_denial_locked(request,
+                               denied ? "ACL token not found" : "read-job in namespace " + ns);
+          return {0, {}, text_error(403, "Permission denied"), std::nullopt};
+        }
+        auto build = [&]() -> json {
+          json list = json::array();
+          next_out.clear();
+          for (const auto& [key, r] : services_.rows()) {
+            if (r.namespace_ != ns || r.service_name != name) continue;
+            json doc = encode_service_registration(r);
+            if (filter && !filter->matches(doc)) continue;
+            std::string token_of = r.namespace_ + "." + r.id;
+            if (!next_token.empty() && token_of < next_token) continue;
+            if (per_page > 0 && list.size() == per_page) {
+              next_out = token_of;
+              break;
+            }
+            list.push_back(std::move(doc));
+          }
+          return list;
+        };
+        return {services_.index(), build, std::nullopt, std::nullopt};
+      },
+      [&] { return services_.version(ServiceTable::watch_name(ns, name)); });
+  if (!next_out.empty()) response.headers.emplace_back("X-Nomad-Nexttoken", next_out);
+  return response;
+}
+
+// ServiceRegistration.DeleteByID: the name in the path is ignored; a miss is the state store's
+// plain error, hence a 500.
+HttpResponse FakeNomad::service_delete(const HttpRequest& request, const std::string& id) {
+  const std::string ns = request_namespace(request);
+  Lock lock(mu_);
+  bool denied = false;
+  const TokenSpec* token = token_locked(request, denied);
+  if (denied || !allow_ns_op_locked(token, ns, "submit-job")) {
+    record_denial_locked(request, denied ? "ACL token not found" : "submit-job in namespace " + ns);
+    return text_error(403, "Permission denied");
+  }
+  if (!services_.rows().contains({ns, id})) {
+    return text_error(500, "service registration not found");
+  }
+  std::uint64_t idx = bump_locked();
+  auto gone = services_.remove(ns, id, idx);
+  commit_locked(idx, {service_event_locked(*gone, "ServiceDeregistration")});
+  HttpResponse r;
+  r.headers = {{"Vary", "Accept-Encoding"}, {"X-Nomad-Index", std::to_string(idx)}};
+  return r;
+}
+
+// Alloc.GetServiceRegistrations: the alloc must live in the requested namespace; its watch
+// covers the alloc and its registrations.
+HttpResponse FakeNomad::allocation_services(const HttpRequest& request,
+                                            const std::string& alloc_id) {
+  const std::string ns = request_namespace(request);
+  return blocking_query(
+      request,
+      [&]() -> QueryOut {
+        bool denied = false;
+        const TokenSpec* token = token_locked(request, denied);
+        if (denied || !can_read_ns_locked(token, ns)) {
+          record_denial_locked(request,
+                               denied ? "ACL token not found" : "read-job in namespace " + ns);
+          return {0, {}, text_error(403, "Permission denied"), std::nullopt};
+        }
+        auto it = allocs_.find(alloc_id);
+        if (it == allocs_.end() || it->second.namespace_ != ns) {
+          return {0, {}, std::nullopt, text_error(404, "alloc not found")};
+        }
+        auto build = [this, alloc_id] { return registrations_json(services_.of_alloc(alloc_id)); };
+        return {services_.index(), build, std::nullopt, std::nullopt};
+      },
+      [&]() -> std::uint64_t {
+        auto it = allocs_.find(alloc_id);
+        return services_.version(ServiceTable::watch_alloc(alloc_id)) +
+               (it == allocs_.end() ? 0 : it->second.modify_index);
+      });
+}
+
+// Job.GetServiceRegistrations: every registration of the job's allocs.
+HttpResponse FakeNomad::job_services(const HttpRequest& request, const std::string& job_id) {
+  const std::string ns = request_namespace(request);
+  return blocking_query(
+      request,
+      [&]() -> QueryOut {
+        bool denied = false;
+        const TokenSpec* token = token_locked(request, denied);
+        if (denied || !can_read_ns_locked(token, ns)) {
+          record_denial_locked(request,
+                               denied ? "ACL token not found" : "read-job in namespace " + ns);
+          return {0, {}, text_error(403, "Permission denied"), std::nullopt};
+        }
+        auto job = jobs_.find(job_key(ns, job_id));
+        if (job == jobs_.end()) {
+          return {0, {}, std::nullopt, text_error(404, "job not found")};
+        }
+        auto build = [this, ns, job_id] {
+          std::vector<ServiceRegistration> rows;
+          for (const auto& [key, r] : services_.rows()) {
+            if (r.namespace_ == ns && r.job_id == job_id) rows.push_back(r);
+          }
+          return registrations_json(rows);
+        };
+        return {services_.index(), build, std::nullopt, std::nullopt};
+      },
+      [&]() -> std::uint64_t {
+        auto job = jobs_.find(job_key(ns, job_id));
+        return services_.version(ServiceTable::watch_job(ns, job_id)) +
+               (job == jobs_.end() ? 0 : job->second->modify_index);
+      });
+}
+
+// The client's check results: not a blocking query, no X-Nomad-Index, read-job in the alloc's
+// namespace, 404 for an alloc the client does not know.
+HttpResponse FakeNomad::allocation_checks(const HttpRequest& request, const std::string& alloc_id) {
+  Lock lock(mu_);
+  bool denied = false;
+  const TokenSpec* token = token_locked(request, denied);
+  if (denied) {
+    record_denial_locked(request, "ACL token not found");
+    return text_error(403, "Permission denied");
+  }
+  auto it = allocs_.find(alloc_id);
+  if (it == allocs_.end()) {
+    return text_error(404, "Unknown allocation \"" + alloc_id + "\"");
+  }
+  if (!can_read_ns_locked(token, it->second.namespace_)) {
+    record_denial_locked(request, "read-job in namespace " + it->second.namespace_);
+    return text_error(403, "Permission denied");
+  }
+  json body = json::object();
+  if (auto c = checks_.find(alloc_id); c != checks_.end()) {
+    for (const auto& [id, result] : c->second) body[id] = encode_check_result(result);
+  }
+  lock.unlock();
+  return json_reply(request, body, std::nullopt);
+}
+
+}  // namespace cn::fakes
