@@ -172,10 +172,11 @@ HttpResponse FakeNomad::service_delete(const HttpRequest& request, const std::st
     record_denial_locked(request, denied ? "ACL token not found" : "submit-job in namespace " + ns);
     return text_error(403, "Permission denied");
   }
+  // The delete is applied through Raft first, so a miss still takes an index.
+  std::uint64_t idx = bump_locked();
   if (!services_.rows().contains({ns, id})) {
     return text_error(500, "service registration not found");
   }
-  std::uint64_t idx = bump_locked();
   auto gone = services_.remove(ns, id, idx);
   commit_locked(idx, {service_event_locked(*gone, "ServiceDeregistration")});
   HttpResponse r;

@@ -130,7 +130,9 @@ Result<std::vector<std::string>> FakeNomad::register_services(const std::string&
     auto cur = services_.rows().find({r.namespace_, r.id});
     if (cur == services_.rows().end() || !cur->second.same_content(r)) changed.push_back(r);
   }
-  if (!changed.empty()) {
+  if (!wanted.empty()) {
+    // The Upsert goes through Raft even when nothing changes: the Raft index moves, the
+    // table index and the event stream do not.
     std::uint64_t idx = bump_locked();
     std::vector<Event> events;
     for (auto& r : changed) {
@@ -170,8 +172,9 @@ Status FakeNomad::deregister_services(const std::string& alloc_id,
 
 Status FakeNomad::delete_service_registration(const std::string& ns, const std::string& id) {
   Lock lock(mu_);
-  if (!services_.rows().contains({ns, id})) return http_fail("service registration not found", 404);
+  // DeleteByID applies through Raft first; the miss is the state store's answer to it.
   std::uint64_t idx = bump_locked();
+  if (!services_.rows().contains({ns, id})) return http_fail("service registration not found", 404);
   auto gone = services_.remove(ns, id, idx);
   commit_locked(idx, {service_event_locked(*gone, "ServiceDeregistration")});
   return {};

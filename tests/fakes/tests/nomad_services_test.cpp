@@ -91,8 +91,9 @@ TEST_F(NomadServices, AllocModeWithoutNetworkStatusFails) {
   EXPECT_TRUE(fake.service_registrations().empty());
 }
 
-// nomad/state/state_store_service_registration.go: an equal upsert changes nothing; a changed
-// row keeps CreateIndex and moves ModifyIndex and the table index.
+// nomad/state/state_store_service_registration.go: an equal upsert leaves the table and its
+// index alone (nomad/service_registration_endpoint.go still applies it through Raft, so the
+// Raft index moves); a changed row keeps CreateIndex and moves ModifyIndex and the table index.
 TEST_F(NomadServices, IdenticalUpsertIsANoOpAndChangesKeepCreateIndex) {
   std::string alloc = place_api();
   ASSERT_TRUE(fake.register_services(alloc));
@@ -100,7 +101,7 @@ TEST_F(NomadServices, IdenticalUpsertIsANoOpAndChangesKeepCreateIndex) {
   const std::uint64_t raft = fake.current_index();
   ASSERT_TRUE(fake.register_services(alloc));
   EXPECT_EQ(fake.service_registrations_index(), first);
-  EXPECT_EQ(fake.current_index(), raft);
+  EXPECT_EQ(fake.current_index(), raft + 1);
 
   ASSERT_TRUE(fake.register_services(alloc, RegisterServicesOptions{"", true, ""}));  // canary
   EXPECT_GT(fake.service_registrations_index(), first);
@@ -253,8 +254,10 @@ TEST_F(NomadServices, DeleteByIdIgnoresTheName) {
   EXPECT_EQ(r.body, "");
   EXPECT_EQ(header(r, "X-Nomad-Index"), std::to_string(fake.current_index()));
   EXPECT_EQ(fake.service_registrations().size(), ids->size() - 1);
+  const std::uint64_t before = fake.current_index();
   EXPECT_EQ(fake.handle(make_request("DELETE", "/v1/service/whatever/" + ids->front())).status,
             500);
+  EXPECT_EQ(fake.current_index(), before + 1);  // applied through Raft, then refused
 }
 
 // nomad/alloc_endpoint.go and nomad/job_endpoint.go GetServiceRegistrations.
