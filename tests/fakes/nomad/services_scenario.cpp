@@ -191,12 +191,15 @@ std::vector<Event> FakeNomad::delete_alloc_services_locked(const std::string& al
   return events;
 }
 
-// GH-20590 (1.8.0): the servers delete the registrations of allocs the client reports
-// terminal, in the same AllocClientUpdate transaction.
+// GH-20590 (1.8.0): the servers delete the registrations of allocs whose client status is
+// terminal (complete, failed or lost: Allocation.ClientTerminalStatus) in the same transaction
+// (nomad/state/state_store_service_registration.go deregisterServicesForTerminalAllocs).
 std::vector<Event> FakeNomad::services_on_client_terminal_locked(const Alloc& a,
                                                                  std::uint64_t index) {
   if (!version_at_least(cfg_.version, 1, 8, 0)) return {};
-  if (a.client_status != "complete" && a.client_status != "failed") return {};
+  if (a.client_status != "complete" && a.client_status != "failed" && a.client_status != "lost") {
+    return {};
+  }
   return delete_alloc_services_locked(a.id, index, "AllocationUpdated");
 }
 

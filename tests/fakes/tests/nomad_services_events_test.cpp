@@ -144,6 +144,12 @@ TEST_F(NomadServiceEvents, TerminalClientReportDeletesUnderAllocationUpdated) {
   ASSERT_EQ(frames.size(), 1u);
   EXPECT_EQ(types(frames), std::vector<std::string>(4, "AllocationUpdated"));
   EXPECT_TRUE(fake.service_registrations().empty());
+
+  // Lost is client-terminal too (nomad/structs/alloc.go terminalAllocationStatuses).
+  std::string lost = place_api();
+  ASSERT_TRUE(fake.register_services(lost));
+  ASSERT_TRUE(fake.set_client_status(lost, "lost"));
+  EXPECT_TRUE(fake.service_registrations().empty());
 }
 
 // Before GH-20590 nothing server-side removes them: they linger.
@@ -205,7 +211,6 @@ TEST_F(NomadServiceEvents, GarbageCollectionDeletesSilently) {
   StopOptions stop;
   stop.client_status = "";  // the client never reported: the registrations are still there
   ASSERT_TRUE(fake.stop_alloc(alloc, stop));
-  ASSERT_TRUE(fake.set_client_status(alloc, "lost"));
   const std::uint64_t before = fake.service_registrations_index();
   ASSERT_TRUE(fake.gc_allocs({alloc}));
   EXPECT_TRUE(fake.service_registrations().empty());
