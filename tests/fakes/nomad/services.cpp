@@ -113,9 +113,9 @@ void ServiceTable::clamp(std::uint64_t index) {
   for (auto& [key, v] : versions_) ++v;
 }
 
-std::string check_id(const std::string& alloc_id, const std::string& group,
-                     const std::string& service, const std::string& check, bool sha256) {
-  std::string data = alloc_id + "\n" + group + "\n" + service + "\n" + check;
+namespace {
+
+std::string hex_digest(const std::string& data, bool sha256) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_Digest(data.data(), data.size(), digest, &len, sha256 ? EVP_sha256() : EVP_md5(), nullptr);
@@ -126,6 +126,25 @@ std::string check_id(const std::string& alloc_id, const std::string& group,
     out += hex;
   }
   return out;
+}
+
+}  // namespace
+
+std::string choose_hash(const ServiceRegistration& r, const std::string& key, bool sha256) {
+  std::string data;
+  const auto port = static_cast<std::uint64_t>(static_cast<std::int64_t>(r.port));
+  for (int shift = 56; shift >= 0; shift -= 8) {
+    data += static_cast<char>((port >> shift) & 0xff);
+  }
+  data += r.alloc_id + r.id + r.namespace_ + r.address + r.service_name;
+  for (const auto& tag : r.tags) data += tag;
+  data += key;
+  return hex_digest(data, sha256);
+}
+
+std::string check_id(const std::string& alloc_id, const std::string& group,
+                     const std::string& service, const std::string& check, bool sha256) {
+  return hex_digest(alloc_id + "\n" + group + "\n" + service + "\n" + check, sha256);
 }
 
 nlohmann::json encode_check_result(const CheckResult& c) {

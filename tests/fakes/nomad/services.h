@@ -76,6 +76,11 @@ class ServiceTable {
   std::map<std::string, std::uint64_t> versions_;
 };
 
+// The rendezvous hash `?choose=<n>|<key>` sorts by: hex digest over Port (8 bytes big-endian),
+// AllocID, ID, Namespace, Address, ServiceName, each tag, then the key; MD5 before 2.0.5,
+// SHA-256 from it (nomad/structs/service_registration.go HashWith).
+std::string choose_hash(const ServiceRegistration& reg, const std::string& key, bool sha256);
+
 // One Nomad check result as the client's checks hook keeps it
 // (nomad/structs/checks.go CheckQueryResult).
 struct CheckResult {

@@ -126,6 +126,25 @@ HttpResponse FakeNomad::service_get(const HttpRequest& request, const std::strin
     }
   }
   const std::string next_token = request.query_value("next_token").value_or("");
+  // ?choose=<n>|<key> (nomad/service_registration_endpoint.go choose): n an integer, key set.
+  std::optional<std::pair<std::size_t, std::string>> choose;
+  if (auto c = request.query_value("choose"); c && !c->empty()) {
+    auto bar = c->find('|');
+    std::size_t used = 0;
+    long n = -1;
+    try {
+      if (bar != std::string::npos) n = std::stol(c->substr(0, bar), &used);
+    } catch (const std::exception&) {
+      n = -1;
+    }
+    if (bar == std::string::npos || used != bar || n < 0 || bar + 1 == c->size()) {
+      return text_error(400,
+                        "failed to choose services: Parameter for choose must be in form "
+                        "'<number>|<key>'");
+    }
+    choose = std::make_pair(static_cast<std::size_t>(n), c->substr(bar + 1));
+  }
+  const bool sha256 = version_at_least(cfg_.version, 2, 0, 5);
   std::string next_out;
   HttpResponse response = blocking_query(
       request,
@@ -138,20 +157,33 @@ HttpResponse FakeNomad::service_get(const HttpRequest& request, const std::strin
           return {0, {}, text_error(403, "Permission denied"), std::nullopt};
         }
         auto build = [&]() -> json {
-          json list = json::array();
+          std::vector<const ServiceRegistration*> page;
           next_out.clear();
           for (const auto& [key, r] : services_.rows()) {
             if (r.namespace_ != ns || r.service_name != name) continue;
-            json doc = encode_service_registration(r);
-            if (filter && !filter->matches(doc)) continue;
+            if (filter && !filter->matches(encode_service_registration(r))) continue;
             std::string token_of = r.namespace_ + "." + r.id;
             if (!next_token.empty() && token_of < next_token) continue;
-            if (per_page > 0 && list.size() == per_page) {
+            if (per_page > 0 && page.size() == per_page) {
               next_out = token_of;
               break;
             }
-            list.push_back(std::move(doc));
+            page.push_back(&r);
           }
+          // choose applies to the page: the first n by hash, in hash order.
+          if (choose) {
+            std::vector<std::pair<std::string, const ServiceRegistration*>> ranked;
+            for (const auto* r : page)
+              ranked.emplace_back(choose_hash(*r, choose->second, sha256), r);
+            std::stable_sort(ranked.begin(), ranked.end(),
+                             [](const auto& a, const auto& b) { return a.first < b.first; });
+            page.clear();
+            for (std::size_t i = 0; i < ranked.size() && i < choose->first; ++i) {
+              page.push_back(ranked[i].second);
+            }
+          }
+          json list = json::array();
+          for (const auto* r : page) list.push_back(encode_service_registration(*r));
           return list;
         };
         return {services_.index(), build, std::nullopt, std::nullopt};

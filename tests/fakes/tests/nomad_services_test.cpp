@@ -1,6 +1,10 @@
 // Native service registrations in the fake Nomad: the object, its ID and address, the table
 // index, the /v1/service(s) routes with their errors, blocking and ACL
 // (/work/shared/reference/nomad-services.md sections 1-4 and 8).
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <cstdio>
 #include <future>
 
 #include <gtest/gtest.h>
@@ -18,6 +22,48 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 
 class NomadServices : public ServicesFixture {};
+
+class NomadServices205 : public ServicesFixture {
+ protected:
+  NomadServices205() : ServicesFixture("2.0.5") {}
+};
+
+// The rendezvous hash as the fact sheet spells it, computed here independently of the fake.
+std::string rendezvous_hash(const json& reg, const std::string& key, const EVP_MD* md) {
+  std::string data;
+  const auto port = reg["Port"].get<std::uint64_t>();
+  for (int shift = 56; shift >= 0; shift -= 8) data += static_cast<char>((port >> shift) & 0xff);
+  for (const char* field : {"AllocID", "ID", "Namespace", "Address", "ServiceName"}) {
+    data += reg[field].get<std::string>();
+  }
+  for (const auto& tag : reg["Tags"]) data += tag.get<std::string>();
+  data += key;
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(data.data(), data.size(), digest, &len, md, nullptr);
+  std::string out;
+  char hex[3];
+  for (unsigned int i = 0; i < len; ++i) {
+    std::snprintf(hex, sizeof hex, "%02x", digest[i]);
+    out += hex;
+  }
+  return out;
+}
+
+// The first four IDs by hash, in hash order, as ?choose=4|<key> must answer them.
+void expect_choose(FakeNomad& fake, const EVP_MD* md) {
+  auto all = json::parse(get(fake, "/v1/service/api").body);
+  ASSERT_EQ(all.size(), 5u);
+  std::vector<std::pair<std::string, std::string>> ranked;
+  for (const auto& r : all) {
+    ranked.emplace_back(rendezvous_hash(r, "client-a", md), r["ID"].get<std::string>());
+  }
+  std::sort(ranked.begin(), ranked.end());
+  auto chosen = json::parse(get(fake, "/v1/service/api?choose=4%7Cclient-a").body);
+  ASSERT_EQ(chosen.size(), 4u);
+  for (std::size_t i = 0; i < chosen.size(); ++i) EXPECT_EQ(chosen[i]["ID"], ranked[i].second);
+  EXPECT_EQ(json::parse(get(fake, "/v1/service/api?choose=9%7Cclient-a").body).size(), 5u);
+}
 
 // nomad/structs/service_registration.go: no omitempty, 12 keys in go-msgpack's sorted order.
 TEST_F(NomadServices, RegistrationHasTwelveSortedKeys) {
@@ -223,6 +269,25 @@ TEST_F(NomadServices, OneNameIsOrderedByIdWithFilterAndPages) {
   ASSERT_EQ(json::parse(rest.body).size(), 1u);
   EXPECT_EQ(json::parse(rest.body)[0]["ID"], list[2]["ID"]);
   EXPECT_EQ(header(rest, "X-Nomad-Nexttoken"), "");
+}
+
+// nomad/service_registration_endpoint.go choose, nomad/structs/service_registration.go
+// HashWith: MD5 up to 2.0.4; the parameter must be "<number>|<key>".
+TEST_F(NomadServices, ChooseRanksByMd5) {
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(fake.register_services(place_api()));
+  expect_choose(fake, EVP_md5());
+  for (const std::string bad : {"2", "x%7Ck", "2%7C"}) {
+    auto r = get(fake, "/v1/service/api?choose=" + bad);
+    EXPECT_EQ(r.status, 400) << bad;
+    EXPECT_EQ(r.body,
+              "failed to choose services: Parameter for choose must be in form '<number>|<key>'");
+  }
+}
+
+// GH-28363 (2.0.5): SHA-256, so one key picks other instances after the upgrade.
+TEST_F(NomadServices205, ChooseRanksBySha256) {
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(fake.register_services(place_api()));
+  expect_choose(fake, EVP_sha256());
 }
 
 // command/agent/service_registration_endpoint.go: methods, empty segments and the 500 of a
