@@ -15,7 +15,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string request_namespace(const HttpRequest& request) {
+std::string services_namespace(const HttpRequest& request) {
   std::string ns = request.query_value("namespace").value_or("");
   return ns.empty() ? "default" : ns;
 }
@@ -31,7 +31,7 @@ json registrations_json(const std::vector<ServiceRegistration>& rows) {
 // ServiceRegistration.List: one stub per namespace with each name's union of tags. Go map and
 // set iteration make every order random, so the fake shuffles all three levels.
 HttpResponse FakeNomad::services_list(const HttpRequest& request) {
-  const std::string ns = request_namespace(request);
+  const std::string ns = services_namespace(request);
   return blocking_query(
       request,
       [&]() -> QueryOut {
@@ -105,7 +105,7 @@ HttpResponse FakeNomad::service_request(const HttpRequest& request) {
 // ServiceRegistration.GetService: an exact (namespace, name) lookup ordered by ID, go-bexpr
 // ?filter, pages with tokens "<namespace>.<ID>".
 HttpResponse FakeNomad::service_get(const HttpRequest& request, const std::string& name) {
-  const std::string ns = request_namespace(request);
+  const std::string ns = services_namespace(request);
   std::shared_ptr<const FilterExpr> filter;
   if (auto f = request.query_value("filter"); f && !f->empty()) {
     auto parsed = parse_filter(*f);
@@ -196,7 +196,7 @@ HttpResponse FakeNomad::service_get(const HttpRequest& request, const std::strin
 // ServiceRegistration.DeleteByID: the name in the path is ignored; a miss is the state store's
 // plain error, hence a 500.
 HttpResponse FakeNomad::service_delete(const HttpRequest& request, const std::string& id) {
-  const std::string ns = request_namespace(request);
+  const std::string ns = services_namespace(request);
   Lock lock(mu_);
   bool denied = false;
   const TokenSpec* token = token_locked(request, denied);
@@ -220,7 +220,7 @@ HttpResponse FakeNomad::service_delete(const HttpRequest& request, const std::st
 // covers the alloc and its registrations.
 HttpResponse FakeNomad::allocation_services(const HttpRequest& request,
                                             const std::string& alloc_id) {
-  const std::string ns = request_namespace(request);
+  const std::string ns = services_namespace(request);
   return blocking_query(
       request,
       [&]() -> QueryOut {
@@ -247,7 +247,7 @@ HttpResponse FakeNomad::allocation_services(const HttpRequest& request,
 
 // Job.GetServiceRegistrations: every registration of the job's allocs.
 HttpResponse FakeNomad::job_services(const HttpRequest& request, const std::string& job_id) {
-  const std::string ns = request_namespace(request);
+  const std::string ns = services_namespace(request);
   return blocking_query(
       request,
       [&]() -> QueryOut {

@@ -12,7 +12,7 @@ namespace cn::fakes {
 
 namespace {
 
-bool is_number(const std::string& s) {
+bool is_port_number(const std::string& s) {
   return !s.empty() &&
          std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
 }
@@ -74,7 +74,7 @@ Result<std::vector<std::string>> FakeNomad::register_services(const std::string&
     const PortSpec* port = find_port(*group, svc.port_label);
     auto host_port = a.port_values.find(svc.port_label);
     if (svc.address_mode == "auto" || svc.address_mode == "host") {
-      if (is_number(svc.port_label)) {
+      if (is_port_number(svc.port_label)) {
         r.port = std::stoi(svc.port_label);
         r.address = svc.address_mode == "host" ? "" : a.host_ip;
       } else {
@@ -95,7 +95,7 @@ Result<std::vector<std::string>> FakeNomad::register_services(const std::string&
         return http_fail("cannot use address_mode=\"alloc\": no allocation network status reported",
                          400);
       }
-      if (is_number(svc.port_label)) {
+      if (is_port_number(svc.port_label)) {
         r.port = std::stoi(svc.port_label);
       } else if (port) {
         int value = host_port != a.port_values.end() ? host_port->second : 0;

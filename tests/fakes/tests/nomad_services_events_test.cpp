@@ -32,7 +32,7 @@ std::vector<json> service_frames(FakeNomad& fake, std::uint64_t from,
   return frames;
 }
 
-std::vector<std::string> types(const std::vector<json>& frames) {
+std::vector<std::string> event_types(const std::vector<json>& frames) {
   std::vector<std::string> out;
   for (const auto& f : frames) {
     for (const auto& e : f["Events"]) out.push_back(e["Type"].get<std::string>());
@@ -108,7 +108,7 @@ TEST_F(NomadServiceEvents, ClientDeregistrationIsOneFramePerService) {
   ASSERT_TRUE(fake.deregister_services(alloc));
   auto frames = service_frames(fake, from);
   ASSERT_EQ(frames.size(), 4u);
-  EXPECT_EQ(types(frames), std::vector<std::string>(4, "ServiceDeregistration"));
+  EXPECT_EQ(event_types(frames), std::vector<std::string>(4, "ServiceDeregistration"));
   for (const auto& f : frames) {
     EXPECT_EQ(f["Events"][0]["Payload"]["Service"]["ID"], f["Events"][0]["Key"]);
     EXPECT_LT(f["Events"][0]["Payload"]["Service"]["ModifyIndex"].get<std::uint64_t>(),
@@ -142,7 +142,7 @@ TEST_F(NomadServiceEvents, TerminalClientReportDeletesUnderAllocationUpdated) {
   ASSERT_TRUE(fake.set_client_status(alloc, "failed"));
   auto frames = service_frames(fake, from);
   ASSERT_EQ(frames.size(), 1u);
-  EXPECT_EQ(types(frames), std::vector<std::string>(4, "AllocationUpdated"));
+  EXPECT_EQ(event_types(frames), std::vector<std::string>(4, "AllocationUpdated"));
   EXPECT_TRUE(fake.service_registrations().empty());
 
   // Lost is client-terminal too (nomad/structs/alloc.go terminalAllocationStatuses).
@@ -168,7 +168,7 @@ TEST_F(NomadServiceEvents1104, LostAllocDeletesUnderPlanResult) {
   ASSERT_TRUE(fake.mark_alloc_lost(alloc));
   auto frames = service_frames(fake, from);
   ASSERT_EQ(frames.size(), 1u);
-  EXPECT_EQ(types(frames), std::vector<std::string>(4, "PlanResult"));
+  EXPECT_EQ(event_types(frames), std::vector<std::string>(4, "PlanResult"));
   EXPECT_EQ(fake.alloc(alloc)->client_status, "lost");
 }
 
@@ -181,7 +181,7 @@ TEST_F(NomadServiceEvents17, NodeDownDeletesInASeparateEntry) {
   ASSERT_TRUE(fake.set_node_status(kRefNode, "down"));
   auto frames = service_frames(fake, from);
   ASSERT_EQ(frames.size(), 1u);
-  EXPECT_EQ(types(frames), std::vector<std::string>(4, "ServiceDeregistration"));
+  EXPECT_EQ(event_types(frames), std::vector<std::string>(4, "ServiceDeregistration"));
   EXPECT_EQ(frames[0]["Index"].get<std::uint64_t>(), fake.node(kRefNode)->modify_index + 1);
 }
 
@@ -191,7 +191,7 @@ TEST_F(NomadServiceEvents1103, NodeDownDeletesInTheNodeTransaction) {
   ASSERT_TRUE(fake.set_node_status(kRefNode, "down"));
   auto frames = service_frames(fake, from);
   ASSERT_EQ(frames.size(), 1u);
-  EXPECT_EQ(types(frames), std::vector<std::string>(4, "NodeStreamEvent"));
+  EXPECT_EQ(event_types(frames), std::vector<std::string>(4, "NodeStreamEvent"));
   EXPECT_EQ(frames[0]["Index"].get<std::uint64_t>(), fake.node(kRefNode)->modify_index);
 }
 
