@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/fakes/http/raw_http_client.h"
 #include "tests/fakes/nomad/fake_nomad.h"
 #include "tests/fakes/tests/nomad_services_util.h"
 #include "tests/fakes/tests/nomad_test_util.h"
@@ -315,6 +316,52 @@ TEST_F(NomadServiceEvents, ControlApi) {
   EXPECT_EQ(call("POST", "/_fake/allocs/" + alloc + "/lost").status, 200);
   EXPECT_EQ(call("POST", "/_fake/allocs/" + alloc + "/gc").status, 200);
   EXPECT_FALSE(fake.alloc(alloc));
+}
+
+// The same over a socket, as a test driving a fake-nomad process does; the raw path keeps the
+// trailing slash Nomad's handler counts.
+TEST(NomadServicesOverHttp, ControlCallsAndRoutes) {
+  FakeNomad fake;
+  ASSERT_TRUE(fake.start());
+  HttpTarget target = HttpTarget::tcp("127.0.0.1", fake.port());
+  auto send = [&](const std::string& method, const std::string& path, const json& body) {
+    auto r = http_request(target, method, path, body.is_null() ? "" : body.dump());
+    EXPECT_TRUE(r) << path;
+    return r ? *r : RawHttpResponse{};
+  };
+  json job = {{"id", "web"},
+              {"groups",
+               {{{"name", "app"},
+                 {"ports", {{{"label", "http"}, {"to", 8080}}}},
+                 {"services",
+                  {{{"name", "web"},
+                    {"port", "http"},
+                    {"address_mode", "alloc"},
+                    {"checks", {{{"name", "alive"}}}}}}}}}}};
+  ASSERT_EQ(send("POST", "/_fake/jobs", job).status, 200);
+  auto placed = send("POST", "/_fake/allocs", {{"job", "web"}, {"ports", {{"http", 23000}}}});
+  std::string id = json::parse(placed.body)["id"];
+  ASSERT_EQ(send("POST", "/_fake/allocs/" + id + "/network", {{"address", "10.200.7.7"}}).status,
+            200);
+  auto reg = send("POST", "/_fake/allocs/" + id + "/services", json::object());
+  ASSERT_EQ(reg.status, 200) << reg.body;
+  auto list = json::parse(send("GET", "/v1/service/web", nullptr).body);
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0]["Address"], "10.200.7.7");
+  EXPECT_EQ(list[0]["Port"], 8080);
+  EXPECT_EQ(
+      send("POST", "/_fake/allocs/" + id + "/checks", {{"check", "alive"}, {"status", "success"}})
+          .status,
+      200);
+  auto checks = json::parse(send("GET", "/v1/allocation/" + id + "/checks", nullptr).body);
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks.begin().value()["Status"], "success");
+  EXPECT_EQ(send("DELETE", "/v1/service/web/", nullptr).body, "missing service id");
+  EXPECT_EQ(send("DELETE", "/v1/service/web/" + list[0]["ID"].get<std::string>(), nullptr).status,
+            200);
+  auto state = json::parse(send("GET", "/_fake/services", nullptr).body);
+  EXPECT_TRUE(state["services"].empty());
+  fake.stop();
 }
 
 // A scenario document registers an alloc's workloads after its network report.
