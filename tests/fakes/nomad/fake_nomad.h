@@ -387,6 +387,7 @@ class FakeNomad {
   HttpResponse allocation_services(const HttpRequest& request, const std::string& alloc_id);
   HttpResponse job_services(const HttpRequest& request, const std::string& job_id);
   HttpResponse allocation_checks(const HttpRequest& request, const std::string& alloc_id);
+  bool reads_any_namespace_locked(const TokenSpec* token) const;
 
   // event_stream.cpp
   HttpResponse event_stream(const HttpRequest& request);

@@ -32,7 +32,8 @@ json registrations_json(const std::vector<ServiceRegistration>& rows) {
 // set iteration make every order random, so the fake shuffles all three levels.
 HttpResponse FakeNomad::services_list(const HttpRequest& request) {
   const std::string ns = services_namespace(request);
-  return blocking_query(
+  bool no_namespace = false;
+  HttpResponse response = blocking_query(
       request,
       [&]() -> QueryOut {
         bool denied = false;
@@ -41,6 +42,13 @@ HttpResponse FakeNomad::services_list(const HttpRequest& request) {
           record_denial_locked(request,
                                denied ? "ACL token not found" : "read-job in namespace " + ns);
           return {0, {}, text_error(403, "Permission denied"), std::nullopt};
+        }
+        // listAllServiceRegistrations: a token that can read-job in no namespace gets [] and
+        // a reply whose index was never set (nomad/job_endpoint.go allowedNSes).
+        no_namespace = ns == "*" && acl_locked(token) && !reads_any_namespace_locked(token);
+        if (no_namespace) {
+          record_denial_locked(request, "read-job in any namespace", true);
+          return {0, [] { return json::array(); }, std::nullopt, std::nullopt};
         }
         auto build = [this, &request, ns, token]() -> json {
           std::map<std::string, std::map<std::string, std::set<std::string>>> by_ns;
@@ -71,6 +79,24 @@ HttpResponse FakeNomad::services_list(const HttpRequest& request) {
         return {services_.index(), build, std::nullopt, std::nullopt};
       },
       [&] { return services_.version(ns == "*" ? "" : ServiceTable::watch_namespace(ns)); });
+  if (no_namespace && response.status == 200) {
+    for (auto& [name, value] : response.headers) {
+      if (name == "X-Nomad-Index") value = "0";
+    }
+  }
+  return response;
+}
+
+// The namespaces the fake knows of (it has no namespace table): default and every namespace
+// a job, an allocation, a variable or a registration lives in.
+bool FakeNomad::reads_any_namespace_locked(const TokenSpec* token) const {
+  std::set<std::string> known = {"default"};
+  for (const auto& [key, job] : jobs_) known.insert(job->spec.namespace_);
+  for (const auto& [id, a] : allocs_) known.insert(a.namespace_);
+  for (const auto& [key, v] : variables_) known.insert(key.first);
+  for (const auto& [key, r] : services_.rows()) known.insert(r.namespace_);
+  return std::any_of(known.begin(), known.end(),
+                     [&](const std::string& ns) { return can_read_ns_locked(token, ns); });
 }
 
 // /v1/service/<name> (GET) and /v1/service/<name>/<id> (DELETE), split on the raw path so that

@@ -407,5 +407,27 @@ TEST_F(NomadServices, ReadJobIsRequired) {
   EXPECT_EQ(del.status, 403);  // submit-job, not read-job
 }
 
+// nomad/service_registration_endpoint.go listAllServiceRegistrations: a token that reads no
+// namespace gets [] from namespace=*, and the reply's index is never set, hence 0.
+TEST_F(NomadServices, StarListForATokenReadingNothingHasIndexZero) {
+  ASSERT_TRUE(fake.register_services(place_api()));
+  fake.set_acl_enabled(true);
+  TokenSpec t;
+  t.secret = "nobody";
+  t.management = false;
+  t.namespaces = {"nowhere"};
+  fake.add_token(t);
+  auto r = get(fake, "/v1/services?namespace=*", {{"X-Nomad-Token", "nobody"}});
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "[]");
+  EXPECT_EQ(header(r, "X-Nomad-Index"), "0");
+  t.secret = "reader";
+  t.namespaces = {"default"};
+  fake.add_token(t);
+  EXPECT_EQ(
+      header(get(fake, "/v1/services?namespace=*", {{"X-Nomad-Token", "reader"}}), "X-Nomad-Index"),
+      std::to_string(fake.service_registrations_index()));
+}
+
 }  // namespace
 }  // namespace cn::fakes
