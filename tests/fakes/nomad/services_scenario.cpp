@@ -105,6 +105,10 @@ Result<std::vector<std::string>> FakeNomad::register_services(const std::string&
     } else {
       return http_fail("address_mode " + svc.address_mode + " is not modelled by the fake", 400);
     }
+    // ServiceRegistration.Validate, before the Upsert reaches Raft: nothing is written.
+    if (r.address == "0.0.0.0" || r.address == "::" || r.address == "[::]") {
+      return http_fail("invalid service registration address", 400);
+    }
     for (const auto& c : svc.checks) {
       CheckResult res;
       res.check = c.name;

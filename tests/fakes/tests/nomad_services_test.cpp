@@ -137,6 +137,28 @@ TEST_F(NomadServices, AllocModeWithoutNetworkStatusFails) {
   EXPECT_TRUE(fake.service_registrations().empty());
 }
 
+// nomad/structs/service_registration.go Validate: an unspecified address fails the Upsert.
+TEST_F(NomadServices, UnspecifiedAddressIsRefused) {
+  NodeRecord any;
+  any.id = "0a0a0a0a-0000-4000-8000-0000000000aa";
+  any.name = "worker-any";
+  any.ip = "0.0.0.0";
+  fake.add_node(any);
+  PlaceRequest p;
+  p.job_id = "api";
+  p.node_id = any.id;
+  p.port_values = {{"http", 25431}, {"admin", 25432}};
+  auto alloc = fake.place_alloc(p);
+  ASSERT_TRUE(alloc);
+  ASSERT_TRUE(fake.set_network_status(*alloc, NetworkStatusSpec{"10.200.3.18", "", "eth0"}));
+  const std::uint64_t before = fake.current_index();
+  auto ids = fake.register_services(*alloc);
+  ASSERT_FALSE(ids);
+  EXPECT_EQ(ids.error().message, "invalid service registration address");
+  EXPECT_TRUE(fake.service_registrations().empty());
+  EXPECT_EQ(fake.current_index(), before);
+}
+
 // nomad/state/state_store_service_registration.go: an equal upsert leaves the table and its
 // index alone (nomad/service_registration_endpoint.go still applies it through Raft, so the
 // Raft index moves); a changed row keeps CreateIndex and moves ModifyIndex and the table index.
