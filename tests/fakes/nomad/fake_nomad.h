@@ -192,6 +192,9 @@ class FakeNomad {
   Status set_client_status(const std::string& alloc_id, const std::string& client_status,
                            const std::string& description = "");
   Status stop_alloc(const std::string& alloc_id, StopOptions options = {});
+  // An in-place update by the scheduler: the alloc runs its job's latest version from now on
+  // (one PlanResult). What its client then registers follows that version.
+  Status update_alloc_in_place(const std::string& alloc_id);
   std::optional<Alloc> alloc(const std::string& alloc_id) const;
   std::vector<std::string> alloc_ids() const;
   // The server's garbage collection of terminal allocations (core scheduler, then

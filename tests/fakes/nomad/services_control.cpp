@@ -49,6 +49,7 @@ std::optional<HttpResponse> FakeNomad::route_control_services(const HttpRequest&
     return control_status(deregister_services(id, task));
   }
   if (action == "lost" && m == "POST") return control_status(mark_alloc_lost(id));
+  if (action == "update" && m == "POST") return control_status(update_alloc_in_place(id));
   if (action == "gc" && m == "POST") return control_status(gc_allocs({id}));
   if (action == "checks" && m == "POST") {
     return control_status(set_check_status(id, body.at("check").get<std::string>(),

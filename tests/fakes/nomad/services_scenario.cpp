@@ -268,6 +268,22 @@ Status FakeNomad::mark_alloc_lost(const std::string& alloc_id) {
   return {};
 }
 
+Status FakeNomad::update_alloc_in_place(const std::string& alloc_id) {
+  Lock lock(mu_);
+  auto it = allocs_.find(alloc_id);
+  if (it == allocs_.end()) return http_fail("alloc not found", 404);
+  Alloc& a = it->second;
+  auto job = jobs_.find(job_key(a.namespace_, a.job_id));
+  if (job == jobs_.end()) return http_fail("job not found", 404);
+  std::uint64_t idx = bump_locked();
+  a.job = job->second;
+  a.modify_index = a.alloc_modify_index = idx;
+  a.modify_time = unix_nanos(clock_.wall_now());
+  allocs_index_ = idx;
+  commit_locked(idx, {alloc_event_locked(a, "PlanResult")});
+  return {};
+}
+
 Status FakeNomad::set_check_status(const std::string& alloc_id, const std::string& check,
                                    const std::string& status, int status_code, std::string output) {
   if (status != "pending" && status != "success" && status != "failure") {

@@ -135,6 +135,25 @@ TEST_F(NomadServiceEvents, CanaryFlipIsOneUpsertOfWhatChanged) {
   EXPECT_LT(svc["CreateIndex"].get<std::uint64_t>(), svc["ModifyIndex"].get<std::uint64_t>());
 }
 
+// nsd.go UpdateWorkload after an in-place update that drops a service: the new set is
+// upserted first (unchanged here: no frame), then the ID that disappeared is deleted.
+TEST_F(NomadServiceEvents, InPlaceUpdateDeletesWhatDisappeared) {
+  std::string alloc = place_api();
+  const std::uint64_t from = register_group(alloc);
+  auto job = services_job("default");
+  job.groups[0].services.erase(job.groups[0].services.begin() + 3);  // api-bare
+  ASSERT_TRUE(fake.register_job(job));
+  ASSERT_TRUE(fake.update_alloc_in_place(alloc));
+  auto ids = fake.register_services(alloc);
+  ASSERT_TRUE(ids);
+  EXPECT_EQ(ids->size(), 3u);
+  auto frames = service_frames(fake, from);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(event_types(frames), std::vector<std::string>{"ServiceDeregistration"});
+  EXPECT_EQ(frames[0]["Events"][0]["Payload"]["Service"]["ServiceName"], "api-bare");
+  EXPECT_EQ(fake.service_registrations().size(), 3u);
+}
+
 // GH-20590 (nomad/node_endpoint.go UpdateAlloc, 1.8.0+): a terminal client report deletes the
 // alloc's registrations in its own transaction, under Type AllocationUpdated.
 TEST_F(NomadServiceEvents, TerminalClientReportDeletesUnderAllocationUpdated) {
@@ -313,6 +332,7 @@ TEST_F(NomadServiceEvents, ControlApi) {
   EXPECT_EQ(fake.check_results(alloc).begin()->second.status, "success");
   EXPECT_EQ(call("DELETE", "/_fake/allocs/" + alloc + "/services").status, 200);
   EXPECT_TRUE(fake.service_registrations().empty());
+  EXPECT_EQ(call("POST", "/_fake/allocs/" + alloc + "/update").status, 200);
   EXPECT_EQ(call("POST", "/_fake/allocs/" + alloc + "/lost").status, 200);
   EXPECT_EQ(call("POST", "/_fake/allocs/" + alloc + "/gc").status, 200);
   EXPECT_FALSE(fake.alloc(alloc));
