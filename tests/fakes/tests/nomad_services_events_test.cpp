@@ -154,8 +154,8 @@ TEST_F(NomadServiceEvents, InPlaceUpdateDeletesWhatDisappeared) {
   EXPECT_EQ(fake.service_registrations().size(), 3u);
 }
 
-// GH-20590 (nomad/node_endpoint.go UpdateAlloc, 1.8.0+): a terminal client report deletes the
-// alloc's registrations in its own transaction, under Type AllocationUpdated.
+// GH-20590 (nomad/state/state_store_service_registration.go, 1.8.0+): a terminal client report
+// deletes the alloc's registrations in the report's transaction, under Type AllocationUpdated.
 TEST_F(NomadServiceEvents, TerminalClientReportDeletesUnderAllocationUpdated) {
   std::string alloc = place_api();
   const std::uint64_t from = register_group(alloc);
