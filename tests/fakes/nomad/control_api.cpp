@@ -67,7 +67,8 @@ HttpResponse FakeNomad::route_control(const HttpRequest& request,
                             {"nodes", nodes},
                             {"pending_updates", delayed_.size()},
                             {"active_streams", active_streams_},
-                            {"blocked_queries", blocked_}});
+                            {"blocked_queries", blocked_},
+                            {"services_index", services_.index()}});
     }
     if (what == "jobs" && m == "POST" && s.size() == 2) {
       auto spec = job_spec_from_json(body);
@@ -125,6 +126,7 @@ HttpResponse FakeNomad::route_control(const HttpRequest& request,
       if (body.is_array()) return control_reply({{"ids", *ids}});
       return control_reply({{"id", ids->front()}});
     }
+    if (auto r = route_control_services(request, s, body)) return std::move(*r);
     if (what == "allocs" && m == "POST" && s.size() == 4) {
       const std::string& id = s[2];
       Status st = http_fail("unknown alloc action " + s[3], 404);

@@ -107,10 +107,11 @@ json group_network(const GroupSpec& g) {
 
 json service_json(const ServiceSpec& s, const Job& job) {
   json tags = s.tags.empty() ? json(nullptr) : json(s.tags);
+  json canary_tags = s.canary_tags.empty() ? json(nullptr) : json(s.canary_tags);
   return {{"Address", ""},
-          {"AddressMode", "alloc"},
+          {"AddressMode", s.address_mode},
           {"CanaryMeta", nullptr},
-          {"CanaryTags", nullptr},
+          {"CanaryTags", canary_tags},
           {"Checks", nullptr},
           {"Cluster", "default"},
           {"Connect", nullptr},
@@ -125,7 +126,7 @@ json service_json(const ServiceSpec& s, const Job& job) {
           {"Provider", s.provider},
           {"TaggedAddresses", nullptr},
           {"Tags", tags},
-          {"TaskName", ""},
+          {"TaskName", s.task},
           {"Weights", nullptr}};
 }
 
@@ -136,7 +137,13 @@ json task_resources_json(int cpu, int memory_mb) {
           {"SecretsMB", 0}};
 }
 
-json task_json(const TaskSpec& t, const Job& job) {
+json task_json(const TaskSpec& t, const GroupSpec& g, const Job& job) {
+  json services = nullptr;
+  for (const auto& s : g.services) {
+    if (s.task != t.name) continue;
+    if (services.is_null()) services = json::array();
+    services.push_back(service_json(s, job));
+  }
   json config =
       t.config.is_object() && !t.config.empty() ? t.config : json{{"image", "busybox:1.36"}};
   json identity = {{"Audience", json::array({"nomadproject.io"})},
@@ -174,7 +181,7 @@ json task_json(const TaskSpec& t, const Job& job) {
           {"ScalingPolicies", nullptr},
           {"Schedule", nullptr},
           {"Secrets", nullptr},
-          {"Services", nullptr},
+          {"Services", services},
           {"ShutdownDelay", 0},
           {"Templates", nullptr},
           {"User", ""},
@@ -186,12 +193,13 @@ json group_json(const GroupSpec& g, const Job& job) {
   json networks = nullptr;
   if (!g.network_mode.empty()) networks = json::array({group_network(g)});
   json services = nullptr;
-  if (!g.services.empty()) {
-    services = json::array();
-    for (const auto& s : g.services) services.push_back(service_json(s, job));
+  for (const auto& s : g.services) {
+    if (!s.task.empty()) continue;  // listed under its task
+    if (services.is_null()) services = json::array();
+    services.push_back(service_json(s, job));
   }
   json tasks = json::array();
-  for (const auto& t : g.tasks) tasks.push_back(task_json(t, job));
+  for (const auto& t : g.tasks) tasks.push_back(task_json(t, g, job));
   json migrate = nullptr;
   if (is_service(job)) {
     migrate = {{"HealthCheck", "checks"},

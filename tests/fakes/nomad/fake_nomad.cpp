@@ -10,6 +10,7 @@ FakeNomad::FakeNomad(FakeNomadConfig config)
     : cfg_(std::move(config)),
       clock_(cfg_.clock ? *cfg_.clock : static_cast<Clock&>(system_clock())),
       index_(cfg_.initial_index),
+      shuffle_rng_(cfg_.seed ^ 0x5851f42d4c957f2dULL),
       events_(cfg_.event_buffer_size),
       ids_(cfg_.seed),
       jitter_rng_(cfg_.seed ^ 0x9e3779b97f4a7c15ULL),
@@ -147,6 +148,14 @@ std::string FakeNomad::route_of(const std::vector<std::string>& s) {
   if (s[1] == "node" && s.size() == 4 && s[3] == "allocations") return "node_allocations";
   if (s[1] == "allocation" && s.size() == 3) return "allocation";
   if (s[1] == "allocations" && s.size() == 2) return "allocations";
+  if (s[1] == "services" && s.size() == 2) return "services";
+  if (s[1] == "service") return "service";
+  if (s[1] == "allocation" && s.size() == 4 && s[3] == "services") return "allocation_services";
+  if (s[1] == "allocation" && s.size() == 4 && s[3] == "checks") return "allocation_checks";
+  if (s[1] == "client" && s.size() == 5 && s[2] == "allocation" && s[4] == "checks") {
+    return "allocation_checks";
+  }
+  if (s[1] == "job" && s.size() >= 4 && s.back() == "services") return "job_services";
   if (s[1] == "job" && s.size() >= 3) return "job";
   if (s[1] == "event" && s.size() == 3 && s[2] == "stream") return "event_stream";
   if (s[1] == "vars" && s.size() == 2) return "variables";

@@ -27,6 +27,7 @@
 #include "tests/fakes/nomad/event_buffer.h"
 #include "tests/fakes/nomad/go_values.h"
 #include "tests/fakes/nomad/model.h"
+#include "tests/fakes/nomad/services.h"
 #include "tests/fakes/nomad/variables.h"
 
 namespace cn::fakes {
@@ -117,9 +118,17 @@ struct StopOptions {
   std::string client_status = "complete";
 };
 
+struct RegisterServicesOptions {
+  std::string task;     // empty: the group's services (group services hook); else that task's
+  bool canary = false;  // the alloc is a deployment canary: non-empty canary_tags replace tags
+  // The alloc's netns address for address_mode "alloc"; empty: the alloc's NetworkStatus.
+  // The client knows it at registration, before the server has heard of it.
+  std::string alloc_address;
+};
+
 struct RequestRecord {
   // agent_self nodes node node_allocations allocation allocations job event_stream variables
-  // variable
+  // variable services service allocation_services job_services allocation_checks
   std::string route;
   std::string method;
   std::string target;
@@ -183,6 +192,9 @@ class FakeNomad {
   Status set_client_status(const std::string& alloc_id, const std::string& client_status,
                            const std::string& description = "");
   Status stop_alloc(const std::string& alloc_id, StopOptions options = {});
+  // An in-place update by the scheduler: the alloc runs its job's latest version from now on
+  // (one PlanResult). What its client then registers follows that version.
+  Status update_alloc_in_place(const std::string& alloc_id);
   std::optional<Alloc> alloc(const std::string& alloc_id) const;
   std::vector<std::string> alloc_ids() const;
   // The server's garbage collection of terminal allocations (core scheduler, then
@@ -213,6 +225,32 @@ class FakeNomad {
   std::optional<VariableRecord> variable(const std::string& ns, const std::string& path) const;
   std::vector<VariableRecord> variables() const;  // every namespace, ordered by (ns, path)
   std::uint64_t variables_index() const;          // the variables table index
+
+  // ---- Native services (services_scenario.cpp, services.h) ----
+  // What the client's Upsert RPC does for one workload of the alloc: the registrations of the
+  // group's (or one task's) nomad-provider services with Address/Port per address_mode, one Raft
+  // index and one ServiceRegistration frame for the rows that changed (none: no index, no
+  // event); then one DeleteByID per registration of that workload that is gone. Pending check
+  // results appear for the checks of the registered services. Returns the workload's IDs.
+  Result<std::vector<std::string>> register_services(const std::string& alloc_id,
+                                                     RegisterServicesOptions options = {});
+  // The client's deregistration (PreKill, task exit): one DeleteByID, hence one
+  // ServiceDeregistration frame, per registration; nullopt: every workload of the alloc. The
+  // check results of a whole-alloc deregistration are purged.
+  Status deregister_services(const std::string& alloc_id,
+                             std::optional<std::string> task = std::nullopt);
+  // DELETE /v1/service/:name/:id without ACL: ServiceDeregistration; 404 when absent.
+  Status delete_service_registration(const std::string& ns, const std::string& id);
+  // The scheduler marks the alloc lost in a plan (PlanResult: desired stop, client lost); from
+  // 1.10.4 the same transaction deletes its registrations under Type PlanResult.
+  Status mark_alloc_lost(const std::string& alloc_id);
+  // A check result as the client's checks hook records it: status pending, success or failure;
+  // status_code 0 for tcp checks (omitted); empty output: Nomad's text for the status.
+  Status set_check_status(const std::string& alloc_id, const std::string& check,
+                          const std::string& status, int status_code = 0, std::string output = "");
+  std::vector<ServiceRegistration> service_registrations() const;  // ordered by (ns, ID)
+  std::uint64_t service_registrations_index() const;
+  std::map<std::string, CheckResult> check_results(const std::string& alloc_id) const;
 
   // ---- ACL ----
   void set_acl_enabled(bool enabled);
@@ -289,6 +327,19 @@ class FakeNomad {
   void apply_client_status_locked(Alloc& alloc, const std::string& status,
                                   const std::string& description);
   void stop_allocs_locked(const std::vector<std::string>& ids, const StopOptions& options);
+
+  // services_scenario.cpp
+  Event service_event_locked(const ServiceRegistration& reg, const std::string& type) const;
+  // Deletes every registration of the alloc at `index`; events of `type`, none when empty.
+  std::vector<Event> delete_alloc_services_locked(const std::string& alloc_id, std::uint64_t index,
+                                                  const std::string& type);
+  // The server-side deletions Nomad does inside other transactions, per emulated version.
+  std::vector<Event> services_on_client_terminal_locked(const Alloc& alloc, std::uint64_t index);
+  void services_on_gc_locked(const std::string& alloc_id, std::uint64_t index);
+  // Node marked down: events for the node-status transaction (1.8.0 - 1.10.3), or a separate
+  // transaction after it (< 1.8.0); nothing from 1.10.4.
+  std::vector<Event> services_on_node_down_locked(const std::string& node_id, std::uint64_t index);
+  void services_after_node_down_locked(const std::string& node_id);
   std::string job_key(const std::string& ns, const std::string& id) const { return ns + "\n" + id; }
 
   // v1_routes.cpp
@@ -300,7 +351,10 @@ class FakeNomad {
     std::optional<HttpResponse> error;    // answered at once (ACL, bad input)
     std::optional<HttpResponse> missing;  // answered when the wait ends (object not found)
   };
-  HttpResponse blocking_query(const HttpRequest& request, const std::function<QueryOut()>& query);
+  // `watch`, when given, is what a parked query waits on (a memdb watch set narrower than the
+  // index it answers): it wakes only when that value changes. Without it any change wakes it.
+  HttpResponse blocking_query(const HttpRequest& request, const std::function<QueryOut()>& query,
+                              const std::function<std::uint64_t()>& watch = {});
   HttpResponse agent_self(const HttpRequest& request);
   HttpResponse nodes_list(const HttpRequest& request);
   HttpResponse node_get(const HttpRequest& request, const std::string& id);
@@ -328,6 +382,16 @@ class FakeNomad {
                                         const StringMap& items, std::uint64_t index);
   bool can_read_ns_locked(const TokenSpec* token, const std::string& ns) const;
 
+  // services_routes.cpp
+  HttpResponse services_list(const HttpRequest& request);
+  HttpResponse service_request(const HttpRequest& request);
+  HttpResponse service_get(const HttpRequest& request, const std::string& name);
+  HttpResponse service_delete(const HttpRequest& request, const std::string& id);
+  HttpResponse allocation_services(const HttpRequest& request, const std::string& alloc_id);
+  HttpResponse job_services(const HttpRequest& request, const std::string& job_id);
+  HttpResponse allocation_checks(const HttpRequest& request, const std::string& alloc_id);
+  bool reads_any_namespace_locked(const TokenSpec* token) const;
+
   // event_stream.cpp
   HttpResponse event_stream(const HttpRequest& request);
   void run_stream(StreamWriter& writer, SubscriptionFilter filter, std::uint64_t cursor,
@@ -335,6 +399,10 @@ class FakeNomad {
 
   // control_api.cpp
   HttpResponse route_control(const HttpRequest& request, const std::vector<std::string>& segments);
+  // services_control.cpp: the native-service control calls; nullopt when not one of them.
+  std::optional<HttpResponse> route_control_services(const HttpRequest& request,
+                                                     const std::vector<std::string>& segments,
+                                                     const nlohmann::json& body);
 
   FakeNomadConfig cfg_;
   Clock& clock_;
@@ -349,6 +417,9 @@ class FakeNomad {
   // Keyed (namespace, path): Nomad's id index, which the list and its paging tokens follow.
   std::map<std::pair<std::string, std::string>, VariableRecord> variables_;
   std::uint64_t variables_index_ = 1;  // the variables table index (/v1/vars)
+  ServiceTable services_;
+  std::map<std::string, std::map<std::string, CheckResult>> checks_;  // alloc -> check ID -> result
+  std::mt19937_64 shuffle_rng_;  // /v1/services order, random like Go map iteration
   EventBuffer events_;
   IdGenerator ids_;
   std::mt19937_64 jitter_rng_;

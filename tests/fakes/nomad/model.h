@@ -20,12 +20,23 @@ struct PortSpec {
   std::optional<int> static_value;  // set: a ReservedPort; else a DynamicPort (no Value in the job)
 };
 
+// A Nomad-provider check: only its identity matters to the fake, results are set by the test.
+struct CheckSpec {
+  std::string name;
+  std::string type = "http";  // http | tcp
+  bool readiness = false;     // on_update = "ignore": Mode "readiness"
+};
+
 struct ServiceSpec {
   std::string name;
-  std::string port_label;
+  std::string port_label;  // a label of the group's ports, a number, or empty
   std::vector<std::string> tags;
   StringMap meta;
   std::string provider = "nomad";
+  std::string address_mode = "auto";  // auto | host | alloc
+  std::string task;                   // empty: a group service; else the task that owns it
+  std::vector<std::string> canary_tags;
+  std::vector<CheckSpec> checks;
 };
 
 struct TaskSpec {

@@ -264,7 +264,10 @@ Status FakeNomad::set_node_status(const std::string& node_id, const std::string&
   it->second.status = status;
   it->second.modify_index = idx;
   nodes_index_ = idx;
-  commit_locked(idx, {});
+  std::vector<Event> events;
+  if (status == "down") events = services_on_node_down_locked(node_id, idx);
+  commit_locked(idx, std::move(events));
+  if (status == "down") services_after_node_down_locked(node_id);
   return {};
 }
 
@@ -505,7 +508,10 @@ Status FakeNomad::set_client_status(const std::string& alloc_id, const std::stri
     a.modify_index = idx;
     a.modify_time = unix_nanos(clock_.wall_now());
     allocs_index_ = idx;
-    commit_locked(idx, {alloc_event_locked(a, "AllocationUpdated")});
+    std::vector<Event> events = {alloc_event_locked(a, "AllocationUpdated")};
+    auto services = services_on_client_terminal_locked(a, idx);
+    events.insert(events.end(), services.begin(), services.end());
+    commit_locked(idx, std::move(events));
   });
   return {};
 }
@@ -538,6 +544,8 @@ void FakeNomad::stop_allocs_locked(const std::vector<std::string>& ids,
       a.modify_index = update_idx;
       a.modify_time = unix_nanos(clock_.wall_now());
       updates.push_back(alloc_event_locked(a, "AllocationUpdated"));
+      auto services = services_on_client_terminal_locked(a, update_idx);
+      updates.insert(updates.end(), services.begin(), services.end());
     }
     allocs_index_ = update_idx;
     commit_locked(update_idx, std::move(updates));
@@ -592,7 +600,10 @@ Status FakeNomad::gc_allocs(const std::vector<std::string>& alloc_ids) {
   // EvalDeleteRequestType has no entry in nomad/state/events.go MsgTypeEvents: the Raft index
   // moves but the event stream sees nothing.
   std::uint64_t idx = bump_locked();
-  for (const auto& id : alloc_ids) allocs_.erase(id);
+  for (const auto& id : alloc_ids) {
+    services_on_gc_locked(id, idx);
+    allocs_.erase(id);
+  }
   allocs_index_ = idx;
   commit_locked(idx, {});  // wakes blocking queries, which re-run and may find a lower index
   return {};
@@ -636,6 +647,7 @@ void FakeNomad::reset_index(std::uint64_t index) {
     clamp(v.modify_index);
   }
   clamp(variables_index_);
+  services_.clamp(index);
   events_.clear();       // the broker buffer is empty after a restore
   ++stream_generation_;  // and every subscription is closed
   wake_locked();

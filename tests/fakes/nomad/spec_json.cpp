@@ -57,6 +57,16 @@ GroupSpec group_from_json(const json& j) {
     svc.tags = s.value("tags", std::vector<std::string>{});
     svc.meta = string_map(s, "meta");
     svc.provider = s.value("provider", svc.provider);
+    svc.address_mode = s.value("address_mode", svc.address_mode);
+    svc.task = s.value("task", "");
+    svc.canary_tags = s.value("canary_tags", std::vector<std::string>{});
+    for (const auto& c : s.value("checks", json::array())) {
+      CheckSpec check;
+      check.name = c.at("name").get<std::string>();
+      check.type = c.value("type", check.type);
+      check.readiness = c.value("on_update", "") == "ignore";
+      svc.checks.push_back(check);
+    }
     g.services.push_back(svc);
   }
   for (const auto& t : j.value("tasks", json::array())) g.tasks.push_back(task_from_json(t));
@@ -195,6 +205,13 @@ Status FakeNomad::load_scenario(const json& doc) {
         auto net = network_status_from_json(a.at("network"));
         if (!net) return std::unexpected(net.error());
         if (auto st = set_network_status(*id, *net); !st) return st;
+      }
+      for (const auto& w : a.value("services", json::array())) {
+        RegisterServicesOptions o;
+        o.task = w.value("task", "");
+        o.canary = w.value("canary", false);
+        o.alloc_address = w.value("alloc_address", "");
+        if (auto ids = register_services(*id, o); !ids) return std::unexpected(ids.error());
       }
       if (a.contains("client_status")) {
         auto st = set_client_status(*id, a.at("client_status").get<std::string>());

@@ -6,7 +6,9 @@
 //           "periodic": "<cron>", "parameterized": bool,
 //           "groups": [{"name","count","meta","network_mode","cni_args","disk_mb",
 //                       "ports": [{"label","to","static"}],
-//                       "services": [{"name","port","tags","meta","provider"}],
+//                       "services": [{"name","port","tags","meta","provider","address_mode",
+//                                     "task","canary_tags",
+//                                     "checks": [{"name","type","on_update"}]}],
 //                       "tasks": [{"name","driver","config","meta","cpu","memory_mb"}]}]}
 //   alloc: {"namespace","job","group","node","id","name_index","eval_id","deployment_id",
 //           "signing_key_id","ports": {"<label>": <host port>},"previous_allocation"}
@@ -19,7 +21,10 @@
 //   network status: {"address","address_ipv6","interface"}
 //   scenario file: {"acl_enabled", "tokens": [...], "nodes": [...], "jobs": [...],
 //                   "variables": [...],
-//                   "allocs": [alloc + optional "network": {...} and "client_status"]}
+//                   "allocs": [alloc + optional "network": {...},
+//                              "services": [{"task","canary","alloc_address"}] (registered
+//                              after the network report, one entry per workload) and
+//                              "client_status"]}
 #include <nlohmann/json.hpp>
 
 #include "common/util/result.h"

@@ -81,6 +81,8 @@ HttpResponse FakeNomad::route_v1(const HttpRequest& request, const std::vector<s
   // The variables endpoints take writes, so they answer their own methods.
   if (route == "variables") return variables_list(request);
   if (route == "variable") return variable_request(request, join_from(s, 2));
+  // /v1/service/ answers its own methods (GET a name, DELETE an ID).
+  if (route == "service") return service_request(request);
   if (request.method != "GET" && request.method != "HEAD") {
     return text_error(405, "Invalid method");
   }
@@ -91,13 +93,20 @@ HttpResponse FakeNomad::route_v1(const HttpRequest& request, const std::vector<s
   if (route == "allocation") return allocation_get(request, s[2]);
   if (route == "allocations") return allocations_list(request);
   if (route == "job") return job_get(request, join_from(s, 2));
+  if (route == "services") return services_list(request);
+  if (route == "allocation_services") return allocation_services(request, s[2]);
+  if (route == "job_services") {
+    return job_services(request, join_from(std::vector<std::string>(s.begin(), s.end() - 1), 2));
+  }
+  if (route == "allocation_checks") return allocation_checks(request, s[s.size() - 2]);
   return event_stream(request);
 }
 
 // Nomad's blockingRPC: re-run the query until its index passes ?index or the wait (capped at
 // 300 s, plus up to wait/16 jitter) runs out; a timeout answers 200 with the current index.
 HttpResponse FakeNomad::blocking_query(const HttpRequest& request,
-                                       const std::function<QueryOut()>& query) {
+                                       const std::function<QueryOut()>& query,
+                                       const std::function<std::uint64_t()>& watch) {
   std::uint64_t min_index = 0;
   if (auto v = request.query_value("index"); v && !v->empty()) {
     try {
@@ -125,9 +134,15 @@ HttpResponse FakeNomad::blocking_query(const HttpRequest& request,
     ++blocked_;
     highest_parked_index_ = std::max(highest_parked_index_, min_index);
     note_observed();
-    bool woken = wait_change(lock, deadline);
+    const std::uint64_t watched = watch ? watch() : 0;
+    bool woken = false;
+    // A change outside the watched set leaves the query parked even when the index it would
+    // answer has moved past ?index (nomad/rpc.go blockingRPC waits on the watch set only).
+    do {
+      woken = wait_change(lock, deadline);
+      out = query();
+    } while (woken && watch && watch() == watched && !out.error && !stopping_);
     --blocked_;
-    out = query();
     if (!woken) break;
   }
   if (out.error) return *out.error;

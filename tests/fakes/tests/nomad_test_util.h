@@ -254,7 +254,13 @@ inline JobSpec reference_job() {
   g.network_mode = "cni/cilium";
   g.cni_args = {{"example", "value"}};
   g.ports = {PortSpec{"http", 8080, std::nullopt}};
-  g.services = {ServiceSpec{"web", "http", {"http"}, {{"svc", "web"}}, "nomad"}};
+  ServiceSpec web;
+  web.name = "web";
+  web.port_label = "http";
+  web.tags = {"http"};
+  web.meta = {{"svc", "web"}};
+  web.address_mode = "alloc";  // the reference job's service block says so
+  g.services = {web};
   TaskSpec t;
   t.name = "server";
   t.driver = "docker";
