@@ -1,0 +1,175 @@
+// One pass of the services feature on two nodes against one fake Nomad: the same VIP on both,
+// health from each node's own checks reaching the other, instances leaving, restarts, and a
+// Nomad that cannot be reached leaving the file alone.
+#include "labeler/services/services_sync.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "common/nomad/client/curl_nomad_client.h"
+#include "common/util/read_whole_file.h"
+#include "tests/fakes/nomad/fake_nomad.h"
+#include "tests/support/manual_clock.h"
+#include "tests/support/temp_dir.h"
+
+namespace cn::labeler {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr const char* kNode1 = "f2c1e0b9-3a4d-5e6f-7a8b-9c0d1e2f3a4b";
+constexpr const char* kNode2 = "0a9b8c7d-0000-4000-8000-000000000002";
+
+// One labeler: its own Nomad client, VIP table and pass, writing its own state file.
+struct Node {
+  Node(const std::string& address, const VipRange& range, Clock& clock, std::string node_id,
+       std::string state_file) {
+    nomad::NomadClientConfig c;
+    c.address = address;
+    c.retry_seed = 1;
+    client = std::move(*nomad::CurlNomadClient::create(std::move(c)));
+    vips = std::make_unique<VipTable>(*client, *client, range, clock);
+    ServicesSyncOptions options;
+    options.node_id = std::move(node_id);
+    options.state_file = std::move(state_file);
+    sync = std::make_unique<ServicesSync>(*client, *client, *vips, options);
+  }
+  Result<ServicesPass> pass() { return sync->run_once(Deadline{system_clock().now() + 10s}); }
+
+  std::unique_ptr<nomad::CurlNomadClient> client;
+  std::unique_ptr<VipTable> vips;
+  std::unique_ptr<ServicesSync> sync;
+};
+
+class ServicesSyncTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fakes::FakeNomadConfig cfg;
+    cfg.node_id = kNode1;
+    cfg.node_name = "worker-1";
+    cfg.node_ip = "10.0.1.15";
+    cfg.blocking_jitter = false;
+    fake_ = std::make_unique<fakes::FakeNomad>(cfg);
+    fakes::NodeRecord second;
+    second.id = kNode2;
+    second.name = "worker-2";
+    second.ip = "10.0.1.16";
+    fake_->add_node(second);
+    fakes::JobSpec job;
+    job.id = "api";
+    fakes::GroupSpec g;
+    g.name = "app";
+    g.ports = {fakes::PortSpec{"http", 8080, std::nullopt}};
+    fakes::ServiceSpec svc;
+    svc.name = "api";
+    svc.port_label = "http";
+    svc.address_mode = "alloc";
+    svc.checks = {fakes::CheckSpec{"api-alive", "http", false}};
+    g.services = {svc};
+    job.groups = {g};
+    ASSERT_TRUE(fake_->register_job(job));
+    ASSERT_TRUE(fake_->start());
+    alloc1_ = place(kNode1, "10.200.1.5");
+    alloc2_ = place(kNode2, "10.200.2.5");
+    node1_ = std::make_unique<Node>(fake_->address(), range_, clock_, kNode1, file1());
+    node2_ = std::make_unique<Node>(fake_->address(), range_, clock_, kNode2, file2());
+  }
+  void TearDown() override { fake_->stop(); }
+
+  std::string place(const char* node, const char* cilium_ip) {
+    fakes::PlaceRequest p;
+    p.job_id = "api";
+    p.node_id = node;
+    auto id = fake_->place_alloc(p);
+    EXPECT_TRUE(id) << id.error().message;
+    EXPECT_TRUE(fake_->set_network_status(*id, fakes::NetworkStatusSpec{cilium_ip, "", "eth0"}));
+    EXPECT_TRUE(fake_->register_services(*id));
+    return *id;
+  }
+  std::string file1() const { return dir_.path() + "/node1.json"; }
+  std::string file2() const { return dir_.path() + "/node2.json"; }
+  static nlohmann::json read(const std::string& path) {
+    auto text = read_whole_file(path, 1 << 20);
+    EXPECT_TRUE(text) << path;
+    return nlohmann::json::parse(text.value_or("{}"));
+  }
+  // Both nodes pass twice, so each has read the report the other published.
+  void settle() {
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_TRUE(node1_->pass());
+      ASSERT_TRUE(node2_->pass());
+    }
+  }
+  // address -> ready, from a state file's slices.
+  static std::map<std::string, bool> backends(const nlohmann::json& doc) {
+    std::map<std::string, bool> out;
+    for (const auto& slice : doc["endpoints"]) {
+      out[slice["endpoints"][0]["addresses"][0]] = slice["endpoints"][0]["conditions"]["ready"];
+    }
+    return out;
+  }
+
+  cn::testing::TempDir dir_;
+  ManualClock clock_;
+  VipRange range_ = *VipRange::parse("10.96.0.0/16");
+  std::unique_ptr<fakes::FakeNomad> fake_;
+  std::string alloc1_;
+  std::string alloc2_;
+  std::unique_ptr<Node> node1_;
+  std::unique_ptr<Node> node2_;
+};
+
+TEST_F(ServicesSyncTest, BothNodesWriteTheSameFileWithEachInstancesOwnHealth) {
+  ASSERT_TRUE(fake_->set_check_status(alloc1_, "api-alive", "success"));
+  ASSERT_TRUE(fake_->set_check_status(alloc2_, "api-alive", "failure"));
+  settle();
+  auto doc1 = read(file1());
+  EXPECT_EQ(doc1, read(file2()));
+  ASSERT_EQ(doc1["services"].size(), 1u);
+  EXPECT_EQ(doc1["services"][0]["metadata"]["name"], "api");
+  EXPECT_EQ(doc1["services"][0]["spec"]["clusterIP"], ip_text(range_.choice("default", "api", 0)));
+  EXPECT_EQ(doc1["services"][0]["spec"]["ports"][0]["port"], 8080);
+  EXPECT_EQ(backends(doc1),
+            (std::map<std::string, bool>{{"10.200.1.5", true}, {"10.200.2.5", false}}));
+}
+
+TEST_F(ServicesSyncTest, ACheckTurningAndAnInstanceLeavingReachTheFile) {
+  ASSERT_TRUE(fake_->set_check_status(alloc1_, "api-alive", "success"));
+  ASSERT_TRUE(fake_->set_check_status(alloc2_, "api-alive", "success"));
+  settle();
+  EXPECT_EQ(backends(read(file1())),
+            (std::map<std::string, bool>{{"10.200.1.5", true}, {"10.200.2.5", true}}));
+  // Node 2's instance fails its check: node 2 reports it, node 1 reads the report.
+  ASSERT_TRUE(fake_->set_check_status(alloc2_, "api-alive", "failure"));
+  settle();
+  EXPECT_EQ(backends(read(file1())),
+            (std::map<std::string, bool>{{"10.200.1.5", true}, {"10.200.2.5", false}}));
+  // Node 1's instance deregisters (Nomad does this first when it stops an allocation).
+  ASSERT_TRUE(fake_->deregister_services(alloc1_));
+  settle();
+  EXPECT_EQ(backends(read(file2())), (std::map<std::string, bool>{{"10.200.2.5", false}}));
+}
+
+TEST_F(ServicesSyncTest, ARestartKeepsTheVipAndAnUnchangedPassWritesNothing) {
+  settle();
+  const auto vip = read(file1())["services"][0]["spec"]["clusterIP"];
+  auto pass = node1_->pass();
+  ASSERT_TRUE(pass);
+  EXPECT_FALSE(pass->file_written);
+  node1_ = std::make_unique<Node>(fake_->address(), range_, clock_, kNode1, file1());
+  ASSERT_TRUE(node1_->pass());
+  EXPECT_EQ(read(file1())["services"][0]["spec"]["clusterIP"], vip);
+}
+
+TEST_F(ServicesSyncTest, NomadUnreachableLeavesTheFileAsItWas) {
+  settle();
+  const std::string before = *read_whole_file(file1(), 1 << 20);
+  fake_->stop();
+  auto pass = node1_->pass();
+  ASSERT_FALSE(pass);
+  EXPECT_EQ(*read_whole_file(file1(), 1 << 20), before);
+}
+
+}  // namespace
+}  // namespace cn::labeler
