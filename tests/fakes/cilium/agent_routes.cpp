@@ -41,6 +41,8 @@ RouteMatch match_route(std::string_view raw_path) {
       set("/identity", {"GET"});
     else if (segs[0] == "policy")
       set("/policy", {"GET", "PUT", "DELETE"});
+    else if (segs[0] == "service")
+      set("/service", {"GET"});
   } else if (segs.size() == 2) {
     m.id = segs[1];
     if (segs[0] == "endpoint")
