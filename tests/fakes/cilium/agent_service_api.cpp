@@ -54,4 +54,8 @@ std::uint64_t FakeCiliumAgent::lb_events() const {
   return lb_state_sync_ ? lb_state_sync_->events() : 0;
 }
 
+bool FakeCiliumAgent::lb_settled(std::chrono::milliseconds real_timeout) {
+  return lb_state_sync_ ? lb_state_sync_->wait_idle(real_timeout) : true;
+}
+
 }  // namespace cn::fakes

@@ -217,6 +217,8 @@ class FakeCiliumAgent {
   std::uint64_t lb_reads() const;
   // File events that restarted the settle timer so far.
   std::uint64_t lb_events() const;
+  // Waits (real time) until no settle timer is due at the agent clock's current time.
+  bool lb_settled(std::chrono::milliseconds real_timeout = std::chrono::seconds(5));
 
   // --- request log (only /v1 requests; /_fake/ calls are not logged) --------------------------
   std::vector<AgentRequest> requests() const;

@@ -401,7 +401,7 @@ void add_backends(const Slice& s, const LbEmulation& em,
     if (!state) continue;
     for (const auto& addr : ep.addresses) {
       const int family = lb_ip_family(addr);
-      if (family == 0) continue;
+      if (family == 0 || !family_enabled(family, em)) continue;
       for (const auto& p : s.ports) {
         const std::string proto = p.protocol.value_or("TCP");
         if (proto != "TCP" && proto != "UDP" && proto != "SCTP") continue;
@@ -430,10 +430,38 @@ void add_backends(const Slice& s, const LbEmulation& em,
   }
 }
 
+// getIPFamilies: ipFamilies as written (unknown names make nothing), else deduced from the
+// cluster IPs, but only when spec.clusterIP is set and not None. An address that does not
+// parse counts as IPv4. In the 1.19.0 source a deduced IPv6 family comes out as IPv4 (fixed by
+// 1.19.5); the fake assumes 1.19.1-1.19.4 have it too.
+std::vector<int> node_port_families(const Service& s, const LbEmulation& em) {
+  std::vector<int> out;
+  if (!s.ip_families.empty()) {
+    for (const auto& f : s.ip_families) {
+      if (f == "IPv4") out.push_back(4);
+      if (f == "IPv6") out.push_back(6);
+    }
+    return out;
+  }
+  if (s.cluster_ip.empty() || s.cluster_ip == "None") return out;
+  bool v4 = false;
+  bool v6 = false;
+  for (const auto& ip :
+       s.cluster_ips.empty() ? std::vector<std::string>{s.cluster_ip} : s.cluster_ips) {
+    (lb_ip_family(ip) == 6 ? v6 : v4) = true;
+  }
+  if (v4) out.push_back(4);
+  if (v6) out.push_back(em.minor == 19 && em.patch <= 4 ? 4 : 6);
+  return out;
+}
+
 void derive_frontends(const Service& s, const LbEmulation& em, std::vector<LbFrontend>& out) {
   const std::string name = s.meta.namespace_ + "/" + s.meta.name;
+  std::string lowered_ip = s.cluster_ip;
+  std::transform(lowered_ip.begin(), lowered_ip.end(), lowered_ip.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   const bool headless =
-      s.cluster_ip == "None" || s.meta.labels.contains("service.kubernetes.io/headless");
+      lowered_ip == "none" || s.meta.labels.contains("service.kubernetes.io/headless");
   const bool two_scopes = (s.ext_policy == "Local") != (s.int_policy == "Local");
   // 1.18 exposes LoadBalancer and ExternalIPs only with kube-proxy replacement; 1.19 dropped
   // that gate (reflectors/conversions.go).
@@ -461,28 +489,17 @@ void derive_frontends(const Service& s, const LbEmulation& em, std::vector<LbFro
       }
     }
   };
+  // A headless Service has no frontends at all, whatever its type or addresses.
+  if (headless) return;
   std::vector<std::string> cluster_ips = s.cluster_ips;
-  if (cluster_ips.empty() && !s.cluster_ip.empty()) cluster_ips.push_back(s.cluster_ip);
-  std::sort(cluster_ips.begin(), cluster_ips.end());
+  if (cluster_ips.empty()) cluster_ips.push_back(s.cluster_ip);
+  std::sort(cluster_ips.begin(), cluster_ips.end());  // slices.Sorted: by string
   // ClusterIP frontends exist without kube-proxy replacement too.
-  if (!headless) {
-    for (const auto& ip : cluster_ips) {
-      if (int f = lb_ip_family(ip)) emit(ip, f, "ClusterIP", false);
-    }
+  for (const auto& ip : cluster_ips) {
+    if (int f = lb_ip_family(ip)) emit(ip, f, "ClusterIP", false);
   }
-  // NodePort needs the families, from ipFamilies or else the cluster IPs; none known, none made.
   if (em.kube_proxy_replacement && (s.type == "NodePort" || s.type == "LoadBalancer")) {
-    std::set<int> families;
-    for (const auto& f : s.ip_families) {
-      if (f == "IPv4") families.insert(4);
-      if (f == "IPv6") families.insert(6);
-    }
-    if (s.ip_families.empty()) {
-      for (const auto& ip : cluster_ips) {
-        if (int f = lb_ip_family(ip)) families.insert(f);
-      }
-    }
-    for (int f : families) emit(f == 4 ? "0.0.0.0" : "::", f, "NodePort", true);
+    for (int f : node_port_families(s, em)) emit(f == 4 ? "0.0.0.0" : "::", f, "NodePort", true);
   }
   if (lb_gate && s.type == "LoadBalancer") {
     for (const auto& ing : s.ingress) {
@@ -521,36 +538,51 @@ LbTable build_table(const std::vector<Service>& services, const std::vector<Slic
   table.slice_count = slices.size();
   std::map<std::string, LbService> by_name;
   std::map<std::string, std::vector<LbFrontend>> fronts;
+  std::map<std::string, std::string> owner;  // frontend key -> service, in file order
   for (const auto& s : services) {
     LbService svc;
     svc.name = s.meta.namespace_ + "/" + s.meta.name;
-    if (!s.ext_policy.empty()) svc.ext_traffic_policy = s.ext_policy;
-    if (!s.int_policy.empty()) svc.int_traffic_policy = s.int_policy;
+    // Only the exact "Local" is Local; anything else is Cluster.
+    svc.ext_traffic_policy = s.ext_policy == "Local" ? "Local" : "Cluster";
+    svc.int_traffic_policy = s.int_policy == "Local" ? "Local" : "Cluster";
     svc.session_affinity = s.session_affinity == "ClientIP";
     if (svc.session_affinity) {
-      svc.session_affinity_timeout_s =
-          static_cast<std::uint32_t>(s.affinity_timeout.value_or(10800));
+      const std::int32_t t = s.affinity_timeout.value_or(0);
+      svc.session_affinity_timeout_s = t != 0 ? static_cast<std::uint32_t>(t) : 10800;
     }
     svc.labels = s.meta.labels;
     svc.annotations = s.meta.annotations;
-    if (auto it = backends.find(svc.name); it != backends.end()) {
-      for (auto& [k, be] : it->second) svc.backends.push_back(be);
-    }
     std::vector<LbFrontend> fes;
     derive_frontends(s, em, fes);
-    // A later Service of the same name replaces the earlier one, as an upsert would.
-    fronts[svc.name] = std::move(fes);
+    ++table.service_entries;
+    table.derived_frontends += fes.size();
+    // writer.go validateFrontends: the services before this one in the file own their
+    // frontends; the whole transaction fails on the first conflict.
+    for (const auto& fe : fes) {
+      auto it = owner.find(fe.key());
+      if (it != owner.end() && it->second != svc.name) {
+        // validateFrontends wraps ErrFrontendConflict; L3n4Addr marks the internal scope "/i".
+        throw LbDecodeError(
+            "failed to upsert services and frontends: frontend already owned by another "
+            "service: " +
+            fe.address + ":" + std::to_string(fe.port) + "/" + fe.protocol +
+            (fe.scope == "internal" ? "/i" : "") + " is owned by " + it->second);
+      }
+    }
+    // A later entry of the same name replaces the earlier one and its frontends.
+    for (const auto& old : fronts[svc.name]) owner.erase(old.key());
+    std::vector<LbFrontend> unique;
+    for (auto& fe : fes) {
+      if (owner.emplace(fe.key(), svc.name).second) unique.push_back(std::move(fe));
+    }
+    fronts[svc.name] = std::move(unique);
     by_name[svc.name] = std::move(svc);
   }
-  std::map<std::string, std::string> owner;
   for (auto& [name, svc] : by_name) {
+    if (auto it = backends.find(name); it != backends.end()) {
+      for (auto& [key, be] : it->second) svc.backends.push_back(be);
+    }
     for (auto& fe : fronts[name]) {
-      auto [it, fresh] = owner.emplace(fe.key(), name);
-      if (!fresh && it->second != name) {
-        throw LbDecodeError("frontend " + fe.address + ":" + std::to_string(fe.port) + "/" +
-                            fe.protocol + " is owned by " + it->second);
-      }
-      if (!fresh) continue;
       fe.backends = select_backends(fe, svc, em);
       table.frontends.push_back(std::move(fe));
     }

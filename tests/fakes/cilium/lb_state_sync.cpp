@@ -5,6 +5,7 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -15,7 +16,13 @@ namespace cn::fakes::cilium {
 LbStateSync::LbStateSync(LbStateSyncOptions options, Clock& clock)
     : options_(std::move(options)), scheduler_(clock) {
   const auto slash = options_.path.rfind('/');
-  dir_ = slash == std::string::npos ? "." : options_.path.substr(0, slash == 0 ? 1 : slash);
+  // A relative path is watched in the working directory, whatever directory it names, so
+  // changes to "sub/state.json" are never seen (path.IsAbs in file.go).
+  if (!options_.path.starts_with("/")) {
+    dir_ = ".";
+  } else {
+    dir_ = options_.path.substr(0, slash == 0 ? 1 : slash);
+  }
   base_ = slash == std::string::npos ? options_.path : options_.path.substr(slash + 1);
 }
 
@@ -86,7 +93,10 @@ void LbStateSync::sync() {
   std::ifstream in(options_.path, std::ios::binary);
   Result<LbTable> table = fail("");
   if (!in) {
-    table = fail("open " + options_.path + ": " + std::strerror(errno));
+    std::string reason = std::strerror(errno);
+    // Go's syscall error texts are lower case.
+    if (!reason.empty()) reason[0] = static_cast<char>(std::tolower(reason[0]));
+    table = fail("failed to read file: open " + options_.path + ": " + reason);
   } else {
     std::ostringstream ss;
     ss << in.rdbuf();
@@ -109,8 +119,8 @@ void LbStateSync::sync() {
   }
   ids_ = std::move(ids);
   table_ = std::move(*table);
-  const std::string counts = " serviceCount=" + std::to_string(table_.services.size()) +
-                             " frontendCount=" + std::to_string(table_.frontends.size()) +
+  const std::string counts = " serviceCount=" + std::to_string(table_.service_entries) +
+                             " frontendCount=" + std::to_string(table_.derived_frontends) +
                              " backendCount=" + std::to_string(table_.slice_count);
   lock.unlock();
   log("level=info msg=\"Synchronized from local state\"" + module + counts);

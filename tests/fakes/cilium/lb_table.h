@@ -56,6 +56,10 @@ struct LbTable {
   std::vector<LbService> services;    // sorted by name
   std::vector<LbFrontend> frontends;  // sorted by service, then as derived
   std::size_t slice_count = 0;        // EndpointSlices in the file (the log's backendCount)
+  // The log's serviceCount and frontendCount: Service entries in the file and the frontends
+  // they yield, counted before a later entry of the same name replaces an earlier one.
+  std::size_t service_entries = 0;
+  std::size_t derived_frontends = 0;
 
   const LbService* service(const std::string& name) const;
   std::vector<const LbFrontend*> frontends_of(const std::string& service) const;

@@ -168,22 +168,49 @@ endpoints:
   EXPECT_EQ(v118kpr->frontends.size(), 1u);
 }
 
-// conversions.go: ClusterIP frontends need no kube-proxy replacement; clusterIPs sorted; a
-// headless Service (clusterIP None or the headless label) has none.
+// conversions.go: ClusterIP frontends need no kube-proxy replacement; clusterIPs are sorted as
+// strings. isHeadless (clusterIP "None" in any case, or the headless label) means no frontends
+// at all, external IPs included.
 TEST(CiliumLbStateFile, ClusterIpFrontendsAndTheHeadlessRule) {
   json ports = {{{"protocol", "TCP"}, {"port", 80}}};
-  auto t =
-      parse_ok({{"services",
-                 {service("a", {{"clusterIPs", {"10.96.0.20", "10.96.0.3"}}, {"ports", ports}}),
-                  service("b", {{"clusterIP", "None"}, {"ports", ports}}),
-                  service("c", {{"clusterIP", "10.96.0.30"}, {"ports", ports}},
-                          {{"metadata",
-                            {{"name", "c"},
-                             {"namespace", "default"},
-                             {"labels", {{"service.kubernetes.io/headless", ""}}}}}})}}},
-               release(18));
+  json external = {"192.0.2.1"};
+  auto t = parse_ok(
+      {{"services",
+        {service("a", {{"clusterIPs", {"10.96.0.3", "10.96.0.20"}}, {"ports", ports}}),
+         service("b", {{"clusterIP", "None"}, {"externalIPs", external}, {"ports", ports}}),
+         service("c", {{"clusterIP", "NONE"}, {"externalIPs", external}, {"ports", ports}}),
+         service("d", {{"clusterIP", "10.96.0.30"}, {"externalIPs", external}, {"ports", ports}},
+                 {{"metadata",
+                   {{"name", "d"},
+                    {"namespace", "default"},
+                    {"labels", {{"service.kubernetes.io/headless", ""}}}}}})}}},
+      release(19, 5));
   EXPECT_EQ(frontend_list(t), (std::vector<std::string>{"ClusterIP 10.96.0.20:80/TCP/external",
                                                         "ClusterIP 10.96.0.3:80/TCP/external"}));
+}
+
+// conversions.go getIPFamilies: without ipFamilies the families come from the cluster IPs, but
+// only when spec.clusterIP is set; the 1.19.0 source turns a deduced IPv6 into IPv4.
+TEST(CiliumLbStateFile, NodePortFamiliesDeducedFromClusterIp) {
+  json ports = {{{"protocol", "TCP"}, {"port", 80}, {"nodePort", 30080}}};
+  json v6 = {
+      {"services",
+       {service("web", {{"type", "NodePort"}, {"clusterIP", "fd00::10"}, {"ports", ports}})}}};
+  LbEmulation fixed = release(19, 5, true);
+  fixed.ipv6 = true;
+  LbEmulation buggy = release(19, 0, true);
+  buggy.ipv6 = true;
+  EXPECT_EQ(frontend_list(parse_ok(v6, fixed)),
+            (std::vector<std::string>{"ClusterIP fd00::10:80/TCP/external",
+                                      "NodePort :::30080/TCP/external"}));
+  EXPECT_EQ(frontend_list(parse_ok(v6, buggy)),
+            (std::vector<std::string>{"ClusterIP fd00::10:80/TCP/external",
+                                      "NodePort 0.0.0.0:30080/TCP/external"}));
+  json only_list = {
+      {"services",
+       {service("web", {{"type", "NodePort"}, {"clusterIPs", {"10.96.0.10"}}, {"ports", ports}})}}};
+  EXPECT_EQ(frontend_list(parse_ok(only_list, fixed)),
+            std::vector<std::string>{"ClusterIP 10.96.0.10:80/TCP/external"});
 }
 
 // conversions.go: NodePort needs kube-proxy replacement, type NodePort/LoadBalancer, a nodePort
@@ -387,8 +414,11 @@ TEST(CiliumLbStateFile, AFrontendConflictRejectsTheWholeFile) {
   json a = web_cluster_ip();
   json b = web_cluster_ip();
   b["metadata"]["name"] = "api";
-  const std::string err = parse_error(json{{"services", {a, b}}}.dump());
-  EXPECT_NE(err.find("is owned by default/"), std::string::npos) << err;
+  EXPECT_EQ(parse_error(json{{"services", {a, b}}}.dump()),
+            "failed to upsert services and frontends: frontend already owned by another service: "
+            "10.96.0.10:80/TCP is owned by default/web");
+  // A second entry of the same name is no conflict: it replaces the first.
+  EXPECT_EQ(parse_error(json{{"services", {a, a}}}.dump()), "");
 }
 
 // writer.go at v1.20.0-pre.3 (PR cilium/cilium#46061): the slice weight annotation, 0 =

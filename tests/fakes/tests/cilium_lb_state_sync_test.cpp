@@ -137,9 +137,11 @@ TEST_F(CiliumLbStateSync, ReadsOneIntervalAfterTheLastEventOnTheAgentClock) {
   publish(one_service("api", "10.96.0.11").dump());
   wait_events(2);
   clock_.advance(600ms);  // 1.2 s after the first event, 0.6 s after the second
-  ASSERT_TRUE(eventually([&] { return agent_->lb_reads() == 1u; }, 1s));
+  ASSERT_TRUE(agent_->lb_settled());
+  EXPECT_EQ(agent_->lb_reads(), 1u);
   EXPECT_TRUE(services().empty());
   clock_.advance(399ms);
+  ASSERT_TRUE(agent_->lb_settled());
   EXPECT_EQ(agent_->lb_reads(), 1u);
   clock_.advance(1ms);
   ASSERT_TRUE(eventually([&] { return agent_->lb_reads() == 2u; }, 10s));
@@ -159,6 +161,30 @@ TEST_F(CiliumLbStateSync, OnlyTheExactNameCountsAndRemovalIsIgnored) {
   ASSERT_TRUE(eventually([&] { return agent_->lb_reads() == 2u; }, 10s));
   EXPECT_EQ(agent_->lb_events(), 1u);
   EXPECT_EQ(services(), std::vector<std::string>{"default/api"});
+}
+
+// file.go watches "." for a relative --lb-state-file, not the directory the path names: the
+// first read works, later changes there are never seen.
+TEST_F(CiliumLbStateSync, ARelativePathIsWatchedInTheWorkingDirectory) {
+  publish(one_service("web", "10.96.0.10").dump());
+  start();  // absolute path: the witness that an event was delivered
+  FakeCiliumAgentConfig cfg;
+  cfg.socket_path = dir_.file("relative.sock");
+  cfg.clock = &clock_;
+  cfg.version = CiliumVersion::v1_19;
+  cfg.lb_state_file = std::filesystem::relative(state(), std::filesystem::current_path()).string();
+  ASSERT_FALSE(cfg.lb_state_file.starts_with("/"));
+  FakeCiliumAgent relative(cfg);
+  relative.start();
+  ASSERT_EQ(relative.lb_snapshot().services.size(), 1u);
+  publish(one_service("api", "10.96.0.11").dump());
+  wait_events(1);
+  clock_.advance(1s);
+  ASSERT_TRUE(eventually([&] { return agent_->lb_reads() == 2u; }, 10s));
+  EXPECT_EQ(services(), std::vector<std::string>{"default/api"});
+  EXPECT_EQ(relative.lb_events(), 0u);
+  EXPECT_EQ(relative.lb_reads(), 1u);
+  EXPECT_EQ(relative.lb_snapshot().services[0].name, "default/web");
 }
 
 // file.go: a read that fails keeps the previous state and only logs; the next good read
