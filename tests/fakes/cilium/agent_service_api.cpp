@@ -4,6 +4,7 @@
 #include "tests/fakes/cilium/agent_endpoint_api.h"
 #include "tests/fakes/cilium/fake_cilium_agent.h"
 #include "tests/fakes/cilium/lb_state_sync.h"
+#include "tests/fakes/cilium/rest_services.h"
 
 namespace cn::fakes {
 
@@ -38,8 +39,29 @@ void FakeCiliumAgent::start_lb_state_file() {
 }
 
 HttpResponse FakeCiliumAgent::service_get() {
-  // Before 1.18 the list holds REST-created services, which the fake does not model: empty.
+  if (config_.version < CiliumVersion::v1_18) {
+    return cilium::json_response(200, rest_services_->list());
+  }
   return cilium::json_response(200, cilium::lb_service_list_model(lb_snapshot()));
+}
+
+HttpResponse FakeCiliumAgent::service_id_route(const HttpRequest& req, const std::string& id) {
+  // 1.18 dropped PUT and DELETE (cilium PR #39084) and GET /service/{id} with them.
+  if (config_.version >= CiliumVersion::v1_18) {
+    return cilium::json_response(
+        404, nlohmann::json{{"code", 404}, {"message", "path " + req.path + " was not found"}});
+  }
+  cilium::RestServiceAnswer a = req.method == "PUT"      ? rest_services_->put(req.body)
+                                : req.method == "DELETE" ? rest_services_->remove(id)
+                                                         : rest_services_->get(id);
+  HttpResponse r;
+  r.status = a.status;
+  r.drop_without_response = a.drop;
+  if (!a.body.empty()) {
+    r.headers.emplace_back("Content-Type", "application/json");
+    r.body = std::move(a.body);
+  }
+  return r;
 }
 
 cilium::LbTable FakeCiliumAgent::lb_snapshot() const {

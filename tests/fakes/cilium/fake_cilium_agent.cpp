@@ -8,6 +8,7 @@
 #include "tests/fakes/cilium/endpoint_model.h"
 #include "tests/fakes/cilium/lb_state_sync.h"
 #include "tests/fakes/cilium/policy_directory.h"
+#include "tests/fakes/cilium/rest_services.h"
 
 namespace cn::fakes {
 
@@ -74,7 +75,8 @@ std::string to_string(CiliumVersion v) {
 FakeCiliumAgent::FakeCiliumAgent(FakeCiliumAgentConfig config)
     : config_(std::move(config)),
       clock_(config_.clock ? *config_.clock : system_clock()),
-      state_(std::make_unique<AgentState>(config_, clock_)) {}
+      state_(std::make_unique<AgentState>(config_, clock_)),
+      rest_services_(std::make_unique<cilium::RestServices>()) {}
 
 FakeCiliumAgent::~FakeCiliumAgent() {
   stop();
@@ -251,6 +253,7 @@ HttpResponse FakeCiliumAgent::handle(const HttpRequest& req) {
   }
   if (route.route == "/policy") return finish(policy_route(req));
   if (route.route == "/service") return finish(service_get());
+  if (route.route == "/service/{id}") return finish(service_id_route(req, route.id));
   return finish(cilium::serve_v1(*state_, route, req, serving_token()));
 }
 

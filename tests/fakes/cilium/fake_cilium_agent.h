@@ -30,6 +30,7 @@ namespace cn::fakes {
 namespace cilium {
 class AgentState;
 class LbStateSync;
+class RestServices;
 class PolicyDirectory;
 class PolicyRepository;
 }  // namespace cilium
@@ -232,6 +233,7 @@ class FakeCiliumAgent {
   void start_policy_directory();  // agent_policy_api.cpp
   void start_lb_state_file();     // agent_service_api.cpp
   HttpResponse service_get();
+  HttpResponse service_id_route(const HttpRequest& req, const std::string& id);
   void agent_log_line(const std::string& line);
   HttpResponse policy_route(const HttpRequest& req);
   HttpResponse policy_get();
@@ -260,6 +262,8 @@ class FakeCiliumAgent {
   std::unique_ptr<cilium::PolicyRepository> policy_repository_;
   std::unique_ptr<cilium::PolicyDirectory> policy_directory_;
   std::unique_ptr<cilium::LbStateSync> lb_state_sync_;
+  // PUT /v1/service/{id} of 1.16 and 1.17 (rest_services.h).
+  std::unique_ptr<cilium::RestServices> rest_services_;
   // Rules imported with PUT /v1/policy (Cilium <= 1.18), with their labels, in import order.
   // One lock for a whole PUT or DELETE: upstream serializes them on one queue.
   mutable std::mutex rest_policy_mu_;
