@@ -593,6 +593,15 @@ LbTable build_table(const std::vector<Service>& services, const std::vector<Slic
 
 }  // namespace lb_file_impl
 
+std::vector<LbBackend> select_lb_backends(const LbFrontend& fe, const LbService& svc,
+                                          const LbEmulation& emulation) {
+  return lb_file_impl::select_backends(fe, svc, emulation);
+}
+
+bool lb_keeps_stale_shared_backends(const LbEmulation& em) {
+  return em.minor == 18 || (em.minor == 19 && em.patch <= 4);
+}
+
 Result<LbTable> parse_lb_state_file(std::string_view text, LbFileFormat format,
                                     const LbEmulation& emulation) try {
   using namespace lb_file_impl;

@@ -26,6 +26,14 @@ struct LbEmulation {
   std::string node_name = "fake-node";  // Local traffic policies keep this node's backends
 };
 
+// writer.go DefaultSelectBackends: the backends of `svc` that `fe` takes.
+std::vector<LbBackend> select_lb_backends(const LbFrontend& fe, const LbService& svc,
+                                          const LbEmulation& emulation);
+
+// Cilium 1.18.0 to 1.19.4 keep a backend that two file services share in the one the file no
+// longer lists (cilium/cilium#46493).
+bool lb_keeps_stale_shared_backends(const LbEmulation& emulation);
+
 // The whole file, or the first error (a decode error, or a frontend two services claim).
 // Frontend IDs are left 0 for the caller to assign.
 Result<LbTable> parse_lb_state_file(std::string_view text, LbFileFormat format,

@@ -110,6 +110,7 @@ void LbStateSync::sync() {
         "\"");
     return;
   }
+  carry_stale_backends(*table);
   // Frontend IDs stay with a frontend across reads, like the agent's ID allocator.
   std::map<std::string, std::uint32_t> ids;
   for (auto& fe : table->frontends) {
@@ -124,6 +125,32 @@ void LbStateSync::sync() {
                              " backendCount=" + std::to_string(table_.slice_count);
   lock.unlock();
   log("level=info msg=\"Synchronized from local state\"" + module + counts);
+}
+
+void LbStateSync::carry_stale_backends(LbTable& table) {
+  if (!lb_keeps_stale_shared_backends(options_.emulation)) return;
+  // writer.go DeleteBackendsBySource up to 1.19.4: each backend loses only its first instance
+  // of the file's source (a `break`), so one shared by several services keeps the others.
+  for (auto it = instances_.begin(); it != instances_.end();) {
+    if (!it->second.empty()) it->second.erase(it->second.begin());
+    it = it->second.empty() ? instances_.erase(it) : std::next(it);
+  }
+  for (const auto& svc : table.services) {
+    for (const auto& be : svc.backends) {
+      instances_[be.address + "|" + std::to_string(be.port) + "|" + be.protocol][svc.name] = be;
+    }
+  }
+  for (auto& svc : table.services) {
+    svc.backends.clear();
+    for (const auto& [key, holders] : instances_) {
+      if (auto h = holders.find(svc.name); h != holders.end()) svc.backends.push_back(h->second);
+    }
+  }
+  for (auto& fe : table.frontends) {
+    if (const LbService* svc = table.service(fe.service)) {
+      fe.backends = select_lb_backends(fe, *svc, options_.emulation);
+    }
+  }
 }
 
 void LbStateSync::run(std::stop_token stop) {

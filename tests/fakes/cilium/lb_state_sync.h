@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stop_token>
@@ -60,6 +61,10 @@ class LbStateSync {
   mutable std::mutex mu_;
   LbTable table_;
   std::map<std::string, std::uint32_t> ids_;  // frontend key -> ID, kept while it exists
+  // Backend address -> the services holding it, ordered by service name as the agent's
+  // backend instances are; what survives a read on releases with cilium/cilium#46493.
+  std::map<std::string, std::map<std::string, LbBackend>> instances_;
+  void carry_stale_backends(LbTable& table);
   std::uint32_t next_id_ = 1;
   std::uint64_t generation_ = 0;  // the timer that fires reads only if no event came after it
   std::uint64_t events_ = 0;

@@ -206,6 +206,55 @@ TEST_F(CiliumLbStateSync, AFailedReadKeepsThePreviousStateAndOnlyLogs) {
   EXPECT_TRUE(services().empty());
 }
 
+// Two services sharing one backend address, b listing it only while `b_has_it`.
+json shared_backend(bool b_has_it) {
+  json doc = {{"services", json::array()}, {"endpoints", json::array()}};
+  for (const std::string name : {"a", "b"}) {
+    doc["services"].push_back({{"metadata", {{"name", name}, {"namespace", "default"}}},
+                               {"spec",
+                                {{"clusterIP", name == "a" ? "10.96.0.1" : "10.96.0.2"},
+                                 {"ports", {{{"protocol", "TCP"}, {"port", 80}}}}}}});
+    json ips = {"10.0.0.9"};
+    if (name == "b" && !b_has_it) ips = {"10.0.0.8"};
+    doc["endpoints"].push_back(
+        {{"metadata",
+          {{"name", name},
+           {"namespace", "default"},
+           {"labels", {{"kubernetes.io/service-name", name}}}}},
+         {"addressType", "IPv4"},
+         {"endpoints", {{{"addresses", ips}, {"conditions", {{"ready", true}}}}}},
+         {"ports", {{{"protocol", "TCP"}, {"port", 8080}}}}});
+  }
+  return doc;
+}
+
+// writer.go DeleteBackendsBySource up to v1.19.4 (cilium/cilium#46493): a backend address two
+// file services share loses only its first holder on a reload, so the one dropped from the
+// file keeps it; v1.19.5 deletes every row.
+TEST_F(CiliumLbStateSync, StaleSharedBackendUpTo1194) {
+  for (int patch : {4, 5}) {
+    agent_.reset();
+    publish(shared_backend(true).dump());
+    start(CiliumVersion::v1_19, patch);
+    const auto before = agent_->lb_events();
+    publish(shared_backend(false).dump());
+    wait_events(before + 1);
+    clock_.advance(1s);
+    ASSERT_TRUE(eventually([&] { return agent_->lb_reads() == 2u; }, 10s));
+    std::vector<std::string> b;
+    const cilium::LbTable table = agent_->lb_snapshot();
+    ASSERT_NE(table.service("default/b"), nullptr);
+    for (const auto& be : table.service("default/b")->backends) {
+      b.push_back(be.address);
+    }
+    if (patch == 4) {
+      EXPECT_EQ(b, (std::vector<std::string>{"10.0.0.8", "10.0.0.9"}));
+    } else {
+      EXPECT_EQ(b, std::vector<std::string>{"10.0.0.8"});
+    }
+  }
+}
+
 // file.go + restapi.go: GET /v1/service answers from the table on the emulated 1.19.
 TEST_F(CiliumLbStateSync, GetServiceAnswersFromTheTable) {
   publish(one_service("web", "10.96.0.10").dump());
