@@ -351,6 +351,15 @@ int lb_ip_family(const std::string& text) {
   return 0;
 }
 
+// The address as netip prints it, so "FD00:0::1" and "fd00::1" are one frontend or backend.
+std::string canonical_ip(const std::string& text) {
+  unsigned char buf[16];
+  char out[INET6_ADDRSTRLEN];
+  const int af = lb_ip_family(text) == 6 ? AF_INET6 : AF_INET;
+  if (inet_pton(af, text.c_str(), buf) != 1) return text;
+  return inet_ntop(af, buf, out, sizeof out) ? std::string(out) : text;
+}
+
 // pkg/k8s/endpoints.go: the backend state of one endpoint's conditions, nullopt when the
 // release drops it.
 std::optional<std::string> backend_state(const SliceEndpoint& ep, const LbEmulation& em) {
@@ -407,7 +416,7 @@ void add_backends(const Slice& s, const LbEmulation& em,
         if (proto != "TCP" && proto != "UDP" && proto != "SCTP") continue;
         if (!p.port) continue;
         LbBackend be;
-        be.address = addr;
+        be.address = canonical_ip(addr);
         be.port = static_cast<std::uint16_t>(*p.port);
         be.protocol = proto;
         be.state = *state;
@@ -418,7 +427,7 @@ void add_backends(const Slice& s, const LbEmulation& em,
           be.weight = *weight;
           if (*weight == 0) be.state = "maintenance";
         }
-        const std::string key = addr + "|" + std::to_string(be.port) + "|" + proto;
+        const std::string key = be.address + "|" + std::to_string(be.port) + "|" + proto;
         auto& slot = backends[key];
         std::set<std::string> names = slot.port_names;
         if (p.name && !p.name->empty()) names.insert(*p.name);
@@ -476,7 +485,7 @@ void derive_frontends(const Service& s, const LbEmulation& em, std::vector<LbFro
       for (const char* scope : {"external", "internal"}) {
         if (std::string_view(scope) == "internal" && !(scoped && two_scopes)) continue;
         LbFrontend fe;
-        fe.address = addr;
+        fe.address = canonical_ip(addr);
         // Cast without a range check, as upstream does.
         fe.port = static_cast<std::uint16_t>(node_port ? p.node_port : p.port);
         fe.protocol = p.protocol;

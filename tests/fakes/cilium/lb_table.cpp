@@ -1,7 +1,6 @@
 #include "tests/fakes/cilium/lb_table.h"
 
 #include <algorithm>
-#include <cctype>
 
 namespace cn::fakes::cilium {
 
@@ -34,20 +33,12 @@ std::size_t LbTable::backend_count() const {
 
 namespace lb_table_impl {
 
-std::string lower_ascii(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 json lb_frontend_spec(const LbFrontend& fe, const LbService* svc) {
   json backends = json::array();
   for (const auto& be : fe.backends) {
-    json b = {{"ip", be.address},
-              {"port", be.port},
-              {"protocol", be.protocol},
-              {"state", be.state},
-              {"weight", be.weight}};
+    // Every backend reports preferred: true (frontend.go ToModel).
+    json b = {{"ip", be.address},  {"port", be.port},     {"protocol", be.protocol},
+              {"state", be.state}, {"weight", be.weight}, {"preferred", true}};
     if (!be.node_name.empty()) b["nodeName"] = be.node_name;
     if (!be.zone.empty()) b["zone"] = be.zone;
     backends.push_back(std::move(b));
@@ -57,6 +48,8 @@ json lb_frontend_spec(const LbFrontend& fe, const LbService* svc) {
                 {"namespace", fe.service.substr(0, slash)},
                 {"name", fe.service.substr(slash + 1)}};
   if (svc) {
+    // The deprecated trafficPolicy repeats the external one.
+    flags["trafficPolicy"] = svc->ext_traffic_policy;
     flags["extTrafficPolicy"] = svc->ext_traffic_policy;
     flags["intTrafficPolicy"] = svc->int_traffic_policy;
   }
@@ -64,7 +57,8 @@ json lb_frontend_spec(const LbFrontend& fe, const LbService* svc) {
                {"frontend-address",
                 {{"ip", fe.address},
                  {"port", fe.port},
-                 {"protocol", lower_ascii(fe.protocol)},
+                 // The L4Type as the Service port wrote it: "TCP", not the spec's "tcp".
+                 {"protocol", fe.protocol},
                  {"scope", fe.scope}}},
                {"flags", std::move(flags)}};
   if (!backends.empty()) spec["backend-addresses"] = std::move(backends);

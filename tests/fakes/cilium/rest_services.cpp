@@ -31,6 +31,11 @@ bool parses_as_ip(const std::string& s) {
   return inet_pton(AF_INET, s.c_str(), buf) == 1 || inet_pton(AF_INET6, s.c_str(), buf) == 1;
 }
 
+// cmtypes.ParseAddrCluster hands back netip.ParseAddr's error.
+std::string parse_addr_error(const std::string& ip) {
+  return "ParseAddr(\"" + ip + "\"): unable to parse IP";
+}
+
 std::string str_at(const json& o, const char* key) {
   auto it = o.find(key);
   return it != o.end() && it->is_string() ? it->get<std::string>() : "";
@@ -125,7 +130,7 @@ RestServiceAnswer RestServices::put(std::string_view body) {
   }
   const json fe = spec.value("frontend-address", json::object());
   if (!parses_as_ip(str_at(fe, "ip"))) {
-    return api_error(460, "invalid IP address \"" + str_at(fe, "ip") + "\"");
+    return api_error(460, parse_addr_error(str_at(fe, "ip")));
   }
   const std::string scope = str_at(fe, "scope");
   if (scope != "external" && scope != "internal") {
@@ -134,7 +139,7 @@ RestServiceAnswer RestServices::put(std::string_view body) {
   json backends = json::array();
   for (const auto& be : spec.value("backend-addresses", json::array())) {
     if (!parses_as_ip(str_at(be, "ip"))) {
-      return api_error(461, "invalid IP address \"" + str_at(be, "ip") + "\"");
+      return api_error(461, parse_addr_error(str_at(be, "ip")));
     }
     json b = be;
     // A missing or zero weight makes the backend maintenance (NewBackendFromBackendModel).

@@ -317,7 +317,7 @@ TEST(CiliumLbStateFile, IpFamiliesMustMatch) {
   LbEmulation em = release(19, 5);
   em.ipv6 = true;
   auto t = parse_ok({{"services",
-                      {service("web", {{"clusterIPs", {"10.96.0.10", "fd00::10"}},
+                      {service("web", {{"clusterIPs", {"10.96.0.10", "FD00:0::10"}},
                                        {"ports", {{{"protocol", "TCP"}, {"port", 80}}}}})}},
                      {"endpoints",
                       {slice("web", {ready_at("10.0.0.1")}, kHttp),
@@ -328,6 +328,8 @@ TEST(CiliumLbStateFile, IpFamiliesMustMatch) {
     ASSERT_EQ(f.backends.size(), 1u) << f.key();
     EXPECT_EQ(f.backends[0].ipv6, f.ipv6) << f.key();
   }
+  // Addresses are kept as netip prints them.
+  EXPECT_EQ(t.frontends[1].address, "fd00::10");
 }
 
 // endpoints.go ParseEndpointSliceID: a slice belongs to <its namespace>/<service-name label>.
@@ -438,13 +440,15 @@ TEST(CiliumLbStateFile, WeightAnnotationOnlyFrom120) {
 }
 
 // pkg/loadbalancer/cell/restapi.go + frontend.go ToModel: GET /v1/service's model. The
-// committed spec predates BackendAddress.protocol, which the fact sheet (sections 6 and 8)
-// lists from 1.17 on; the test adds it before validating.
+// committed spec predates BackendAddress.protocol, which ToModel fills, and its frontend
+// protocol enum is lower case while ToModel prints the L4Type ("TCP"); the test adjusts both
+// before validating (the agent does not validate its responses).
 TEST(CiliumLbStateFile, ServiceListModelMatchesTheSpec) {
   auto spec = OpenApiSpec::load(CN_FAKES_OPENAPI_JSON);
   ASSERT_TRUE(spec) << spec.error().message;
   json raw = spec->raw();
   raw["definitions"]["BackendAddress"]["properties"]["protocol"] = {{"type", "string"}};
+  raw["definitions"]["FrontendAddress"]["properties"]["protocol"].erase("enum");
   auto patched = OpenApiSpec::from_json(raw);
   auto t = parse_ok({{"services", {web_cluster_ip()}},
                      {"endpoints", {slice("web", {ready_at("10.0.0.1")}, kHttp)}}});
@@ -455,8 +459,10 @@ TEST(CiliumLbStateFile, ServiceListModelMatchesTheSpec) {
   EXPECT_EQ(patched.validate(model, **schema), std::vector<std::string>{}) << model.dump();
   EXPECT_EQ(go_omitempty_violations(model), std::vector<std::string>{});
   EXPECT_EQ(model[0]["spec"]["id"], 7);
-  EXPECT_EQ(model[0]["spec"]["frontend-address"]["protocol"], "tcp");
+  EXPECT_EQ(model[0]["spec"]["frontend-address"]["protocol"], "TCP");
   EXPECT_EQ(model[0]["spec"]["backend-addresses"][0]["weight"], 100);
+  EXPECT_EQ(model[0]["spec"]["backend-addresses"][0]["preferred"], true);
+  EXPECT_EQ(model[0]["spec"]["flags"]["trafficPolicy"], "Cluster");
   // The validator is strict: a renamed field fails.
   json broken = model;
   broken[0]["spec"]["frontend"] = broken[0]["spec"]["frontend-address"];
