@@ -1,17 +1,16 @@
 #pragma once
 // Cilium's --lb-state-file (1.18+) read as the agent reads it (cilium/cilium
 // pkg/loadbalancer/reflectors/file.go): Kubernetes Services and EndpointSlices in JSON or YAML,
-// decoded with Go encoding/json rules, turned into frontends and backends by the rules of
+// decoded by lb_state_decode.h, turned into frontends and backends by the rules of
 // reflectors/conversions.go, pkg/k8s/endpoints.go and writer/writer.go for the emulated release.
 #include <string>
 #include <string_view>
 
 #include "common/util/result.h"
+#include "tests/fakes/cilium/lb_state_decode.h"
 #include "tests/fakes/cilium/lb_table.h"
 
 namespace cn::fakes::cilium {
-
-enum class LbFileFormat { json_file, yaml_file };
 
 // By suffix; anything but .json, .yaml or .yml is the agent's start-up error.
 Result<LbFileFormat> lb_state_file_format(const std::string& path);
