@@ -50,8 +50,8 @@ std::string canonical_ip(const std::string& text) {
   return inet_ntop(af, buf, out, sizeof out) ? std::string(out) : text;
 }
 
-// pkg/k8s/endpoints.go: the backend state of one endpoint's conditions, nullopt when the
-// release drops it.
+// pkg/k8s/endpoints.go and conversions.go convertEndpoints: the backend state of one endpoint's
+// conditions, nullopt when the release drops it.
 std::optional<std::string> backend_state(const SliceEndpoint& ep, const LbEmulation& em) {
   const bool ready = ep.ready.value_or(true);
   const bool terminating = ep.terminating.value_or(false);

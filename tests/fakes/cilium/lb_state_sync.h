@@ -1,9 +1,10 @@
 #pragma once
 // The agent's file reflector job (cilium/cilium pkg/loadbalancer/reflectors/file.go): read the
 // state file once at start (a missing file is only logged), then watch the PARENT directory
-// with inotify. Only events naming the file's base name count and removals are ignored; every
-// other event restarts a settle timer of --lb-state-file-interval on the agent clock, and the
-// file is read when it fires. A read replaces the whole table, or on any error leaves the
+// with inotify ("." for a relative path). Only events naming the file's base name count and
+// removals are ignored; every other event restarts a settle timer of --lb-state-file-interval on
+// the agent clock, and the file is read when it fires. A read replaces the whole table (up to
+// 1.19.4 except stale shared backends, cilium/cilium#46493), or on any error leaves the
 // previous table and logs "Failed to synchronize".
 #include <chrono>
 #include <cstdint>

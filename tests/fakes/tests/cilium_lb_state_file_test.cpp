@@ -359,7 +359,8 @@ TEST(CiliumLbStateFile, AddressTypesAddressesAndPorts) {
   EXPECT_EQ(t.services[0].backends[0].address, "10.0.0.2");
 }
 
-// endpoints.go ParseEndpointSliceV1: the condition table of 1.18.0-1.18.4 and of 1.18.5+.
+// endpoints.go ParseEndpointSliceV1, conversions.go convertEndpoints: the condition table
+// of 1.18.0-1.18.4 and of 1.18.5+.
 TEST(CiliumLbStateFile, BackendStatesPerRelease) {
   struct Row {
     json conditions;
