@@ -126,8 +126,8 @@ void FakeCiliumAgent::start_policy_directory() {
   cilium::PolicyDirectoryOptions opts;
   opts.path = config_.static_cnp_path;
   // policy-default-local-cluster is on by default from 1.19 (cilium PR #40108); of the emulated
-  // releases only 1.20 is that recent.
-  if (config_.version == CiliumVersion::v1_20) opts.injection.cluster_name = config_.cluster_name;
+  // releases 1.19 and 1.20 are that recent.
+  if (config_.version >= CiliumVersion::v1_19) opts.injection.cluster_name = config_.cluster_name;
   opts.injection.flags = config_.options;
   opts.log = [this](const std::string& line) {
     {
@@ -148,9 +148,10 @@ void FakeCiliumAgent::start_policy_directory() {
 }
 
 HttpResponse FakeCiliumAgent::policy_route(const HttpRequest& req) {
-  // "Will be removed in v1.19" (openapi.yaml); whether it still answers there is unverified, so
-  // the emulated 1.20 routes it nowhere. PUT and DELETE are gone from 1.19 (cilium PR #42705).
-  if (config_.version == CiliumVersion::v1_20) {
+  // "Will be removed in v1.19" (openapi.yaml); whether GET still answers there is unverified, so
+  // the emulated 1.19 and 1.20 route it nowhere. PUT and DELETE are gone from 1.19 (cilium PR
+  // #42705).
+  if (config_.version >= CiliumVersion::v1_19) {
     return cilium::json_response(404,
                                  json{{"code", 404}, {"message", "path /v1/policy was not found"}});
   }

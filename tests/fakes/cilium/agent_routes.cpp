@@ -41,12 +41,16 @@ RouteMatch match_route(std::string_view raw_path) {
       set("/identity", {"GET"});
     else if (segs[0] == "policy")
       set("/policy", {"GET", "PUT", "DELETE"});
+    else if (segs[0] == "service")
+      set("/service", {"GET"});
   } else if (segs.size() == 2) {
     m.id = segs[1];
     if (segs[0] == "endpoint")
       set("/endpoint/{id}", {"GET", "PUT", "PATCH", "DELETE"});
     else if (segs[0] == "identity")
       set("/identity/{id}", {"GET"});
+    else if (segs[0] == "service")
+      set("/service/{id}", {"GET", "PUT", "DELETE"});
   } else if (segs.size() == 3 && segs[0] == "endpoint") {
     m.id = segs[1];
     if (segs[2] == "labels")

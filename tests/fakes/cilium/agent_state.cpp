@@ -180,7 +180,8 @@ cilium::DaemonView AgentState::daemon_view() const {
   v.ipv6_alloc_range = cfg.ipv6_alloc_range;
   v.cilium_state = health_state;
   v.cilium_msg = health_msg;
-  v.version_text = "Ok   " + to_string(cfg.version) + ".0 (fake)";
+  v.version_text =
+      "Ok   " + to_string(cfg.version) + "." + std::to_string(cfg.version_patch) + " (fake)";
   v.cluster_name = cfg.cluster_name;
   if (cfg.report_options) v.options = cfg.options;
   v.policy_audit_mode = cfg.policy_audit_mode;

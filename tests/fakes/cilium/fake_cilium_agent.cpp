@@ -6,7 +6,9 @@
 #include "tests/fakes/cilium/agent_routes.h"
 #include "tests/fakes/cilium/agent_state.h"
 #include "tests/fakes/cilium/endpoint_model.h"
+#include "tests/fakes/cilium/lb_state_sync.h"
 #include "tests/fakes/cilium/policy_directory.h"
+#include "tests/fakes/cilium/rest_services.h"
 
 namespace cn::fakes {
 
@@ -26,8 +28,30 @@ std::optional<CiliumVersion> parse_cilium_version(std::string_view text) {
   if (text == "1.15") return CiliumVersion::v1_15;
   if (text == "1.16") return CiliumVersion::v1_16;
   if (text == "1.17") return CiliumVersion::v1_17;
+  if (text == "1.18") return CiliumVersion::v1_18;
+  if (text == "1.19") return CiliumVersion::v1_19;
   if (text == "1.20") return CiliumVersion::v1_20;
   return std::nullopt;
+}
+
+std::optional<CiliumRelease> parse_cilium_release(std::string_view text) {
+  if (text.starts_with("v")) text.remove_prefix(1);
+  const auto first = text.find('.');
+  const auto second = first == std::string_view::npos ? first : text.find('.', first + 1);
+  CiliumRelease r;
+  if (second != std::string_view::npos) {
+    const std::string_view patch = text.substr(second + 1);
+    if (patch.empty() || patch.size() > 3 ||
+        !std::all_of(patch.begin(), patch.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return std::nullopt;
+    }
+    r.patch = std::stoi(std::string(patch));
+    text = text.substr(0, second);
+  }
+  auto v = parse_cilium_version(text);
+  if (!v) return std::nullopt;
+  r.version = *v;
+  return r;
 }
 
 std::string to_string(CiliumVersion v) {
@@ -38,6 +62,10 @@ std::string to_string(CiliumVersion v) {
       return "1.16";
     case CiliumVersion::v1_17:
       return "1.17";
+    case CiliumVersion::v1_18:
+      return "1.18";
+    case CiliumVersion::v1_19:
+      return "1.19";
     case CiliumVersion::v1_20:
       return "1.20";
   }
@@ -47,11 +75,13 @@ std::string to_string(CiliumVersion v) {
 FakeCiliumAgent::FakeCiliumAgent(FakeCiliumAgentConfig config)
     : config_(std::move(config)),
       clock_(config_.clock ? *config_.clock : system_clock()),
-      state_(std::make_unique<AgentState>(config_, clock_)) {}
+      state_(std::make_unique<AgentState>(config_, clock_)),
+      rest_services_(std::make_unique<cilium::RestServices>()) {}
 
 FakeCiliumAgent::~FakeCiliumAgent() {
   stop();
   policy_directory_.reset();
+  lb_state_sync_.reset();
 }
 
 void FakeCiliumAgent::start_server() {
@@ -72,6 +102,7 @@ std::stop_token FakeCiliumAgent::serving_token() {
 void FakeCiliumAgent::start() {
   std::lock_guard lock(server_mu_);
   if (!config_.static_cnp_path.empty() && !policy_directory_) start_policy_directory();
+  if (!config_.lb_state_file.empty() && !lb_state_sync_) start_lb_state_file();
   // PUT /v1/policy feeds the same repository, with or without a directory.
   if (!policy_repository_) policy_repository_ = std::make_unique<cilium::PolicyRepository>();
   {
@@ -99,6 +130,7 @@ void FakeCiliumAgent::stop() {
     server_.reset();
   }
   if (policy_directory_) policy_directory_->stop();
+  if (lb_state_sync_) lb_state_sync_->stop();
 }
 
 void FakeCiliumAgent::restart(RestartOptions options) {
@@ -220,6 +252,8 @@ HttpResponse FakeCiliumAgent::handle(const HttpRequest& req) {
     return finish(std::move(r));
   }
   if (route.route == "/policy") return finish(policy_route(req));
+  if (route.route == "/service") return finish(service_get());
+  if (route.route == "/service/{id}") return finish(service_id_route(req, route.id));
   return finish(cilium::serve_v1(*state_, route, req, serving_token()));
 }
 

@@ -21,6 +21,7 @@
 #include "common/util/clock.h"
 #include "common/util/result.h"
 #include "tests/fakes/cilium/api_rate_limiter.h"
+#include "tests/fakes/cilium/lb_table.h"
 #include "tests/fakes/cilium/policy_translate.h"
 #include "tests/fakes/http/http_server.h"
 
@@ -28,14 +29,24 @@ namespace cn::fakes {
 
 namespace cilium {
 class AgentState;
+class LbStateSync;
+class RestServices;
 class PolicyDirectory;
 class PolicyRepository;
 }  // namespace cilium
 
 // Emulated agent release; decides the PUT 201 body, container-id: addressing and limiter
-// defaults (fact sheet sections 2, 3 and 6).
-enum class CiliumVersion { v1_15, v1_16, v1_17, v1_20 };
+// defaults (fact sheet sections 2, 3 and 6). 1.18 and 1.19 exist for --lb-state-file; their
+// endpoint API is 1.17's. Ordered: later releases compare greater.
+enum class CiliumVersion { v1_15, v1_16, v1_17, v1_18, v1_19, v1_20 };
+// "1.18" or "v1.18"; a patch level ("1.18.5") is refused here, see parse_cilium_release.
 std::optional<CiliumVersion> parse_cilium_version(std::string_view text);
+// "1.19" or "1.19.4": the release and its patch level (0 when not given).
+struct CiliumRelease {
+  CiliumVersion version = CiliumVersion::v1_17;
+  int patch = 0;
+};
+std::optional<CiliumRelease> parse_cilium_release(std::string_view text);
 std::string to_string(CiliumVersion v);
 // Cilium's default API rate limits per group for `v` (cc daemon/cmd/api_limits.go; the same
 // in every release emulated, see agent_state.cpp).
@@ -80,8 +91,21 @@ struct FakeCiliumAgentConfig {
   // logging.Fatal of the directory watcher. Empty: the fake records the message (policies()
   // "fatal") and stops watching, like a dead agent. fake-cilium-agent exits the process.
   std::function<void(const std::string&)> on_fatal;
-  // Every agent log line of the directory watcher, as it happens (the binary prints them).
+  // Every agent log line of the directory watcher and the LB state file, as it happens (the
+  // binary prints them).
   std::function<void(const std::string&)> on_log;
+  // Patch level of `version`: the LB state file's backend states differ between 1.18.0-1.18.4
+  // and 1.18.5+.
+  int version_patch = 0;
+  // --lb-state-file (1.18+); empty: off. A name not ending in .json, .yaml or .yml makes
+  // start() throw std::invalid_argument with the agent's message.
+  std::string lb_state_file;
+  // --lb-state-file-interval: quiet time after the last file event, on the agent clock.
+  std::chrono::milliseconds lb_state_file_interval{1000};
+  // --kube-proxy-replacement: NodePort frontends, and on 1.18 LoadBalancer and ExternalIPs.
+  bool kube_proxy_replacement = false;
+  // K8S_NODE_NAME: a Local traffic policy keeps backends on this node or on none.
+  std::string node_name = "fake-node";
 };
 
 struct AgentRequest {
@@ -187,6 +211,16 @@ class FakeCiliumAgent {
   nlohmann::json policies() const;
   std::vector<std::string> agent_log() const;
 
+  // --- load balancer (--lb-state-file) ----------------------------------------------------------
+  // The services, frontends and backends of the last good read; empty when the feature is off.
+  cilium::LbTable lb_snapshot() const;
+  // Reads of the state file so far, good or not (a test waits for the next one).
+  std::uint64_t lb_reads() const;
+  // File events that restarted the settle timer so far.
+  std::uint64_t lb_events() const;
+  // Waits (real time) until no settle timer is due at the agent clock's current time.
+  bool lb_settled(std::chrono::milliseconds real_timeout = std::chrono::seconds(5));
+
   // --- request log (only /v1 requests; /_fake/ calls are not logged) --------------------------
   std::vector<AgentRequest> requests() const;
   // Counts by method ("" = any) and route (e.g. "/endpoint/{id}/labels"; "" = any).
@@ -197,6 +231,10 @@ class FakeCiliumAgent {
   HttpResponse handle(const HttpRequest& req);
   HttpResponse handle_control(const HttpRequest& req);
   void start_policy_directory();  // agent_policy_api.cpp
+  void start_lb_state_file();     // agent_service_api.cpp
+  HttpResponse service_get();
+  HttpResponse service_id_route(const HttpRequest& req, const std::string& id);
+  void agent_log_line(const std::string& line);
   HttpResponse policy_route(const HttpRequest& req);
   HttpResponse policy_get();
   HttpResponse policy_put(const HttpRequest& req);
@@ -223,6 +261,9 @@ class FakeCiliumAgent {
   // policy_directory.h; the repository outlives the watcher that fills it.
   std::unique_ptr<cilium::PolicyRepository> policy_repository_;
   std::unique_ptr<cilium::PolicyDirectory> policy_directory_;
+  std::unique_ptr<cilium::LbStateSync> lb_state_sync_;
+  // PUT /v1/service/{id} of 1.16 and 1.17 (rest_services.h).
+  std::unique_ptr<cilium::RestServices> rest_services_;
   // Rules imported with PUT /v1/policy (Cilium <= 1.18), with their labels, in import order.
   // One lock for a whole PUT or DELETE: upstream serializes them on one queue.
   mutable std::mutex rest_policy_mu_;

@@ -3,13 +3,65 @@
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
+#include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
+#include <string>
 
 #include "tests/fakes/cilium/cilium_labels.h"
 #include "tests/fakes/cilium/fake_cilium_agent.h"
+
+namespace {
+
+// Go's time.ParseDuration for the forms flags take ("1s", "10ms", "1m30s"); nullopt otherwise.
+std::optional<std::chrono::milliseconds> parse_go_duration(const std::string& text) {
+  if (text == "0") return std::chrono::milliseconds(0);
+  double total_ns = 0;
+  std::size_t i = 0;
+  if (text.empty()) return std::nullopt;
+  while (i < text.size()) {
+    std::size_t j = i;
+    while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.'))
+      ++j;
+    if (j == i) return std::nullopt;
+    const double value = std::stod(text.substr(i, j - i));
+    std::size_t k = j;
+    while (k < text.size() && !std::isdigit(static_cast<unsigned char>(text[k]))) ++k;
+    const std::string unit = text.substr(j, k - j);
+    double scale = 0;
+    if (unit == "ns")
+      scale = 1;
+    else if (unit == "us" || unit == "\u00b5s")
+      scale = 1e3;
+    else if (unit == "ms")
+      scale = 1e6;
+    else if (unit == "s")
+      scale = 1e9;
+    else if (unit == "m")
+      scale = 60e9;
+    else if (unit == "h")
+      scale = 3600e9;
+    else
+      return std::nullopt;
+    total_ns += value * scale;
+    i = k;
+  }
+  return std::chrono::milliseconds(static_cast<long long>(total_ns / 1e6));
+}
+
+// strconv.ParseBool, which 1.19+ uses for --kube-proxy-replacement.
+std::optional<bool> parse_go_bool(const std::string& s) {
+  if (s == "1" || s == "t" || s == "T" || s == "TRUE" || s == "true" || s == "True") return true;
+  if (s == "0" || s == "f" || s == "F" || s == "FALSE" || s == "false" || s == "False")
+    return false;
+  return std::nullopt;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Fake Cilium agent (endpoint API on a unix socket, plus /_fake/ control API)"};
@@ -23,8 +75,11 @@ int main(int argc, char** argv) {
   std::vector<std::string> rate_limit_specs;
   std::string labels;
   std::string ready_file;
+  std::string lb_interval = "1s";
+  std::string kpr = "false";
   app.add_option("--socket", cfg.socket_path, "Unix socket to serve on")->capture_default_str();
-  app.add_option("--version", version, "Emulated agent: 1.15, 1.16, 1.17 or 1.20")
+  app.add_option("--version", version,
+                 "Emulated agent: 1.15, 1.16, 1.17, 1.18[.N], 1.19[.N] or 1.20")
       ->capture_default_str();
   app.add_option("--identity-delay-ms", identity_delay_ms, "Label change -> identity applied")
       ->capture_default_str();
@@ -55,6 +110,14 @@ int main(int argc, char** argv) {
                  "Cluster name (healthz cluster.self; peer selectors of directory policies on "
                  "1.19+)")
       ->capture_default_str();
+  app.add_option("--lb-state-file", cfg.lb_state_file,
+                 "Load-balancer state file (.json, .yaml or .yml; 1.18+)");
+  app.add_option("--lb-state-file-interval", lb_interval,
+                 "Quiet time after the last file event before it is read (Go duration)")
+      ->capture_default_str();
+  app.add_option("--kube-proxy-replacement", kpr,
+                 "true or false: NodePort frontends (and 1.18's LoadBalancer/ExternalIPs)")
+      ->capture_default_str();
   // The agent's own flag names; defaults are upstream's (pkg/defaults/defaults.go).
   app.add_option("--enable-node-selector-labels", cfg.options.enable_node_selector_labels,
                  "fromNodes/toNodes rules allowed")
@@ -68,12 +131,36 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
-  const auto v = cn::fakes::parse_cilium_version(version);
-  if (!v) {
-    std::cerr << "unsupported --version " << version << " (1.15, 1.16, 1.17, 1.20)\n";
+  const auto release = cn::fakes::parse_cilium_release(version);
+  if (!release) {
+    std::cerr << "unsupported --version " << version
+              << " (1.15, 1.16, 1.17, 1.18[.N], 1.19[.N], 1.20)\n";
     return 2;
   }
-  cfg.version = *v;
+  cfg.version = release->version;
+  cfg.version_patch = release->patch;
+  const auto interval = parse_go_duration(lb_interval);
+  if (!interval) {
+    std::cerr << "invalid argument \"" << lb_interval
+              << "\" for \"--lb-state-file-interval\" flag: time: invalid duration\n";
+    return 2;
+  }
+  cfg.lb_state_file_interval = *interval;
+  // A string option until 1.18 (only "true" and "false" are valid there), a bool from 1.19.
+  const auto kpr_value =
+      cfg.version >= cn::fakes::CiliumVersion::v1_19
+          ? parse_go_bool(kpr)
+          : (kpr == "true" || kpr == "false" ? std::optional(kpr == "true") : std::nullopt);
+  if (!kpr_value) {
+    std::cerr << "invalid --kube-proxy-replacement=" << kpr << "\n";
+    return 2;
+  }
+  cfg.kube_proxy_replacement = *kpr_value;
+  if (const char* node = std::getenv("K8S_NODE_NAME"); node && *node) cfg.node_name = node;
+  if (!cfg.lb_state_file.empty() && cfg.version < cn::fakes::CiliumVersion::v1_18) {
+    std::cerr << "unknown flag: --lb-state-file (Cilium " << version << " has none)\n";
+    return 2;
+  }
   cfg.identity_delay = std::chrono::milliseconds(identity_delay_ms);
   cfg.regeneration_step = std::chrono::milliseconds(regeneration_step_ms);
   cfg.identity_grace_period = std::chrono::milliseconds(grace_ms);
