@@ -9,6 +9,7 @@
 
 #include "common/nomad/client/curl_nomad_client.h"
 #include "common/util/read_whole_file.h"
+#include "tests/fakes/cilium/lb_state_file.h"
 #include "tests/fakes/nomad/fake_nomad.h"
 #include "tests/support/manual_clock.h"
 #include "tests/support/temp_dir.h"
