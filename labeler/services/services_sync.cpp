@@ -124,14 +124,22 @@ Result<ServicesPass> ServicesSync::run_once(const Deadline& deadline) {
   for (const auto& [path, report] : reports_) add_node_report(report.second, input);
 
   std::set<std::string> live;
+  // One scan of the table for every service that already holds its VIP (nearly all of them in
+  // a steady state); only the others claim, which scans and may write.
+  const auto held = vips_.assignments();
   for (const auto& [id, regs] : last_registrations_) {
-    live.insert(vip_service_key(id.first, id.second));
+    const std::string key = vip_service_key(id.first, id.second);
+    live.insert(key);
+    if (auto it = held.find(key); it != held.end()) {
+      input.vips[key] = it->second;
+      continue;
+    }
     auto vip = vips_.claim(id.first, id.second, deadline);
     if (!vip) {
       pass.claim_problems.push_back({id.first, id.second, {}, vip.error().message});
       continue;
     }
-    input.vips[vip_service_key(id.first, id.second)] = *vip;
+    input.vips[key] = *vip;
   }
   if (auto released = vips_.release_absent(live, deadline); !released) {
     return std::unexpected(released.error());

@@ -233,7 +233,7 @@ std::map<std::string, IpPrefix> VipTable::assignments() const {
   for (const auto& [vip_text, entry] : entries()) {
     if (entry.released_at) continue;
     auto vip = parse_ip_address(vip_text);
-    if (!vip) continue;
+    if (!vip || !range_.contains(*vip)) continue;
     const std::uint64_t attempt = attempt_of(entry.service, *vip);
     auto it = best.find(entry.service);
     if (it == best.end() || attempt < it->second.first) best[entry.service] = {attempt, *vip};

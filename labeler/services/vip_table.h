@@ -59,7 +59,8 @@ class VipTable {
   // (two nodes that claimed at once with different views): its earliest choice stays.
   [[nodiscard]] Status release_absent(const std::set<std::string>& live, const Deadline& deadline);
 
-  // Every held (not released) VIP, by service.
+  // Every held (not released) VIP inside the current range, by service: the one claim() would
+  // return without a write.
   std::map<std::string, IpPrefix> assignments() const;
   // Every entry, by VIP text, released ones included.
   std::map<std::string, VipEntry> entries() const;

@@ -175,6 +175,23 @@ TEST_F(VipTableTest, EntriesItCannotReadAreLeftAlone) {
   EXPECT_EQ(kept->items.at("10.96.0.65"), "prod/x released 1800000000");
 }
 
+TEST_F(VipTableTest, AVipOutsideANewRangeIsReplacedByOneInside) {
+  {
+    auto old_range = *VipRange::parse("10.96.0.0/24");
+    auto a = table(*node_a_, old_range);
+    ASSERT_TRUE(a.refresh(soon()));
+    ASSERT_TRUE(a.claim("prod", "api", soon()));
+  }
+  auto new_range = *VipRange::parse("10.97.0.0/24");
+  auto b = table(*node_b_, new_range);
+  ASSERT_TRUE(b.refresh(soon()));
+  EXPECT_FALSE(b.assignments().contains("prod/api"));
+  auto vip = b.claim("prod", "api", soon());
+  ASSERT_TRUE(vip) << vip.error().message;
+  EXPECT_TRUE(new_range.contains(*vip));
+  EXPECT_EQ(b.assignments().at("prod/api"), *vip);
+}
+
 TEST(VipEntry, TextRoundTripsAndRefusesWhatIsNotAnEntry) {
   auto held = parse_vip_entry("prod/api");
   ASSERT_TRUE(held);
