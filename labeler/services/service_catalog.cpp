@@ -54,11 +54,6 @@ std::uint32_t as_port(std::int64_t v) {
   return v > 0 && v <= 65535 ? static_cast<std::uint32_t>(v) : 0;
 }
 
-bool stopped(const Allocation* alloc) {
-  return alloc != nullptr && (alloc->is_client_terminal() || alloc->desired_status == "stop" ||
-                              alloc->desired_status == "evict");
-}
-
 }  // namespace
 
 std::string_view to_string(AddressMode mode) {
@@ -112,7 +107,8 @@ Catalog build_catalog(const CatalogInput& input) {
       const std::string label = port_label_of(*r);
       const nomad::AllocPort* port = port_of(alloc, label);
       ++described.modes[mode_of(*r, alloc, port)];
-      if (stopped(alloc)) continue;  // Nomad removes it soon; no new connections meanwhile
+      // Nomad removes it soon; no new connections meanwhile.
+      if (alloc != nullptr && alloc->is_terminal()) continue;
       ++votes[label][frontend_port_of(*r, port)];
 
       auto address = parse_ip_address(r->address);

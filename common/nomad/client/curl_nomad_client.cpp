@@ -137,25 +137,24 @@ Result<http::Response> CurlNomadClient::send(http::Request req, Deadline deadlin
 }
 
 Result<std::uint64_t> CurlNomadClient::get_pages(
-    const std::function<http::Target()>& make_target, std::uint64_t index, seconds wait,
-    const Deadline& deadline, std::string_view what, bool index_required,
+    const ListQuery& query, const Deadline& deadline,
     const std::function<Status(std::string_view body)>& on_page) {
   // Nomad pages lists (default 0 = all, but a server may cap it): follow X-Nomad-NextToken so
   // that a long list is never mistaken for a short one, which would read as deletions.
   std::uint64_t first_index = 0;
   std::string next_token;
   for (int page = 0;; ++page) {
-    http::Target target = make_target();
+    http::Target target = query.target();
     // Only the first page blocks: later pages must answer at once from the same snapshot.
-    const milliseconds cap = blocking_cap(target, page == 0 ? index : 0, wait);
+    const milliseconds cap = blocking_cap(target, page == 0 ? query.index : 0, query.wait);
     if (!next_token.empty()) target.query("next_token", next_token);
     auto res = get(finish(std::move(target)), deadline, cap);
     if (!res) return std::unexpected(res.error());
     if (page == 0) {
       auto header = parse_index(res->headers.get("X-Nomad-Index"));
-      if (!header && index_required) {
+      if (!header && query.index_required) {
         return fail(ErrorKind::bad_answer,
-                    std::string(what) + " answer without a valid X-Nomad-Index");
+                    std::string(query.what) + " answer without a valid X-Nomad-Index");
       }
       first_index = header.value_or(0);
     }
@@ -163,8 +162,8 @@ Result<std::uint64_t> CurlNomadClient::get_pages(
     next_token = std::string(res->headers.get("X-Nomad-NextToken").value_or(""));
     if (next_token.empty()) return first_index;
     if (page >= kMaxListPages)
-      return fail(ErrorKind::bad_answer,
-                  std::string(what) + ": more than " + std::to_string(kMaxListPages) + " pages");
+      return fail(ErrorKind::bad_answer, std::string(query.what) + ": more than " +
+                                             std::to_string(kMaxListPages) + " pages");
   }
 }
 
@@ -296,43 +295,29 @@ Status CurlNomadClient::event_stream(const EventStreamQuery& query,
 Result<Indexed<std::vector<VariableMeta>>> CurlNomadClient::variables(
     std::string_view nomad_namespace, std::string_view prefix, std::uint64_t index, seconds wait,
     MonoTime deadline, std::stop_token stop) {
-  Indexed<std::vector<VariableMeta>> out;
-  auto first_index = get_pages(
-      [&] {
-        http::Target target("/v1/vars");
-        target.query("prefix", prefix);
-        target.query("namespace", nomad_namespace);
-        return target;
-      },
-      index, wait, Deadline{deadline, std::move(stop)}, "variable list",
-      /*index_required=*/true,
-      [&](std::string_view body) -> Status {
-        auto list = http::refused_answer(parse_variable_list_text(body));
-        if (!list) return std::unexpected(list.error());
-        out.value.insert(out.value.end(), std::make_move_iterator(list->begin()),
-                         std::make_move_iterator(list->end()));
-        return {};
-      });
-  if (!first_index) return std::unexpected(first_index.error());
-  out.index = *first_index;
-  return out;
+  ListQuery query;
+  query.target = [&] {
+    http::Target target("/v1/vars");
+    target.query("prefix", prefix);
+    target.query("namespace", nomad_namespace);
+    return target;
+  };
+  query.what = "variable list";
+  query.index = index;
+  query.wait = wait;
+  query.index_required = true;
+  return get_list(query, Deadline{deadline, std::move(stop)}, &parse_variable_list_text);
 }
 
 Result<std::vector<NodeStub>> CurlNomadClient::nodes(Deadline deadline) {
   // Node.List pages on next_token like the variables (nomad/node_endpoint.go in hashicorp/nomad):
   // a page missed would read as nodes gone from Nomad, which node reaping acts on.
-  std::vector<NodeStub> out;
-  auto pages = get_pages([] { return http::Target("/v1/nodes"); }, 0, seconds{0}, deadline,
-                         "node list", /*index_required=*/false,
-                         [&](std::string_view body) -> Status {
-                           auto list = http::refused_answer(parse_node_list_text(body));
-                           if (!list) return std::unexpected(list.error());
-                           out.insert(out.end(), std::make_move_iterator(list->begin()),
-                                      std::make_move_iterator(list->end()));
-                           return {};
-                         });
-  if (!pages) return std::unexpected(pages.error());
-  return out;
+  ListQuery query;
+  query.target = [] { return http::Target("/v1/nodes"); };
+  query.what = "node list";
+  auto listed = get_list(query, deadline, &parse_node_list_text);
+  if (!listed) return std::unexpected(listed.error());
+  return std::move(listed->value);
 }
 
 Result<Variable> CurlNomadClient::variable(std::string_view nomad_namespace, std::string_view path,

@@ -1,11 +1,15 @@
 #pragma once
 // NomadApi over HTTP (libcurl through cn::http). Thread-safe: the labeler's workers may call
 // any method concurrently; a blocking query or an event stream holds only its own connection.
+#include <functional>
+#include <iterator>
 #include <memory>
+#include <vector>
 
 #include <spdlog/fwd.h>
 
 #include "common/http/http_client.h"
+#include "common/http/http_types.h"
 #include "common/http/retry.h"
 #include "common/http/url.h"
 #include "common/nomad/client/nomad_api.h"
@@ -80,13 +84,25 @@ class CurlNomadClient final : public NomadApi, public NomadServicesApi {
                                                      std::string_view nomad_namespace,
                                                      std::string_view path, std::uint64_t cas,
                                                      Deadline deadline);
-  // Every page of a list (X-Nomad-NextToken), each body handed to `on_page`; only the first
-  // page blocks on `index`. Returns the first page's X-Nomad-Index (0 when absent and not
-  // `index_required`).
+  // One list query: its target (without paging), and how it blocks.
+  struct ListQuery {
+    std::function<http::Target()> target;
+    std::string_view what;  // "variable list": names the list in errors
+    std::uint64_t index = 0;
+    std::chrono::seconds wait{0};
+    // The answer must carry X-Nomad-Index; else a missing one reads as 0.
+    bool index_required = false;
+  };
+  // Every page of a list (X-Nomad-NextToken), each body read by `parse` and its elements
+  // appended in order; only the first page blocks on `index`. The index is the first page's.
+  template <class T>
+  [[nodiscard]] Result<Indexed<std::vector<T>>> get_list(
+      const ListQuery& query, const Deadline& deadline,
+      Result<std::vector<T>> (*parse)(std::string_view body));
+  // get_list's engine: each page's body to `on_page`; returns the first page's index.
   [[nodiscard]] Result<std::uint64_t> get_pages(
-      const std::function<http::Target()>& make_target, std::uint64_t index,
-      std::chrono::seconds wait, const Deadline& deadline, std::string_view what,
-      bool index_required, const std::function<Status(std::string_view body)>& on_page);
+      const ListQuery& query, const Deadline& deadline,
+      const std::function<Status(std::string_view body)>& on_page);
   Error error_from(const http::Response& response) const;
   Error error_from(Error failure) const;
   // The read cap of a blocking query: Nomad holds it up to wait + wait/16 of jitter; past that
@@ -102,5 +118,22 @@ class CurlNomadClient final : public NomadApi, public NomadServicesApi {
   http::HttpClient http_;
   BackoffJitter retry_jitter_;  // the in-call retries', shared by the worker threads
 };
+
+template <class T>
+Result<Indexed<std::vector<T>>> CurlNomadClient::get_list(
+    const ListQuery& query, const Deadline& deadline,
+    Result<std::vector<T>> (*parse)(std::string_view body)) {
+  Indexed<std::vector<T>> out;
+  auto first_index = get_pages(query, deadline, [&](std::string_view body) -> Status {
+    auto list = http::refused_answer(parse(body));
+    if (!list) return std::unexpected(list.error());
+    out.value.insert(out.value.end(), std::make_move_iterator(list->begin()),
+                     std::make_move_iterator(list->end()));
+    return {};
+  });
+  if (!first_index) return std::unexpected(first_index.error());
+  out.index = *first_index;
+  return out;
+}
 
 }  // namespace cn::nomad

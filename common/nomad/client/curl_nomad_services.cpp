@@ -8,50 +8,31 @@ namespace cn::nomad {
 
 Result<Indexed<std::vector<ServiceListEntry>>> CurlNomadClient::service_list(
     std::uint64_t index, std::chrono::seconds wait, MonoTime deadline, std::stop_token stop) {
-  Indexed<std::vector<ServiceListEntry>> out;
-  auto first_index = get_pages(
-      [] {
-        http::Target target("/v1/services");
-        target.query("namespace", "*");
-        return target;
-      },
-      index, wait, Deadline{deadline, std::move(stop)}, "service list",
-      // Nomad answers a token that may read no namespace with [] and no index (
-      // nomad/service_registration_endpoint.go in hashicorp/nomad): 0 then, never a guess.
-      /*index_required=*/false,
-      [&](std::string_view body) -> Status {
-        auto list = http::refused_answer(parse_service_list_text(body));
-        if (!list) return std::unexpected(list.error());
-        out.value.insert(out.value.end(), std::make_move_iterator(list->begin()),
-                         std::make_move_iterator(list->end()));
-        return {};
-      });
-  if (!first_index) return std::unexpected(first_index.error());
-  out.index = *first_index;
-  return out;
+  ListQuery query;
+  query.target = [] {
+    http::Target target("/v1/services");
+    target.query("namespace", "*");
+    return target;
+  };
+  query.what = "service list";
+  query.index = index;
+  query.wait = wait;
+  // A token that may read no namespace gets [] and no index
+  // (nomad/service_registration_endpoint.go in hashicorp/nomad): 0 then, never a guess.
+  query.index_required = false;
+  return get_list(query, Deadline{deadline, std::move(stop)}, &parse_service_list_text);
 }
 
 Result<Indexed<std::vector<ServiceRegistration>>> CurlNomadClient::service_registrations(
     std::string_view nomad_namespace, std::string_view service_name, Deadline deadline) {
-  Indexed<std::vector<ServiceRegistration>> out;
-  auto first_index = get_pages(
-      [&] {
-        http::Target target("/v1/service/" + http::percent_encode(service_name));
-        target.query("namespace", nomad_namespace);
-        return target;
-      },
-      0, std::chrono::seconds{0}, deadline, "service registrations",
-      /*index_required=*/false,
-      [&](std::string_view body) -> Status {
-        auto list = http::refused_answer(parse_service_registrations_text(body));
-        if (!list) return std::unexpected(list.error());
-        out.value.insert(out.value.end(), std::make_move_iterator(list->begin()),
-                         std::make_move_iterator(list->end()));
-        return {};
-      });
-  if (!first_index) return std::unexpected(first_index.error());
-  out.index = *first_index;
-  return out;
+  ListQuery query;
+  query.target = [&] {
+    http::Target target("/v1/service/" + http::percent_encode(service_name));
+    target.query("namespace", nomad_namespace);
+    return target;
+  };
+  query.what = "service registrations";
+  return get_list(query, deadline, &parse_service_registrations_text);
 }
 
 Result<std::vector<CheckResult>> CurlNomadClient::alloc_checks(std::string_view alloc_id,
