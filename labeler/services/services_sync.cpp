@@ -19,24 +19,24 @@ Result<std::vector<nomad::ServiceRegistration>> ServicesSync::read_registrations
     const Deadline& deadline) {
   auto listed = services_.service_list(0, std::chrono::seconds{0}, deadline.at, deadline.stop);
   if (!listed) return std::unexpected(listed.error());
-  std::map<ServiceId, std::vector<nomad::ServiceRegistration>> now;
+  const auto before = registrations_.all();
+  std::vector<nomad::ServiceRegistration> now;
   for (const auto& entry : listed->value) {
-    ServiceId id{entry.nomad_namespace, entry.service_name};
-    auto regs = services_.service_registrations(id.first, id.second, deadline);
+    auto regs =
+        services_.service_registrations(entry.nomad_namespace, entry.service_name, deadline);
     if (regs) {
-      now[id] = std::move(regs->value);
+      now.insert(now.end(), regs->value.begin(), regs->value.end());
       continue;
     }
     // Keep what the last pass read rather than serve the service with no backend.
-    if (auto last = last_registrations_.find(id); last != last_registrations_.end()) {
-      now[id] = last->second;
+    for (const auto& r : before) {
+      if (r.nomad_namespace == entry.nomad_namespace && r.service_name == entry.service_name) {
+        now.push_back(r);
+      }
     }
   }
-  last_registrations_ = std::move(now);
-  std::vector<nomad::ServiceRegistration> all;
-  for (const auto& [id, regs] : last_registrations_)
-    all.insert(all.end(), regs.begin(), regs.end());
-  return all;
+  registrations_.replace(now, listed->index);
+  return now;
 }
 
 Status ServicesSync::publish_own_report(const std::vector<nomad::ServiceRegistration>& all,
@@ -127,7 +127,7 @@ Result<ServicesPass> ServicesSync::run_once(const Deadline& deadline) {
   // One scan of the table for every service that already holds its VIP (nearly all of them in
   // a steady state); only the others claim, which scans and may write.
   const auto held = vips_.assignments();
-  for (const auto& [id, regs] : last_registrations_) {
+  for (const auto& id : registrations_.services()) {
     const std::string key = vip_service_key(id.first, id.second);
     live.insert(key);
     if (auto it = held.find(key); it != held.end()) {

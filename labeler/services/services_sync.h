@@ -19,6 +19,7 @@
 #include "common/util/result.h"
 #include "labeler/services/lb_service_check.h"
 #include "labeler/services/node_report.h"
+#include "labeler/services/registration_store.h"
 #include "labeler/services/service_catalog.h"
 #include "labeler/services/vip_table.h"
 
@@ -47,8 +48,6 @@ class ServicesSync {
   [[nodiscard]] Result<ServicesPass> run_once(const Deadline& deadline);
 
  private:
-  using ServiceId = std::pair<std::string, std::string>;  // namespace, name
-
   [[nodiscard]] Result<std::vector<nomad::ServiceRegistration>> read_registrations(
       const Deadline& deadline);
   [[nodiscard]] Status publish_own_report(const std::vector<nomad::ServiceRegistration>& all,
@@ -60,7 +59,8 @@ class ServicesSync {
   nomad::NomadServicesApi& services_;
   VipTable& vips_;
   ServicesSyncOptions options_;
-  std::map<ServiceId, std::vector<nomad::ServiceRegistration>> last_registrations_;
+  // As the last pass read them; the Service event stream will keep it current between passes.
+  RegistrationStore registrations_;
   // Every node's report by variable path, with the ModifyIndex it was read at.
   std::map<std::string, std::pair<std::uint64_t, NodeReport>> reports_;
   // This node's report as Nomad holds it (nullopt: not read or written yet), and its index.

@@ -135,16 +135,10 @@ Result<IpPrefix> VipTable::claim(std::string_view nomad_namespace, std::string_v
   const std::string key = vip_service_key(nomad_namespace, service_name);
   for (int conflicts = 0; conflicts <= options_.max_conflicts; ++conflicts) {
     // 1. An address the service already has (its earliest choice if it somehow has two).
-    std::optional<std::pair<std::uint64_t, IpPrefix>> held;
-    for (const auto& [vip_text, entry] : entries()) {
-      if (entry.service != key) continue;
-      auto vip = parse_ip_address(vip_text);
-      if (!vip || !range_.contains(*vip)) continue;
-      const std::uint64_t attempt = attempt_of(key, *vip);
-      if (!held || attempt < held->first) held = {attempt, *vip};
-    }
-    if (held) {
-      const IpPrefix vip = held->second;
+    const auto all = earliest_choices(/*with_released=*/true);
+    auto held = all.find(key);
+    if (held != all.end()) {
+      const IpPrefix vip = held->second.vip;
       const std::uint64_t b = *bucket_of(vip);
       auto items = buckets_[b].items;
       auto& value = items[ip_text(vip)];
@@ -180,15 +174,8 @@ Result<IpPrefix> VipTable::claim(std::string_view nomad_namespace, std::string_v
 
 Status VipTable::release_absent(const std::set<std::string>& live, const Deadline& deadline) {
   const std::int64_t now = unix_seconds(clock_.wall_now());
-  // The address each live service keeps: its earliest held choice.
-  std::map<std::string, std::pair<std::uint64_t, std::string>> keep;
-  for (const auto& [vip_text, entry] : entries()) {
-    if (entry.released_at || !live.contains(entry.service)) continue;
-    auto vip = parse_ip_address(vip_text);
-    const std::uint64_t attempt = vip ? attempt_of(entry.service, *vip) : range_.capacity();
-    auto it = keep.find(entry.service);
-    if (it == keep.end() || attempt < it->second.first) keep[entry.service] = {attempt, vip_text};
-  }
+  // The address each live service keeps: its earliest held choice in the range.
+  const auto keep = earliest_choices(/*with_released=*/false);
   std::vector<std::uint64_t> order;
   for (const auto& [b, bucket] : buckets_) order.push_back(b);
   for (std::uint64_t b : order) {
@@ -202,7 +189,8 @@ Status VipTable::release_absent(const std::set<std::string>& live, const Deadlin
         continue;
       }
       auto kept = keep.find(entry->service);
-      const bool stays = kept != keep.end() && kept->second.second == it->first;
+      const bool stays = live.contains(entry->service) && kept != keep.end() &&
+                         ip_text(kept->second.vip) == it->first;
       if (stays) {
         ++it;
         continue;
@@ -228,18 +216,26 @@ Status VipTable::release_absent(const std::set<std::string>& live, const Deadlin
   return {};
 }
 
-std::map<std::string, IpPrefix> VipTable::assignments() const {
-  std::map<std::string, std::pair<std::uint64_t, IpPrefix>> best;
+std::map<std::string, VipTable::Choice> VipTable::earliest_choices(bool with_released) const {
+  std::map<std::string, Choice> best;
   for (const auto& [vip_text, entry] : entries()) {
-    if (entry.released_at) continue;
+    if (entry.released_at && !with_released) continue;
     auto vip = parse_ip_address(vip_text);
     if (!vip || !range_.contains(*vip)) continue;
     const std::uint64_t attempt = attempt_of(entry.service, *vip);
     auto it = best.find(entry.service);
-    if (it == best.end() || attempt < it->second.first) best[entry.service] = {attempt, *vip};
+    if (it == best.end() || attempt < it->second.attempt) {
+      best.insert_or_assign(entry.service, Choice{attempt, *vip});
+    }
   }
+  return best;
+}
+
+std::map<std::string, IpPrefix> VipTable::assignments() const {
   std::map<std::string, IpPrefix> out;
-  for (auto& [service, choice] : best) out.emplace(service, choice.second);
+  for (const auto& [service, choice] : earliest_choices(/*with_released=*/false)) {
+    out.emplace(service, choice.vip);
+  }
   return out;
 }
 

@@ -80,6 +80,13 @@ class VipTable {
   [[nodiscard]] Status reread_bucket(std::uint64_t b, const Deadline& deadline);
   // The order number of `vip` in the service's choices (for the earliest-choice rule).
   std::uint64_t attempt_of(const std::string& service, const IpPrefix& vip) const;
+  struct Choice {
+    std::uint64_t attempt = 0;
+    IpPrefix vip;
+  };
+  // Per service, its earliest choice among the addresses it holds in the range (released ones
+  // too when `with_released`): claim, release and assignments all follow this one rule.
+  std::map<std::string, Choice> earliest_choices(bool with_released) const;
 
   nomad::NomadApi& nomad_;
   nomad::NomadServicesApi& writes_;
