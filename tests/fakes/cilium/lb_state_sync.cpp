@@ -1,10 +1,5 @@
 #include "tests/fakes/cilium/lb_state_sync.h"
 
-#include <poll.h>
-#include <sys/eventfd.h>
-#include <sys/inotify.h>
-#include <unistd.h>
-
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -38,34 +33,23 @@ Status LbStateSync::start() {
   auto format = lb_state_file_format(options_.path);
   if (!format) return std::unexpected(format.error());
   format_ = *format;
-  inotify_fd_ = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  // fsnotify's mask for Add(); a failure ends the job (upstream retries it with backoff, the
-  // fake does not).
-  const std::uint32_t mask = IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_ATTRIB | IN_MODIFY |
-                             IN_MOVE_SELF | IN_DELETE | IN_DELETE_SELF;
-  if (inotify_fd_ < 0 || wake_fd_ < 0 || inotify_add_watch(inotify_fd_, dir_.c_str(), mask) < 0) {
+  // A failure ends the job (upstream retries it with backoff, the fake does not).
+  auto ok = watch_.init();
+  if (ok) ok = watch_.add(dir_);
+  if (!ok) {
     log("level=error msg=\"Job failed\" module=agent.controlplane.loadbalancer-reflectors."
         "file-reflector job=sync error=\"" +
-        std::string(std::strerror(errno)) + "\" file=" + options_.path);
+        std::string(std::strerror(ok.error().sys_errno)) + "\" file=" + options_.path);
     return {};
   }
   sync();
-  thread_ = std::jthread([this](std::stop_token st) { run(st); });
+  watch_.start([this](const inotify_event& ev) { return on_event(ev); });
   return {};
 }
 
 void LbStateSync::stop() {
-  if (thread_.joinable()) {
-    thread_.request_stop();
-    const std::uint64_t one = 1;
-    [[maybe_unused]] auto n = write(wake_fd_, &one, sizeof one);
-    thread_.join();
-  }
+  watch_.stop();
   scheduler_.clear();
-  if (inotify_fd_ >= 0) close(inotify_fd_);
-  if (wake_fd_ >= 0) close(wake_fd_);
-  inotify_fd_ = wake_fd_ = -1;
 }
 
 LbTable LbStateSync::snapshot() const {
@@ -153,40 +137,26 @@ void LbStateSync::carry_stale_backends(LbTable& table) {
   }
 }
 
-void LbStateSync::run(std::stop_token stop) {
-  alignas(inotify_event) char buf[64 * 1024];
-  while (!stop.stop_requested()) {
-    pollfd fds[2] = {{inotify_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    if (fds[1].revents != 0 || stop.stop_requested()) return;
-    const ssize_t n = read(inotify_fd_, buf, sizeof buf);
-    if (n <= 0) continue;
-    for (ssize_t off = 0; off < n;) {
-      const auto* ev = reinterpret_cast<const inotify_event*>(buf + off);
-      off += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
-      if (ev->len == 0 || base_ != ev->name) continue;
-      // "To clear out the local state an empty file is expected": a removal changes nothing.
-      if (ev->mask & IN_DELETE) continue;
-      std::uint64_t generation;
-      {
-        std::lock_guard lock(mu_);
-        generation = ++generation_;
-      }
-      scheduler_.after(options_.interval, [this, generation] {
-        {
-          std::lock_guard lock(mu_);
-          if (generation != generation_) return;
-        }
-        sync();
-      });
-      // Counted once the timer is set, so a test that saw the event can advance the clock.
-      std::lock_guard lock(mu_);
-      ++events_;
-    }
+bool LbStateSync::on_event(const inotify_event& ev) {
+  if (ev.len == 0 || base_ != ev.name) return true;
+  // "To clear out the local state an empty file is expected": a removal changes nothing.
+  if (ev.mask & IN_DELETE) return true;
+  std::uint64_t generation;
+  {
+    std::lock_guard lock(mu_);
+    generation = ++generation_;
   }
+  scheduler_.after(options_.interval, [this, generation] {
+    {
+      std::lock_guard lock(mu_);
+      if (generation != generation_) return;
+    }
+    sync();
+  });
+  // Counted once the timer is set, so a test that saw the event can advance the clock.
+  std::lock_guard lock(mu_);
+  ++events_;
+  return true;
 }
 
 }  // namespace cn::fakes::cilium

@@ -18,6 +18,7 @@
 
 #include "common/util/clock.h"
 #include "tests/fakes/cilium/clock_scheduler.h"
+#include "tests/fakes/cilium/fsnotify_watch.h"
 #include "tests/fakes/cilium/lb_state_file.h"
 #include "tests/fakes/cilium/lb_table.h"
 
@@ -51,7 +52,7 @@ class LbStateSync {
 
  private:
   void sync();
-  void run(std::stop_token stop);
+  bool on_event(const inotify_event& event);
   void log(const std::string& line);
 
   LbStateSyncOptions options_;
@@ -70,9 +71,7 @@ class LbStateSync {
   std::uint64_t generation_ = 0;  // the timer that fires reads only if no event came after it
   std::uint64_t events_ = 0;
   std::uint64_t reads_ = 0;
-  int inotify_fd_ = -1;
-  int wake_fd_ = -1;
-  std::jthread thread_;
+  FsnotifyWatch watch_;  // last: stopped before the members its thread uses go
 };
 
 }  // namespace cn::fakes::cilium

@@ -1,10 +1,6 @@
 #include "tests/fakes/cilium/policy_directory.h"
 
 #include <dirent.h>
-#include <poll.h>
-#include <sys/eventfd.h>
-#include <sys/inotify.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -112,18 +108,14 @@ void PolicyDirectory::remove(const std::string& name) {
 
 Status PolicyDirectory::start() {
   if (options_.log) options_.log("level=info msg=\"Directory policy watcher started\"");
-  inotify_fd_ = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (inotify_fd_ < 0 || wake_fd_ < 0) {
-    fatal(std::string("Initializing NewWatcher failed error=") + std::strerror(errno));
+  if (auto ok = watch_.init(); !ok) {
+    fatal(std::string("Initializing NewWatcher failed error=") +
+          std::strerror(ok.error().sys_errno));
     return fail(fatal_message_);
   }
-  // fsnotify's mask for Add(): no IN_CLOSE_WRITE, so writes are seen one by one.
-  const std::uint32_t mask = IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_ATTRIB | IN_MODIFY |
-                             IN_MOVE_SELF | IN_DELETE | IN_DELETE_SELF;
-  if (inotify_add_watch(inotify_fd_, options_.path.c_str(), mask) < 0) {
+  if (auto ok = watch_.add(options_.path); !ok) {
     fatal("Failed to watch policy directory. Policies will not be loaded from disk error=\"" +
-          std::string(std::strerror(errno)) + "\" path=" + options_.path);
+          std::string(std::strerror(ok.error().sys_errno)) + "\" path=" + options_.path);
     return fail(fatal_message_);
   }
   DIR* dir = opendir(options_.path.c_str());
@@ -144,56 +136,34 @@ Status PolicyDirectory::start() {
     if (!upsert(n, /*at_startup=*/true)) return fail(fatal_message_);
     repository_.count_change(true);
   }
-  thread_ = std::jthread([this](std::stop_token st) { run(st); });
+  watch_.start([this](const inotify_event& ev) { return on_event(ev); });
   return {};
 }
 
 void PolicyDirectory::stop() {
-  if (thread_.joinable()) {
-    thread_.request_stop();
-    const std::uint64_t one = 1;
-    [[maybe_unused]] auto n = write(wake_fd_, &one, sizeof one);
-    thread_.join();
-  }
-  if (inotify_fd_ >= 0) close(inotify_fd_);
-  if (wake_fd_ >= 0) close(wake_fd_);
-  inotify_fd_ = wake_fd_ = -1;
+  watch_.stop();
 }
 
-void PolicyDirectory::run(std::stop_token stop) {
-  alignas(inotify_event) char buf[64 * 1024];
-  while (!stop.stop_requested()) {
-    pollfd fds[2] = {{inotify_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      return;
+bool PolicyDirectory::on_event(const inotify_event& ev) {
+  if (ev.mask & IN_Q_OVERFLOW) {
+    if (options_.log) {
+      options_.log(
+          "level=error msg=\"Unexpected error thrown by fsnotify watcher when watching "
+          "policy directory\" error=\"fsnotify: queue or buffer overflow\"");
     }
-    if (fds[1].revents != 0 || stop.stop_requested()) return;
-    const ssize_t n = read(inotify_fd_, buf, sizeof buf);
-    if (n <= 0) continue;
-    for (ssize_t off = 0; off < n;) {
-      const auto* ev = reinterpret_cast<const inotify_event*>(buf + off);
-      off += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
-      if (ev->mask & IN_Q_OVERFLOW) {
-        if (options_.log) {
-          options_.log(
-              "level=error msg=\"Unexpected error thrown by fsnotify watcher when watching "
-              "policy directory\" error=\"fsnotify: queue or buffer overflow\"");
-        }
-        continue;
-      }
-      if (ev->len == 0) continue;  // the directory itself
-      const std::string name = ev->name;
-      if (!valid_name(name)) continue;
-      if (ev->mask & (IN_CREATE | IN_MOVED_TO | IN_MODIFY)) {
-        if (!upsert(name, /*at_startup=*/false)) return;  // the agent is gone
-      }
-      if (ev->mask & (IN_DELETE | IN_MOVED_FROM)) remove(name);
-      // Upstream reports the loop's outer err here, which is always nil: every runtime event
-      // counts as a success, even one whose rules were refused.
-      repository_.count_change(true);
-    }
+    return true;
   }
+  if (ev.len == 0) return true;  // the directory itself
+  const std::string name = ev.name;
+  if (!valid_name(name)) return true;
+  if (ev.mask & (IN_CREATE | IN_MOVED_TO | IN_MODIFY)) {
+    if (!upsert(name, /*at_startup=*/false)) return false;  // the agent is gone
+  }
+  if (ev.mask & (IN_DELETE | IN_MOVED_FROM)) remove(name);
+  // Upstream reports the loop's outer err here, which is always nil: every runtime event
+  // counts as a success, even one whose rules were refused.
+  repository_.count_change(true);
+  return true;
 }
 
 }  // namespace cn::fakes::cilium

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "common/util/result.h"
+#include "tests/fakes/cilium/fsnotify_watch.h"
 #include "tests/fakes/cilium/policy_repository.h"
 #include "tests/fakes/cilium/policy_translate.h"
 
@@ -49,15 +50,13 @@ class PolicyDirectory {
   // Returns false after a fatal.
   bool upsert(const std::string& name, bool at_startup);
   void remove(const std::string& name);
-  void run(std::stop_token stop);
+  bool on_event(const inotify_event& event);
   void fatal(const std::string& message);
 
   PolicyDirectoryOptions options_;
   PolicyRepository& repository_;
-  int inotify_fd_ = -1;
-  int wake_fd_ = -1;  // eventfd: stop() wakes the poll
   std::string fatal_message_;
-  std::jthread thread_;
+  FsnotifyWatch watch_;  // last: stopped before the members its thread uses go
 };
 
 }  // namespace cn::fakes::cilium
