@@ -2,14 +2,15 @@
 
 #include <algorithm>
 
-#include "common/util/atomic_file.h"
-#include "labeler/services/lb_state_document.h"
-
 namespace cn::labeler {
 
 ServicesSync::ServicesSync(nomad::NomadApi& nomad, nomad::NomadServicesApi& services,
-                           VipTable& vips, ServicesSyncOptions options)
-    : nomad_(nomad), services_(services), vips_(vips), options_(std::move(options)) {}
+                           VipTable& vips, LbWriter& writer, ServicesSyncOptions options)
+    : nomad_(nomad),
+      services_(services),
+      vips_(vips),
+      writer_(writer),
+      options_(std::move(options)) {}
 
 std::string ServicesSync::report_path(std::string_view node_id) const {
   return options_.reports_prefix + "/" + std::string(node_id);
@@ -147,14 +148,9 @@ Result<ServicesPass> ServicesSync::run_once(const Deadline& deadline) {
 
   pass.catalog = build_catalog(input);
   pass.checked = check_lb_services(pass.catalog.services, options_.check);
-  std::string text = render_lb_state_json(pass.checked.services);
-  if (text != last_written_) {
-    if (auto wrote = replace_file_atomically(options_.state_file, text, 0644); !wrote) {
-      return std::unexpected(wrote.error());
-    }
-    last_written_ = std::move(text);
-    pass.file_written = true;
-  }
+  auto wrote = writer_.apply(pass.checked.services, deadline);
+  if (!wrote) return std::unexpected(wrote.error());
+  pass.lb_written = *wrote;
   return pass;
 }
 

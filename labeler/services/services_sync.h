@@ -1,7 +1,7 @@
 #pragma once
 // One pass of the services feature on one node: read Nomad's services and the nodes' reports,
-// claim or release VIPs, publish this node's report, and write the agent's state file when
-// what it should serve changed. The daemon runs it on its loop; `services` reads what the last
+// claim or release VIPs, publish this node's report, and hand the agent (through an LbWriter)
+// what it should serve. The daemon runs it on its loop; `services` reads what the last
 // pass saw.
 //
 // Nomad unreachable: the pass fails and the file stays as it is, so the agent keeps the last
@@ -18,6 +18,7 @@
 #include "common/util/clock.h"
 #include "common/util/result.h"
 #include "labeler/services/lb_service_check.h"
+#include "labeler/services/lb_writer.h"
 #include "labeler/services/node_report.h"
 #include "labeler/services/registration_store.h"
 #include "labeler/services/service_catalog.h"
@@ -26,8 +27,7 @@
 namespace cn::labeler {
 
 struct ServicesSyncOptions {
-  std::string state_file;  // the agent's --lb-state-file (.json)
-  std::string node_id;     // this node's Nomad node ID: the report it publishes
+  std::string node_id;  // this node's Nomad node ID: the report it publishes
   std::string reports_namespace = "default";
   std::string reports_prefix = "cilium-nomad/services/nodes";
   LbCheckOptions check;
@@ -37,13 +37,13 @@ struct ServicesPass {
   Catalog catalog;
   LbCheckResult checked;
   std::vector<LbProblem> claim_problems;  // services left without a VIP, and why
-  bool file_written = false;
+  bool lb_written = false;                // the agent was given a new set of services
 };
 
 class ServicesSync {
  public:
   ServicesSync(nomad::NomadApi& nomad, nomad::NomadServicesApi& services, VipTable& vips,
-               ServicesSyncOptions options);
+               LbWriter& writer, ServicesSyncOptions options);
 
   [[nodiscard]] Result<ServicesPass> run_once(const Deadline& deadline);
 
@@ -58,6 +58,7 @@ class ServicesSync {
   nomad::NomadApi& nomad_;
   nomad::NomadServicesApi& services_;
   VipTable& vips_;
+  LbWriter& writer_;
   ServicesSyncOptions options_;
   // As the last pass read them; the Service event stream will keep it current between passes.
   RegistrationStore registrations_;
@@ -66,7 +67,6 @@ class ServicesSync {
   // This node's report as Nomad holds it (nullopt: not read or written yet), and its index.
   std::optional<std::map<std::string, std::string>> own_report_;
   std::uint64_t own_report_index_ = 0;
-  std::string last_written_;  // the state file's content as last written
 };
 
 }  // namespace cn::labeler

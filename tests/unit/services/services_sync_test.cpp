@@ -9,6 +9,7 @@
 
 #include "common/nomad/client/curl_nomad_client.h"
 #include "common/util/read_whole_file.h"
+#include "labeler/services/lb_state_file_writer.h"
 #include "tests/fakes/cilium/lb_state_file.h"
 #include "tests/fakes/nomad/fake_nomad.h"
 #include "tests/support/manual_clock.h"
@@ -31,15 +32,16 @@ struct Node {
     c.retry_seed = 1;
     client = std::move(*nomad::CurlNomadClient::create(std::move(c)));
     vips = std::make_unique<VipTable>(*client, *client, range, clock);
+    writer = std::make_unique<LbStateFileWriter>(std::move(state_file));
     ServicesSyncOptions options;
     options.node_id = std::move(node_id);
-    options.state_file = std::move(state_file);
-    sync = std::make_unique<ServicesSync>(*client, *client, *vips, options);
+    sync = std::make_unique<ServicesSync>(*client, *client, *vips, *writer, options);
   }
   Result<ServicesPass> pass() { return sync->run_once(Deadline{system_clock().now() + 10s}); }
 
   std::unique_ptr<nomad::CurlNomadClient> client;
   std::unique_ptr<VipTable> vips;
+  std::unique_ptr<LbStateFileWriter> writer;
   std::unique_ptr<ServicesSync> sync;
 };
 
@@ -157,7 +159,7 @@ TEST_F(ServicesSyncTest, ARestartKeepsTheVipAndAnUnchangedPassWritesNothing) {
   const auto vip = read(file1())["services"][0]["spec"]["clusterIP"];
   auto pass = node1_->pass();
   ASSERT_TRUE(pass);
-  EXPECT_FALSE(pass->file_written);
+  EXPECT_FALSE(pass->lb_written);
   node1_ = std::make_unique<Node>(fake_->address(), range_, clock_, kNode1, file1());
   ASSERT_TRUE(node1_->pass());
   EXPECT_EQ(read(file1())["services"][0]["spec"]["clusterIP"], vip);
