@@ -56,9 +56,7 @@ AuditRecord PolicyAuditor::record() const {
 }
 
 void PolicyAuditor::kick() {
-  MutexLock lock(mu_);
-  kicked_ = true;
-  wake_.request_stop();
+  wakeup_.kick();
 }
 
 Result<std::vector<AuditPolicy>> PolicyAuditor::audit_policies() const {
@@ -196,22 +194,10 @@ void PolicyAuditor::run(std::stop_token stop) {
   BackoffStrategy backoff(settings_.backoff);  // after an incomplete pass
   MonoTime retry_at = MonoTime::max();
   while (!stop.stop_requested()) {
-    std::stop_token wake;
-    bool due = false;
-    {
-      MutexLock lock(mu_);
-      due = kicked_ || clock_.now() >= retry_at;
-      kicked_ = false;
-      if (wake_.stop_requested()) wake_ = std::stop_source{};
-      wake = wake_.get_token();
-    }
-    if (!due) {
-      std::stop_callback on_stop(stop, [this] {
-        MutexLock lock(mu_);
-        wake_.request_stop();
-      });
-      clock_.sleep_until(std::min(retry_at, clock_.now() + std::chrono::hours{24}), wake);
-      continue;
+    if (clock_.now() < retry_at &&
+        !wakeup_.wait_until(clock_, std::min(retry_at, clock_.now() + std::chrono::hours{24}),
+                            stop)) {
+      continue;  // the retry time, the daily wake or stop: the loop's head tells which
     }
     Status done;
     try {

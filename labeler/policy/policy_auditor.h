@@ -20,6 +20,7 @@
 #include "common/util/backoff.h"
 #include "common/util/clock.h"
 #include "common/util/mutex.h"
+#include "common/util/wakeup.h"
 #include "labeler/policy/policy_audit.h"
 #include "labeler/policy/policy_directory.h"
 #include "labeler/policy/policy_settings.h"
@@ -36,7 +37,7 @@ class PolicyAuditor {
   // Passes until stop: on kick(), and after a failed one on the backoff.
   void run(std::stop_token stop) EXCLUDES(mu_);
   // Asks for a pass soon; cheap, callable from any thread, coalesced.
-  void kick() EXCLUDES(mu_);
+  void kick();
   // One pass now. Fails when something was left undone (it is retried by run()).
   [[nodiscard]] Status pass(std::stop_token stop = {});
 
@@ -64,8 +65,7 @@ class PolicyAuditor {
   mutable Mutex mu_;
   AuditRecord record_ GUARDED_BY(mu_);
   std::string last_text_ GUARDED_BY(mu_);
-  bool kicked_ GUARDED_BY(mu_) = true;  // the first run() pass re-checks what a restart left
-  std::stop_source wake_ GUARDED_BY(mu_);
+  Wakeup wakeup_{true};  // kicked: the first run() pass re-checks what a restart left
 };
 
 }  // namespace cn::labeler::policy

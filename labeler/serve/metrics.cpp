@@ -65,6 +65,7 @@ Metrics::Metrics()
     : LabelingMetrics(*registry_),
       PolicyMetrics(*registry_),
       ClusterMetrics(*registry_),
+      ServicesMetrics(*registry_),
       api_calls_family_(metric_families::counter(*registry_, "cilium_nomad_api_calls_total",
                                                  "Calls to Nomad and Cilium, by target and "
                                                  "status")),

@@ -23,6 +23,7 @@
 #include "labeler/daemon/daemon_config.h"
 #include "labeler/labeling/labeling_metrics.h"
 #include "labeler/policy/policy_metrics.h"
+#include "labeler/services/services_metrics.h"
 
 namespace cn::labeler {
 
@@ -73,14 +74,15 @@ class MetricsRegistry {
   std::shared_ptr<prometheus::Registry> registry_;
 };
 
-// The labeler's one registry: each component's metrics part (labeling, policy, cluster duties)
-// is declared beside that component and registered here, and the daemon-wide series (outside
-// calls, errors, notifications, watch, queue, health) are declared below. Components take the
-// part they report to, so they depend on their own metrics and not on this file.
+// The labeler's one registry: each component's metrics part (labeling, policy, cluster duties,
+// services) is declared beside that component and registered here, and the daemon-wide series
+// (outside calls, errors, notifications, watch, queue, health) are declared below. Components take
+// the part they report to, so they depend on their own metrics and not on this file.
 class Metrics : private MetricsRegistry,
                 public LabelingMetrics,
                 public PolicyMetrics,
-                public ClusterMetrics {
+                public ClusterMetrics,
+                public ServicesMetrics {
  public:
   Metrics();
   Metrics(const Metrics&) = delete;

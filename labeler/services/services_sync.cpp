@@ -16,12 +16,30 @@ std::string ServicesSync::report_path(std::string_view node_id) const {
   return options_.reports_prefix + "/" + std::string(node_id);
 }
 
-Result<std::vector<nomad::ServiceRegistration>> ServicesSync::read_registrations(
-    const Deadline& deadline) {
+bool ServicesSync::apply_events(const nomad::EventFrame& frame) {
+  MutexLock lock(registrations_mu_);
+  return registrations_.apply(frame);
+}
+
+std::uint64_t ServicesSync::registrations_index() const {
+  MutexLock lock(registrations_mu_);
+  return registrations_.index();
+}
+
+std::vector<nomad::ServiceRegistration> ServicesSync::registrations() const {
+  MutexLock lock(registrations_mu_);
+  return registrations_.all();
+}
+
+Status ServicesSync::relist(const Deadline& deadline) {
   auto listed = services_.service_list(0, std::chrono::seconds{0}, deadline.at, deadline.stop);
   if (!listed) return std::unexpected(listed.error());
-  const auto before = registrations_.all();
+  // Nothing in the table moved since every service was read: what the store holds is whole
+  // (the events since, if any, changed nothing either). 1,000 services cost one call, not 1,001.
+  if (listed_index_ != 0 && listed->index == listed_index_) return {};
+  const auto before = registrations();
   std::vector<nomad::ServiceRegistration> now;
+  bool whole = true;
   for (const auto& entry : listed->value) {
     auto regs =
         services_.service_registrations(entry.nomad_namespace, entry.service_name, deadline);
@@ -30,46 +48,69 @@ Result<std::vector<nomad::ServiceRegistration>> ServicesSync::read_registrations
       continue;
     }
     // Keep what the last pass read rather than serve the service with no backend.
+    whole = false;
     for (const auto& r : before) {
       if (r.nomad_namespace == entry.nomad_namespace && r.service_name == entry.service_name) {
         now.push_back(r);
       }
     }
   }
-  registrations_.replace(now, listed->index);
-  return now;
+  {
+    MutexLock lock(registrations_mu_);
+    registrations_.replace(std::move(now), listed->index);
+  }
+  listed_index_ = whole ? listed->index : 0;
+  return {};
 }
 
-Status ServicesSync::publish_own_report(const std::vector<nomad::ServiceRegistration>& all,
-                                        const Deadline& deadline) {
+Result<const nomad::Allocation*> ServicesSync::own_allocation(const std::string& alloc_id,
+                                                              const Deadline& deadline) {
+  auto it = own_allocations_.find(alloc_id);
+  // Read again while it has no address: Nomad may register a service before the allocation's
+  // network status is written.
+  if (it != own_allocations_.end() && !it->second.address().empty()) return &it->second;
+  auto alloc = nomad_.allocation(alloc_id, deadline);
+  if (!alloc) return std::unexpected(alloc.error());
+  alloc->job.reset();  // only its ports and addresses are needed, for as long as it lives
+  auto [placed, inserted] = own_allocations_.insert_or_assign(alloc_id, std::move(*alloc));
+  return &placed->second;
+}
+
+Result<bool> ServicesSync::poll_own_checks(const Deadline& deadline) {
+  return publish_own_report(registrations(), deadline);
+}
+
+Result<bool> ServicesSync::publish_own_report(const std::vector<nomad::ServiceRegistration>& all,
+                                              const Deadline& deadline) {
   std::map<std::string, std::vector<std::string>> mine;  // alloc -> its service names
   for (const auto& r : all) {
     if (r.node_id != options_.node_id) continue;
     auto& names = mine[r.alloc_id];
     if (std::ranges::find(names, r.service_name) == names.end()) names.push_back(r.service_name);
   }
+  std::erase_if(own_allocations_, [&](const auto& kv) { return !mine.contains(kv.first); });
   NodeReport report;
-  if (!mine.empty()) {
-    auto allocs = nomad_.node_allocations(options_.node_id, 0, std::chrono::seconds{0}, deadline.at,
-                                          deadline.stop);
-    if (!allocs) return std::unexpected(allocs.error());
-    for (const auto& alloc : allocs->value.allocations) {
-      auto it = mine.find(alloc.id);
-      if (it == mine.end()) continue;
-      auto checks = services_.alloc_checks(alloc.id, deadline);
-      // Without its checks an instance is reported not ready rather than left out.
-      std::vector<nomad::CheckResult> results;
-      if (checks) results = std::move(*checks);
-      report[alloc.id] = instance_report(alloc, it->second, results);
-      if (!checks) {
-        for (auto& [name, health] : report[alloc.id].services) {
-          health = {BackendState::not_ready, "checks unreadable: " + checks.error().message};
-        }
+  for (const auto& [alloc_id, names] : mine) {
+    auto alloc = own_allocation(alloc_id, deadline);
+    if (!alloc) {
+      // Gone already: its registrations go with it.
+      if (alloc.error().kind == ErrorKind::not_found) continue;
+      return std::unexpected(alloc.error());
+    }
+    if ((*alloc)->is_terminal()) continue;
+    auto checks = services_.alloc_checks(alloc_id, deadline);
+    // Without its checks an instance is reported not ready rather than left out.
+    std::vector<nomad::CheckResult> results;
+    if (checks) results = std::move(*checks);
+    report[alloc_id] = instance_report(**alloc, names, results);
+    if (!checks) {
+      for (auto& [name, health] : report[alloc_id].services) {
+        health = {BackendState::not_ready, "checks unreadable: " + checks.error().message};
       }
     }
   }
   auto items = encode_node_report(report);
-  if (own_report_ && items == *own_report_) return {};
+  if (own_report_ && items == *own_report_) return false;
   const std::string path = report_path(options_.node_id);
   auto wrote = items.empty() ? services_.delete_variable(options_.reports_namespace, path,
                                                          own_report_index_, deadline)
@@ -78,14 +119,14 @@ Status ServicesSync::publish_own_report(const std::vector<nomad::ServiceRegistra
   if (!wrote) return std::unexpected(wrote.error());
   if (!wrote->written) {
     // Only this node writes its report: a conflict is a restart's first write (or a delete of
-    // a report that is already gone). Take Nomad's index and write again next pass.
+    // a report that is already gone). Take Nomad's index and write again next time.
     own_report_index_ = wrote->current.meta.modify_index;
     own_report_ = wrote->current.items;
-    return {};
+    return false;
   }
   own_report_ = std::move(items);
   own_report_index_ = wrote->current.meta.modify_index;
-  return {};
+  return true;
 }
 
 Status ServicesSync::read_reports(const Deadline& deadline) {
@@ -108,10 +149,12 @@ Status ServicesSync::read_reports(const Deadline& deadline) {
   return {};
 }
 
-Result<ServicesPass> ServicesSync::run_once(const Deadline& deadline) {
-  auto registrations = read_registrations(deadline);
-  if (!registrations) return std::unexpected(registrations.error());
-  if (auto published = publish_own_report(*registrations, deadline); !published) {
+Result<ServicesPass> ServicesSync::run_once(const Deadline& deadline, bool relist_all) {
+  if (relist_all) {
+    if (auto listed = relist(deadline); !listed) return std::unexpected(listed.error());
+  }
+  auto current = registrations();
+  if (auto published = publish_own_report(current, deadline); !published) {
     return std::unexpected(published.error());
   }
   if (auto read = read_reports(deadline); !read) return std::unexpected(read.error());
@@ -121,14 +164,16 @@ Result<ServicesPass> ServicesSync::run_once(const Deadline& deadline) {
 
   ServicesPass pass;
   CatalogInput input;
-  input.registrations = std::move(*registrations);
+  input.registrations = std::move(current);
   for (const auto& [path, report] : reports_) add_node_report(report.second, input);
 
   std::set<std::string> live;
   // One scan of the table for every service that already holds its VIP (nearly all of them in
   // a steady state); only the others claim, which scans and may write.
   const auto held = vips_.assignments();
-  for (const auto& id : registrations_.services()) {
+  std::set<RegistrationStore::ServiceId> ids;
+  for (const auto& r : input.registrations) ids.emplace(r.nomad_namespace, r.service_name);
+  for (const auto& id : ids) {
     const std::string key = vip_service_key(id.first, id.second);
     live.insert(key);
     if (auto it = held.find(key); it != held.end()) {

@@ -16,6 +16,7 @@
 
 #include "common/nomad/client/nomad_services_api.h"
 #include "common/util/clock.h"
+#include "common/util/mutex.h"
 #include "common/util/result.h"
 #include "labeler/services/lb_service_check.h"
 #include "labeler/services/lb_writer.h"
@@ -45,13 +46,33 @@ class ServicesSync {
   ServicesSync(nomad::NomadApi& nomad, nomad::NomadServicesApi& services, VipTable& vips,
                LbWriter& writer, ServicesSyncOptions options);
 
-  [[nodiscard]] Result<ServicesPass> run_once(const Deadline& deadline);
+  // `relist`: read every service's registrations again (at start, every resync, after a gap in
+  // the event stream); otherwise the pass uses what the listing and the events since gave.
+  [[nodiscard]] Result<ServicesPass> run_once(const Deadline& deadline, bool relist_all = true)
+      EXCLUDES(registrations_mu_);
+
+  LbApi lb_api() const { return writer_.api(); }
+
+  // One frame of the Service event topic, from the loop's event thread. True when it changed
+  // the registrations (a pass is due).
+  bool apply_events(const nomad::EventFrame& frame) EXCLUDES(registrations_mu_);
+  // The Raft index the registrations reflect: the event stream resumes after it.
+  std::uint64_t registrations_index() const EXCLUDES(registrations_mu_);
+
+  // Reads the checks of this node's instances and publishes its report when it changed (the
+  // other nodes see it through their watch of the reports). True when it was written.
+  [[nodiscard]] Result<bool> poll_own_checks(const Deadline& deadline) EXCLUDES(registrations_mu_);
 
  private:
-  [[nodiscard]] Result<std::vector<nomad::ServiceRegistration>> read_registrations(
-      const Deadline& deadline);
-  [[nodiscard]] Status publish_own_report(const std::vector<nomad::ServiceRegistration>& all,
-                                          const Deadline& deadline);
+  // Lists the services; reads each one's registrations unless the registrations table has not
+  // moved since the last listing read them all.
+  [[nodiscard]] Status relist(const Deadline& deadline) EXCLUDES(registrations_mu_);
+  std::vector<nomad::ServiceRegistration> registrations() const EXCLUDES(registrations_mu_);
+  [[nodiscard]] Result<bool> publish_own_report(const std::vector<nomad::ServiceRegistration>& all,
+                                                const Deadline& deadline);
+  // This node's allocation `alloc_id`, read once (its ports and addresses do not change).
+  [[nodiscard]] Result<const nomad::Allocation*> own_allocation(const std::string& alloc_id,
+                                                                const Deadline& deadline);
   [[nodiscard]] Status read_reports(const Deadline& deadline);
   std::string report_path(std::string_view node_id) const;
 
@@ -60,8 +81,13 @@ class ServicesSync {
   VipTable& vips_;
   LbWriter& writer_;
   ServicesSyncOptions options_;
-  // As the last pass read them; the Service event stream will keep it current between passes.
-  RegistrationStore registrations_;
+  // From the last listing and the Service events since: the event thread writes, passes read.
+  mutable Mutex registrations_mu_;
+  RegistrationStore registrations_ GUARDED_BY(registrations_mu_);
+  // The registrations table's index when a listing last read every service; 0: never.
+  std::uint64_t listed_index_ = 0;
+  // This node's allocations that have services, by ID (see own_allocation).
+  std::map<std::string, nomad::Allocation> own_allocations_;
   // Every node's report by variable path, with the ModifyIndex it was read at.
   std::map<std::string, std::pair<std::uint64_t, NodeReport>> reports_;
   // This node's report as Nomad holds it (nullopt: not read or written yet), and its index.
