@@ -32,6 +32,7 @@
 #include "labeler/policy/policy_status.h"
 #include "labeler/serve/readiness.h"
 #include "labeler/serve/status_server.h"
+#include "labeler/services/services_flags.h"
 
 namespace {
 
@@ -118,6 +119,7 @@ struct RunFlags {
   long long unhealthy_after_seconds = 60;
   std::string lock_wait = "30s";
   labeler::cluster::ClusterDutyFlags cluster;
+  labeler::ServicesFlags services;
 };
 
 const char* env_or_null(const char* name) {
@@ -192,6 +194,10 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
   config.policies.agent_option_overrides = agent_option_overrides(flags.agent_options);
   config.resync_interval = std::chrono::seconds{flags.resync_seconds};
   config.gc_grace = std::chrono::seconds{flags.gc_grace_seconds};
+  auto services = labeler::services_settings(flags.services);
+  if (!services) return cli::usage_error(std::cerr, "run", services.error().message);
+  config.services = *services;
+  config.services.resync_interval = std::chrono::seconds{flags.resync_seconds};
   config.unhealthy_after = std::chrono::seconds{flags.unhealthy_after_seconds};
   auto cluster_settings =
       labeler::cluster::cluster_duty_settings(flags.cluster, flags.labels.cluster_name);
@@ -261,7 +267,7 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
       config.policy.cluster_name, config.policies.dir.empty() ? "-" : config.policies.dir);
 
   labeler::LabelerDaemon daemon(config, *nomad_client, cilium_client, system_clock(),
-                                spdlog::default_logger());
+                                spdlog::default_logger(), nomad_client.get());
   std::unique_ptr<labeler::cluster::ClusterDuties> cluster;
   if (etcd_client) {
     spdlog::info(
@@ -451,6 +457,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
                         "NAME=true|false: an agent option as the policies see it, over what the "
                         "agent's GET /v1/config says (repeatable; docs/policies.md)");
 
+  labeler::add_services_options(run_cmd, flags.services);
   labeler::cluster::add_cluster_duty_options(run_cmd, flags.cluster);
 
   std::string state_file = config.state_file;

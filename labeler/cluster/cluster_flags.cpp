@@ -113,19 +113,6 @@ void add_cluster_duty_options(CLI::App* cmd, ClusterDutyFlags& flags) {
       ->group(group);
 }
 
-namespace {
-
-Status read_duration(const char* flag, const std::string& text, std::chrono::milliseconds min,
-                     std::chrono::milliseconds& out) {
-  auto d = parse_go_duration(text);
-  if (!d) return fail(std::string(flag) + " " + text + ": not a duration such as 500ms, 2s, 15m");
-  if (*d < min) return fail(std::string(flag) + " " + text + ": below " + format_go_duration(min));
-  out = *d;
-  return {};
-}
-
-}  // namespace
-
 Result<ClusterDutySettings> cluster_duty_settings(const ClusterDutyFlags& flags,
                                                   const std::string& cluster_name) {
   ClusterDutySettings s = flags.settings;
@@ -143,7 +130,8 @@ Result<ClusterDutySettings> cluster_duty_settings(const ClusterDutyFlags& flags,
                    &s.lock_gc_interval},
         std::tuple{"--node-reap-grace", &flags.node_reap_grace, milliseconds{0},
                    &s.node_reap_grace}}) {
-    if (auto ok = read_duration(flag, *text, min, *out); !ok) return std::unexpected(ok.error());
+    if (auto ok = cli::read_duration(flag, *text, min, *out); !ok)
+      return std::unexpected(ok.error());
   }
   if (s.leader_lease_ttl % seconds{1} != milliseconds{0})
     return fail("--leader-lease-ttl " + flags.leader_lease_ttl + ": etcd leases are whole seconds");

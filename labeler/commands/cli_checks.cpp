@@ -90,4 +90,13 @@ CLI::Validator meta_label_keys() {
           "KEY,..."};
 }
 
+Status read_duration(const char* flag, const std::string& text, std::chrono::milliseconds min,
+                     std::chrono::milliseconds& out) {
+  auto d = parse_go_duration(text);
+  if (!d) return fail(std::string(flag) + " " + text + ": not a duration such as 500ms, 2s, 15m");
+  if (*d < min) return fail(std::string(flag) + " " + text + ": below " + format_go_duration(min));
+  out = *d;
+  return {};
+}
+
 }  // namespace cn::labeler::cli

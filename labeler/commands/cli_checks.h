@@ -1,10 +1,13 @@
 #pragma once
 // Validators for the labeler's flags, so that every malformed value is refused while the command
 // line is parsed (exit 2, the flag named) instead of when the daemon gets to use it.
+#include <chrono>
 #include <map>
 #include <string>
 
 #include <CLI/CLI.hpp>
+
+#include "common/util/result.h"
 
 namespace cn::labeler::cli {
 
@@ -37,5 +40,9 @@ CLI::Validator agent_option_assignment();
 
 // A --meta-labels list that parse_label_policy accepts.
 CLI::Validator meta_label_keys();
+
+// A flag's Go duration ("500ms", "15m"), at least `min`; the error names the flag and the text.
+[[nodiscard]] Status read_duration(const char* flag, const std::string& text,
+                                   std::chrono::milliseconds min, std::chrono::milliseconds& out);
 
 }  // namespace cn::labeler::cli

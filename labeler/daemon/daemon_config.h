@@ -7,6 +7,7 @@
 #include "common/labels/label_policy.h"
 #include "labeler/labeling/label_step.h"
 #include "labeler/policy/policy_settings.h"
+#include "labeler/services/services_settings.h"
 
 namespace cn::labeler {
 
@@ -34,6 +35,7 @@ struct DaemonConfig {
   std::string node_name;
   labels::LabelPolicy policy;
   policy::PolicySettings policies;  // off while policies.dir is empty
+  ServicesSettings services;        // off unless services.enabled()
   int workers = 4;
   std::size_t max_queued = 4096;
   std::chrono::milliseconds call_timeout{5000};

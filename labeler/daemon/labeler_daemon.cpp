@@ -5,6 +5,8 @@
 #include <spdlog/spdlog.h>
 
 #include "labeler/daemon/node_identity.h"
+#include "labeler/services/lb_state_file_writer.h"
+#include "labeler/services/node_addresses.h"
 #include "labeler/watch/event_watcher.h"
 #include "labeler/watch/node_watcher.h"
 
@@ -16,7 +18,8 @@ constexpr int kMaxAttempts = 10;
 }  // namespace
 
 LabelerDaemon::LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium::CiliumApi& cilium,
-                             Clock& clock, std::shared_ptr<spdlog::logger> log)
+                             Clock& clock, std::shared_ptr<spdlog::logger> log,
+                             nomad::NomadServicesApi* nomad_services)
     : config_(std::move(config)),
       nomad_(nomad),
       cilium_(cilium),
@@ -25,7 +28,8 @@ LabelerDaemon::LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium
       health_(clock_, config_.unhealthy_after),
       state_({config_.state_file}, clock_, log_),
       cluster_name_(std::make_shared<ClusterName>(config_.policy.cluster_name)),
-      alloc_cache_(std::make_shared<AllocCache>(config_.policy.meta_keys)) {
+      alloc_cache_(std::make_shared<AllocCache>(config_.policy.meta_keys)),
+      nomad_services_(nomad_services) {
   state_.set_on_written(
       [this](std::size_t entries) { metrics_.state_entries().Set(static_cast<double>(entries)); });
   // The oldest wait grows between events: a scrape sees its age now, not at the last change.
@@ -142,6 +146,9 @@ Status LabelerDaemon::start(std::stop_token stop) {
                fix.empty() ? std::string() : " fix=\"" + std::string(fix) + "\"");
     clock_.sleep_for(node_id_backoff.next_delay(), halt);
   }
+  if (config_.services.enabled() && !halt.stop_requested()) {
+    if (auto started = start_services(halt); !started) return started;
+  }
   std::uint64_t first_index = 0;
   BackoffStrategy reconcile_backoff(start_backoff, jitter_);
   while (!halt.stop_requested()) {
@@ -241,6 +248,51 @@ void LabelerDaemon::start_watcher(std::uint64_t index) {
   });
 }
 
+Status LabelerDaemon::start_services(std::stop_token halt) {
+  const ServicesSettings& settings = config_.services;
+  if (nomad_services_ == nullptr) {
+    return fail(ErrorKind::invalid, "the services feature needs a Nomad client for services");
+  }
+  std::vector<IpPrefix> taken;
+  auto pods = cilium_.alloc_ranges(Deadline{clock_.now() + config_.call_timeout, halt});
+  calls_.record(Peer::cilium, pods);
+  if (pods) {
+    taken = *pods;
+  } else {
+    log_->warn(
+        "pod CIDRs unknown, the VIP range is checked against this node's addresses only: "
+        "kind={} error=\"{}\"",
+        to_string(pods.error().kind), pods.error().message);
+  }
+  if (auto own = node_interface_addresses()) {
+    taken.insert(taken.end(), own->begin(), own->end());
+  } else {
+    log_->warn("this node's addresses unknown: error=\"{}\"", own.error().message);
+  }
+  auto range = VipRange::parse(settings.vip_range, taken);
+  if (!range) return std::unexpected(range.error());
+  vip_range_ = std::make_unique<VipRange>(*range);
+  VipTableOptions table;
+  table.release_grace = settings.vip_grace;
+  vip_table_ = std::make_unique<VipTable>(nomad_, *nomad_services_, *vip_range_, clock_, table);
+  lb_writer_ = std::make_unique<LbStateFileWriter>(settings.lb_state_file);
+  ServicesSyncOptions sync;
+  sync.node_id = node_id_;
+  sync.check.vip_ranges = {vip_range_->prefix()};
+  services_sync_ =
+      std::make_unique<ServicesSync>(nomad_, *nomad_services_, *vip_table_, *lb_writer_, sync);
+  ServicesLoopOptions loop;
+  loop.call_timeout = config_.call_timeout;
+  loop.check_interval = settings.check_interval;
+  loop.resync_interval = settings.resync_interval;
+  services_loop_ = std::make_unique<ServicesLoop>(
+      ServicesLoopDeps{nomad_, *services_sync_, clock_, metrics_, calls_, log_}, loop);
+  log_->info("services: vip_range={} lb_api={} lb_state_file={}", prefix_text(vip_range_->prefix()),
+             to_string(lb_writer_->api()), settings.lb_state_file);
+  services_thread_ = std::jthread([this](std::stop_token st) { services_loop_->run(st); });
+  return {};
+}
+
 void LabelerDaemon::stop() {
   // First: every in-flight call (a PATCH queued in the agent's limiter, a confirmation poll, a
   // reconcile's listing) is abandoned, so the joins below are quick.
@@ -249,6 +301,7 @@ void LabelerDaemon::stop() {
   // returns, and nothing else should wait behind it.
   if (watch_thread_.joinable()) watch_thread_.request_stop();
   if (policy_thread_.joinable()) policy_thread_.request_stop();
+  if (services_thread_.joinable()) services_thread_.request_stop();
   if (resync_thread_.joinable()) {
     resync_thread_.request_stop();
     resync_thread_ = {};
@@ -257,6 +310,7 @@ void LabelerDaemon::stop() {
   if (queue_) queue_->stop();
   if (watch_thread_.joinable()) watch_thread_ = {};
   if (policy_thread_.joinable()) policy_thread_ = {};
+  if (services_thread_.joinable()) services_thread_ = {};
   if (audit_thread_.joinable()) audit_thread_ = {};
 }
 

@@ -21,6 +21,9 @@
 #include "labeler/serve/call_recorder.h"
 #include "labeler/serve/health_tracker.h"
 #include "labeler/serve/notify_server.h"
+#include "labeler/services/services_loop.h"
+#include "labeler/services/vip_range.h"
+#include "labeler/services/vip_table.h"
 #include "labeler/watch/orphan_collector.h"
 #include "labeler/watch/reconciler.h"
 #include "labeler/watch/watcher.h"
@@ -29,8 +32,10 @@ namespace cn::labeler {
 
 class LabelerDaemon {
  public:
+  // `nomad_services`: needed only with the services feature (DaemonConfig::services).
   LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium::CiliumApi& cilium,
-                Clock& clock, std::shared_ptr<spdlog::logger> log);
+                Clock& clock, std::shared_ptr<spdlog::logger> log,
+                nomad::NomadServicesApi* nomad_services = nullptr);
   ~LabelerDaemon();
 
   // Listens on the notification socket and starts the workers at once (so no plugin waits on a
@@ -53,6 +58,7 @@ class LabelerDaemon {
   policy::PolicyDistributor* policies() { return policies_.get(); }
   policy::PolicyAuditor* policy_auditor() { return auditor_.get(); }
   const AllocCache& alloc_cache() const { return *alloc_cache_; }
+  ServicesLoop* services() { return services_loop_.get(); }
   [[nodiscard]] Result<ReconcileReport> reconcile_now(std::stop_token stop = {})
       EXCLUDES(reconcile_mu_);
 
@@ -71,6 +77,9 @@ class LabelerDaemon {
   void adopt_agent_cluster_name(std::stop_token halt);
   // --watch: runs the configured watcher on its own thread; `index` is the first reconcile's.
   void start_watcher(std::uint64_t index);
+  // The services feature, once this node's ID is known: the VIP range checked against the pod
+  // CIDRs and this node's addresses (an overlap is an error retrying cannot fix), then the loop.
+  [[nodiscard]] Status start_services(std::stop_token halt);
   // What one outcome means for the unlabeled gauges, and the follow-up an unconfirmed write needs.
   void after_outcome(const WorkItem& item, const LabelOutcome& out);
   // The plugin changed the file (ADD, DEL): the entries gauge follows without waiting for the
@@ -113,6 +122,13 @@ class LabelerDaemon {
   std::unique_ptr<policy::PolicyAuditor> auditor_;       // with policies_
   std::jthread policy_thread_;
   std::jthread audit_thread_;
+  nomad::NomadServicesApi* nomad_services_;
+  std::unique_ptr<VipRange> vip_range_;  // with services only, as are the four below
+  std::unique_ptr<VipTable> vip_table_;
+  std::unique_ptr<LbWriter> lb_writer_;
+  std::unique_ptr<ServicesSync> services_sync_;
+  std::unique_ptr<ServicesLoop> services_loop_;
+  std::jthread services_thread_;
 };
 
 }  // namespace cn::labeler

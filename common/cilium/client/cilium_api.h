@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cilium/model/agent_addressing.h"
 #include "common/cilium/model/agent_options.h"
 #include "common/cilium/model/endpoint.h"
 #include "common/cilium/model/endpoint_ref.h"
@@ -36,6 +37,13 @@ class CiliumApi {
   // NOLINTNEXTLINE(performance-unnecessary-value-param)
   [[nodiscard]] virtual Result<ReportedAgentOptions> agent_options(Deadline /*deadline*/) {
     return ReportedAgentOptions{};
+  }
+
+  // The pod CIDRs GET /v1/config reports (model/agent_addressing.h). Not pure, as above: a
+  // double that does not model them reports none.
+  // NOLINTNEXTLINE(performance-unnecessary-value-param)
+  [[nodiscard]] virtual Result<std::vector<IpPrefix>> alloc_ranges(Deadline /*deadline*/) {
+    return std::vector<IpPrefix>{};
   }
 
   [[nodiscard]] virtual Result<Endpoint> endpoint(const EndpointRef& ref, Deadline deadline) = 0;

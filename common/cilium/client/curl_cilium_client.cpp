@@ -108,6 +108,14 @@ Result<ReportedAgentOptions> CurlCiliumClient::agent_options(Deadline deadline) 
   return http::refused_answer(parse_agent_options(res->body));
 }
 
+Result<std::vector<IpPrefix>> CurlCiliumClient::alloc_ranges(Deadline deadline) {
+  auto res = call(http::Request{http::Method::get, "/v1/config", {}, std::nullopt, milliseconds{0}},
+                  deadline, true);
+  if (!res) return std::unexpected(res.error());
+  if (res->status != 200) return std::unexpected(error_from(*res, false));
+  return http::refused_answer(parse_agent_alloc_ranges(res->body));
+}
+
 Result<Endpoint> CurlCiliumClient::endpoint(const EndpointRef& ref, Deadline deadline) {
   auto res =
       call(http::Request{http::Method::get, endpoint_path(ref), {}, std::nullopt, milliseconds{0}},

@@ -21,6 +21,7 @@ class CurlCiliumClient final : public CiliumApi {
   [[nodiscard]] Status ready(Deadline deadline) override;
   [[nodiscard]] Result<std::string> cluster_name(Deadline deadline) override;
   [[nodiscard]] Result<ReportedAgentOptions> agent_options(Deadline deadline) override;
+  [[nodiscard]] Result<std::vector<IpPrefix>> alloc_ranges(Deadline deadline) override;
   [[nodiscard]] Result<Endpoint> endpoint(const EndpointRef& ref, Deadline deadline) override;
   [[nodiscard]] Result<EndpointList> endpoints(Deadline deadline) override;
   [[nodiscard]] Status replace_identity_labels(const EndpointRef& ref,

@@ -14,14 +14,15 @@
 #include "tests/fakes/nomad/fake_nomad.h"
 #include "tests/support/manual_clock.h"
 #include "tests/support/temp_dir.h"
+#include "tests/unit/services/two_node_cluster.h"
 
 namespace cn::labeler {
 namespace {
 
 using namespace std::chrono_literals;
 
-constexpr const char* kNode1 = "f2c1e0b9-3a4d-5e6f-7a8b-9c0d1e2f3a4b";
-constexpr const char* kNode2 = "0a9b8c7d-0000-4000-8000-000000000002";
+using testing::kNode1;
+using testing::kNode2;
 
 // One labeler: its own Nomad client, VIP table and pass, writing its own state file.
 struct Node {
@@ -48,48 +49,15 @@ struct Node {
 class ServicesSyncTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    fakes::FakeNomadConfig cfg;
-    cfg.node_id = kNode1;
-    cfg.node_name = "worker-1";
-    cfg.node_ip = "10.0.1.15";
-    cfg.blocking_jitter = false;
-    fake_ = std::make_unique<fakes::FakeNomad>(cfg);
-    fakes::NodeRecord second;
-    second.id = kNode2;
-    second.name = "worker-2";
-    second.ip = "10.0.1.16";
-    fake_->add_node(second);
-    fakes::JobSpec job;
-    job.id = "api";
-    fakes::GroupSpec g;
-    g.name = "app";
-    g.ports = {fakes::PortSpec{"http", 8080, std::nullopt}};
-    fakes::ServiceSpec svc;
-    svc.name = "api";
-    svc.port_label = "http";
-    svc.address_mode = "alloc";
-    svc.checks = {fakes::CheckSpec{"api-alive", "http", false}};
-    g.services = {svc};
-    job.groups = {g};
-    ASSERT_TRUE(fake_->register_job(job));
-    ASSERT_TRUE(fake_->start());
-    alloc1_ = place(kNode1, "10.200.1.5");
-    alloc2_ = place(kNode2, "10.200.2.5");
+    auto cluster = testing::start_two_node_cluster();
+    fake_ = std::move(cluster.nomad);
+    alloc1_ = cluster.alloc1;
+    alloc2_ = cluster.alloc2;
     node1_ = std::make_unique<Node>(fake_->address(), range_, clock_, kNode1, file1());
     node2_ = std::make_unique<Node>(fake_->address(), range_, clock_, kNode2, file2());
   }
   void TearDown() override { fake_->stop(); }
 
-  std::string place(const char* node, const char* cilium_ip) {
-    fakes::PlaceRequest p;
-    p.job_id = "api";
-    p.node_id = node;
-    auto id = fake_->place_alloc(p);
-    EXPECT_TRUE(id) << id.error().message;
-    EXPECT_TRUE(fake_->set_network_status(*id, fakes::NetworkStatusSpec{cilium_ip, "", "eth0"}));
-    EXPECT_TRUE(fake_->register_services(*id));
-    return *id;
-  }
   std::string file1() const { return dir_.path() + "/node1.json"; }
   std::string file2() const { return dir_.path() + "/node2.json"; }
   static nlohmann::json read(const std::string& path) {
