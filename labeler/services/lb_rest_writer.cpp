@@ -30,7 +30,9 @@ struct RestFrontendKey {
   std::string protocol;
   std::string scope;
 
-  auto operator<=>(const RestFrontendKey&) const = default;
+  bool operator<(const RestFrontendKey& o) const {
+    return std::tie(ip, port, protocol, scope) < std::tie(o.ip, o.port, o.protocol, o.scope);
+  }
 };
 
 std::string lowercase(std::string text) {
@@ -124,6 +126,116 @@ struct WantedService {
   std::optional<cilium::ServiceSpec> current;  // what the agent holds under spec.id
 };
 
+// One agent service per VIP port; what cannot be one goes to `report`.
+std::vector<WantedService> wanted_services(const std::vector<LbService>& services,
+                                           const std::vector<IpPrefix>& ranges,
+                                           LbRestReport& report) {
+  std::vector<WantedService> wanted;
+  for (const auto& svc : services) {
+    const std::string name = svc.nomad_namespace + "/" + svc.name;
+    if (!in_ranges(ranges, svc.vip)) {
+      report.failures.push_back(ip_text(svc.vip) + " (" + name +
+                                "): the VIP is outside the VIP ranges, not written");
+      continue;
+    }
+    for (const auto& port : svc.ports) {
+      WantedService w;
+      auto& spec = w.spec;
+      spec.frontend.ip = ip_text(svc.vip);
+      spec.frontend.port = static_cast<std::uint16_t>(port.port);
+      auto protocol = rest_frontend_protocol(port.protocol);
+      spec.frontend.protocol =
+          protocol ? std::string(*protocol) : lowercase(std::string(to_string(port.protocol)));
+      spec.frontend.scope = "external";
+      w.what = rest_frontend_text(spec.frontend) + " (" + name + ")";
+      if (!protocol) {
+        report.failures.push_back(w.what + ": the REST API has no " +
+                                  std::string(to_string(port.protocol)) + " frontends");
+        continue;
+      }
+      for (const auto& be : svc.backends) {
+        for (const auto& be_port : be.ports) {
+          if (be_port.name != port.name) continue;
+          cilium::ServiceBackend b;
+          b.ip = ip_text(be.address);
+          b.port = static_cast<std::uint16_t>(be_port.port);
+          // Read by 1.17 only; 1.16's decoder drops the unknown member.
+          b.protocol = std::string(to_string(be_port.protocol));
+          b.state = std::string(rest_backend_state(be.state));
+          b.weight = kBackendWeight;
+          b.node_name = be.node_name;
+          spec.backends.push_back(std::move(b));
+        }
+      }
+      spec.type = "ClusterIP";
+      spec.name = svc.name;
+      spec.nomad_namespace = svc.nomad_namespace;
+      spec.ext_traffic_policy = "Cluster";
+      spec.int_traffic_policy = "Cluster";
+      wanted.push_back(std::move(w));
+    }
+  }
+
+  return wanted;
+}
+
+struct RestApplyContext {
+  cilium::CiliumServicesApi& agent;
+  spdlog::logger& log;
+  LbRestReport& report;
+  const Deadline& deadline;
+};
+
+// A refusal goes to the report; only an agent that does not answer is an error.
+Status write_rest_service(RestApplyContext& c, WantedService& w,
+                          std::set<std::int64_t>& wanted_ids) {
+  if (w.spec.id == 0) return {};
+  if (w.current && comparable(*w.current) == comparable(w.spec)) {
+    ++c.report.unchanged;
+    return {};
+  }
+  auto put = c.agent.put_service(w.spec, c.deadline);
+  // Served under another ID after all (put there since the list was read): take that one.
+  if (auto other = put ? std::nullopt : registered_id(put.error());
+      other && !wanted_ids.contains(*other)) {
+    c.log.info("cilium service moved to the agent's ID frontend={} id={} agent_id={}", w.what,
+               w.spec.id, *other);
+    wanted_ids.erase(w.spec.id);
+    w.spec.id = *other;
+    wanted_ids.insert(*other);
+    put = c.agent.put_service(w.spec, c.deadline);
+  }
+  if (put) {
+    ++c.report.written;
+    return {};
+  }
+  if (agent_unreachable(put.error())) {
+    return std::unexpected(with_context("Cilium agent: writing " + w.what, put.error()));
+  }
+  c.report.failures.push_back("PUT " + w.what + " ID " + std::to_string(w.spec.id) + ": " +
+                              put.error().message);
+  c.log.warn("cilium service not written frontend={} id={} error=\"{}\"", w.what, w.spec.id,
+             put.error().message);
+  return {};
+}
+
+Status delete_rest_service(RestApplyContext& c, const cilium::ServiceSpec& extra) {
+  auto del = c.agent.delete_service(extra.id, c.deadline);
+  if (del || del.error().kind == ErrorKind::not_found) {
+    ++c.report.deleted;
+    return {};
+  }
+  if (agent_unreachable(del.error())) {
+    return std::unexpected(
+        with_context("Cilium agent: deleting service " + std::to_string(extra.id), del.error()));
+  }
+  c.report.failures.push_back("DELETE " + rest_frontend_text(extra.frontend) + " ID " +
+                              std::to_string(extra.id) + ": " + del.error().message);
+  c.log.warn("cilium service not deleted frontend={} id={} error=\"{}\"",
+             rest_frontend_text(extra.frontend), extra.id, del.error().message);
+  return {};
+}
+
 }  // namespace
 
 LbRestWriter::LbRestWriter(cilium::CiliumServicesApi& agent, LbRestWriterOptions options)
@@ -152,51 +264,7 @@ Result<bool> LbRestWriter::apply(const std::vector<LbService>& services, const D
     std::sort(specs.begin(), specs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   }
 
-  std::vector<WantedService> wanted;
-  for (const auto& svc : services) {
-    const std::string name = svc.nomad_namespace + "/" + svc.name;
-    if (!in_ranges(options_.vip_ranges, svc.vip)) {
-      report_.failures.push_back(ip_text(svc.vip) + " (" + name +
-                                 "): the VIP is outside the VIP ranges, not written");
-      continue;
-    }
-    for (const auto& port : svc.ports) {
-      WantedService w;
-      auto& spec = w.spec;
-      spec.frontend.ip = ip_text(svc.vip);
-      spec.frontend.port = static_cast<std::uint16_t>(port.port);
-      auto protocol = rest_frontend_protocol(port.protocol);
-      spec.frontend.protocol =
-          protocol ? std::string(*protocol) : lowercase(std::string(to_string(port.protocol)));
-      spec.frontend.scope = "external";
-      w.what = rest_frontend_text(spec.frontend) + " (" + name + ")";
-      if (!protocol) {
-        report_.failures.push_back(w.what + ": the REST API has no " +
-                                   std::string(to_string(port.protocol)) + " frontends");
-        continue;
-      }
-      for (const auto& be : svc.backends) {
-        for (const auto& be_port : be.ports) {
-          if (be_port.name != port.name) continue;
-          cilium::ServiceBackend b;
-          b.ip = ip_text(be.address);
-          b.port = static_cast<std::uint16_t>(be_port.port);
-          // Read by 1.17 only; 1.16's decoder drops the unknown member.
-          b.protocol = std::string(to_string(be_port.protocol));
-          b.state = std::string(rest_backend_state(be.state));
-          b.weight = kBackendWeight;
-          b.node_name = be.node_name;
-          spec.backends.push_back(std::move(b));
-        }
-      }
-      spec.type = "ClusterIP";
-      spec.name = svc.name;
-      spec.nomad_namespace = svc.nomad_namespace;
-      spec.ext_traffic_policy = "Cluster";
-      spec.int_traffic_policy = "Cluster";
-      wanted.push_back(std::move(w));
-    }
-  }
+  std::vector<WantedService> wanted = wanted_services(services, options_.vip_ranges, report_);
 
   // IDs: the one already serving the frontend, else the lowest no listed service uses. An
   // owned key's further IDs (never made by this writer) become extras.
@@ -227,54 +295,16 @@ Result<bool> LbRestWriter::apply(const std::vector<LbService>& services, const D
   }
   std::set<std::int64_t> wanted_ids;
   for (const auto& w : wanted) wanted_ids.insert(w.spec.id);
+  RestApplyContext ctx{agent_, *log_, report_, deadline};
 
   for (auto& w : wanted) {
-    if (w.spec.id == 0) continue;
-    if (w.current && comparable(*w.current) == comparable(w.spec)) {
-      ++report_.unchanged;
-      continue;
-    }
-    auto put = agent_.put_service(w.spec, deadline);
-    if (!put) {
-      // Served under another ID after all (put there since the list was read): take that one.
-      if (auto other = registered_id(put.error()); other && !wanted_ids.contains(*other)) {
-        log_->info("cilium service moved to the agent's ID frontend={} id={} agent_id={}", w.what,
-                   w.spec.id, *other);
-        wanted_ids.erase(w.spec.id);
-        w.spec.id = *other;
-        wanted_ids.insert(*other);
-        put = agent_.put_service(w.spec, deadline);
-      }
-    }
-    if (!put) {
-      if (agent_unreachable(put.error())) {
-        return std::unexpected(with_context("Cilium agent: writing " + w.what, put.error()));
-      }
-      report_.failures.push_back("PUT " + w.what + " ID " + std::to_string(w.spec.id) + ": " +
-                                 put.error().message);
-      log_->warn("cilium service not written frontend={} id={} error=\"{}\"", w.what, w.spec.id,
-                 put.error().message);
-      continue;
-    }
-    ++report_.written;
+    if (auto st = write_rest_service(ctx, w, wanted_ids); !st) return std::unexpected(st.error());
   }
 
   for (const auto* extra : extras) {
     // An extra whose ID a PUT above just took over is that PUT's now.
     if (wanted_ids.contains(extra->id)) continue;
-    auto del = agent_.delete_service(extra->id, deadline);
-    if (!del && del.error().kind != ErrorKind::not_found) {
-      if (agent_unreachable(del.error())) {
-        return std::unexpected(with_context(
-            "Cilium agent: deleting service " + std::to_string(extra->id), del.error()));
-      }
-      report_.failures.push_back("DELETE " + rest_frontend_text(extra->frontend) + " ID " +
-                                 std::to_string(extra->id) + ": " + del.error().message);
-      log_->warn("cilium service not deleted frontend={} id={} error=\"{}\"",
-                 rest_frontend_text(extra->frontend), extra->id, del.error().message);
-      continue;
-    }
-    ++report_.deleted;
+    if (auto st = delete_rest_service(ctx, *extra); !st) return std::unexpected(st.error());
   }
   return report_.written + report_.deleted > 0;
 }
