@@ -7,12 +7,13 @@
 
 #include "common/cilium/client/cilium_api.h"
 #include "common/cilium/client/cilium_client_config.h"
+#include "common/cilium/client/cilium_services_api.h"
 #include "common/http/http_client.h"
 #include "common/http/retry.h"
 
 namespace cn::cilium {
 
-class CurlCiliumClient final : public CiliumApi {
+class CurlCiliumClient final : public CiliumApi, public CiliumServicesApi {
  public:
   // `clock` paces retries and turns deadlines into timeouts; it must outlive the client.
   explicit CurlCiliumClient(CiliumClientConfig config, Clock& clock = system_clock(),
@@ -34,6 +35,13 @@ class CurlCiliumClient final : public CiliumApi {
   [[nodiscard]] Status set_endpoint_options(const EndpointRef& ref,
                                             const std::map<std::string, std::string>& options,
                                             Deadline deadline) override;
+
+  // CiliumServicesApi (curl_cilium_services.cpp).
+  [[nodiscard]] Result<std::optional<AgentVersion>> agent_version(Deadline deadline) override;
+  [[nodiscard]] Result<bool> service_id_route_exists(Deadline deadline) override;
+  [[nodiscard]] Result<std::vector<ServiceSpec>> services(Deadline deadline) override;
+  [[nodiscard]] Status put_service(const ServiceSpec& spec, Deadline deadline) override;
+  [[nodiscard]] Status delete_service(std::int64_t id, Deadline deadline) override;
 
   const CiliumClientConfig& config() const { return config_; }
 

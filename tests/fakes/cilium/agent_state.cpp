@@ -180,8 +180,10 @@ cilium::DaemonView AgentState::daemon_view() const {
   v.ipv6_alloc_range = cfg.ipv6_alloc_range;
   v.cilium_state = health_state;
   v.cilium_msg = health_msg;
-  v.version_text =
-      "Ok   " + to_string(cfg.version) + "." + std::to_string(cfg.version_patch) + " (fake)";
+  // As getStatus words it (daemon/cmd/status.go in 1.16, pkg/status/status_collector.go
+  // later, cilium/cilium): "<version> (v<version>-<revision>)"; the state is a field of its own.
+  const std::string release = to_string(cfg.version) + "." + std::to_string(cfg.version_patch);
+  v.version_text = release + " (v" + release + "-fake)";
   v.cluster_name = cfg.cluster_name;
   if (cfg.report_options) v.options = cfg.options;
   v.policy_audit_mode = cfg.policy_audit_mode;
