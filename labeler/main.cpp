@@ -266,8 +266,9 @@ int run(labeler::DaemonConfig config, const RunFlags& flags) {
       flags.labels.meta_labels.empty() ? "-" : flags.labels.meta_labels, config.policy.k8s_compat,
       config.policy.cluster_name, config.policies.dir.empty() ? "-" : config.policies.dir);
 
-  labeler::LabelerDaemon daemon(config, *nomad_client, cilium_client, system_clock(),
-                                spdlog::default_logger(), nomad_client.get());
+  labeler::LabelerDaemon daemon(
+      config, *nomad_client, cilium_client, system_clock(), spdlog::default_logger(),
+      labeler::ServicesApis{.of_nomad = nomad_client.get(), .of_agent = &cilium_client});
   std::unique_ptr<labeler::cluster::ClusterDuties> cluster;
   if (etcd_client) {
     spdlog::info(

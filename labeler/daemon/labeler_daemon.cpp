@@ -5,6 +5,8 @@
 #include <spdlog/spdlog.h>
 
 #include "labeler/daemon/node_identity.h"
+#include "labeler/services/lb_api_detect.h"
+#include "labeler/services/lb_rest_writer.h"
 #include "labeler/services/lb_state_file_writer.h"
 #include "labeler/services/node_addresses.h"
 #include "labeler/watch/event_watcher.h"
@@ -19,7 +21,7 @@ constexpr int kMaxAttempts = 10;
 
 LabelerDaemon::LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium::CiliumApi& cilium,
                              Clock& clock, std::shared_ptr<spdlog::logger> log,
-                             nomad::NomadServicesApi* nomad_services)
+                             ServicesApis services)
     : config_(std::move(config)),
       nomad_(nomad),
       cilium_(cilium),
@@ -29,7 +31,7 @@ LabelerDaemon::LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium
       state_({config_.state_file}, clock_, log_),
       cluster_name_(std::make_shared<ClusterName>(config_.policy.cluster_name)),
       alloc_cache_(std::make_shared<AllocCache>(config_.policy.meta_keys)),
-      nomad_services_(nomad_services) {
+      services_apis_(services) {
   state_.set_on_written(
       [this](std::size_t entries) { metrics_.state_entries().Set(static_cast<double>(entries)); });
   // The oldest wait grows between events: a scrape sees its age now, not at the last change.
@@ -250,8 +252,8 @@ void LabelerDaemon::start_watcher(std::uint64_t index) {
 
 Status LabelerDaemon::start_services(std::stop_token halt) {
   const ServicesSettings& settings = config_.services;
-  if (nomad_services_ == nullptr) {
-    return fail(ErrorKind::invalid, "the services feature needs a Nomad client for services");
+  if (services_apis_.of_nomad == nullptr || services_apis_.of_agent == nullptr) {
+    return fail(ErrorKind::invalid, "the services feature needs the services clients");
   }
   std::vector<IpPrefix> taken;
   auto pods = cilium_.alloc_ranges(Deadline{clock_.now() + config_.call_timeout, halt});
@@ -274,23 +276,82 @@ Status LabelerDaemon::start_services(std::stop_token halt) {
   vip_range_ = std::make_unique<VipRange>(*range);
   VipTableOptions table;
   table.release_grace = settings.vip_grace;
-  vip_table_ = std::make_unique<VipTable>(nomad_, *nomad_services_, *vip_range_, clock_, table);
-  lb_writer_ = std::make_unique<LbStateFileWriter>(settings.lb_state_file);
+  vip_table_ =
+      std::make_unique<VipTable>(nomad_, *services_apis_.of_nomad, *vip_range_, clock_, table);
   ServicesSyncOptions sync;
+  lb_writer_ = make_lb_writer(halt, sync.check.shared_backends_safe);
+  if (!lb_writer_) return {};  // stopped while asking the agent
   sync.node_id = node_id_;
   sync.check.vip_ranges = {vip_range_->prefix()};
-  services_sync_ =
-      std::make_unique<ServicesSync>(nomad_, *nomad_services_, *vip_table_, *lb_writer_, sync);
+  services_sync_ = std::make_unique<ServicesSync>(nomad_, *services_apis_.of_nomad, *vip_table_,
+                                                  *lb_writer_, sync);
   ServicesLoopOptions loop;
   loop.call_timeout = config_.call_timeout;
   loop.check_interval = settings.check_interval;
   loop.resync_interval = settings.resync_interval;
   services_loop_ = std::make_unique<ServicesLoop>(
       ServicesLoopDeps{nomad_, *services_sync_, clock_, metrics_, calls_, log_}, loop);
-  log_->info("services: vip_range={} lb_api={} lb_state_file={}", prefix_text(vip_range_->prefix()),
-             to_string(lb_writer_->api()), settings.lb_state_file);
+  log_->info("services: vip_range={} lb_api={} lb_state_file={} shared_backends_safe={}",
+             prefix_text(vip_range_->prefix()), to_string(lb_writer_->api()),
+             lb_writer_->api() == LbApi::rest ? "-" : settings.lb_state_file,
+             sync.check.shared_backends_safe);
   services_thread_ = std::jthread([this](std::stop_token st) { services_loop_->run(st); });
   return {};
+}
+
+std::unique_ptr<LbWriter> LabelerDaemon::make_lb_writer(std::stop_token halt,
+                                                        bool& shared_backends_safe) {
+  const ServicesSettings& settings = config_.services;
+  // Asked even when --lb-api names the API: the release also tells whether two services may
+  // share a backend.
+  std::optional<LbApiDetection> detected;
+  BackoffStrategy backoff(BackoffPolicy{std::chrono::milliseconds{500}, std::chrono::seconds{30},
+                                        std::chrono::milliseconds{250}},
+                          jitter_);
+  while (!halt.stop_requested()) {
+    auto d = detect_lb_api(*services_apis_.of_agent,
+                           Deadline{clock_.now() + config_.call_timeout, halt});
+    calls_.record(Peer::cilium, d);
+    if (d) {
+      detected = *d;
+      break;
+    }
+    // Only auto must know; a named API goes on, and shares no backend between services.
+    if (settings.api != LbApiChoice::automatic) break;
+    log_->warn(
+        "services: waiting for the agent to tell its load-balancer API: kind={} "
+        "error=\"{}\"",
+        to_string(d.error().kind), d.error().message);
+    clock_.sleep_for(backoff.next_delay(), halt);
+  }
+  if (halt.stop_requested()) return nullptr;
+  shared_backends_safe = detected && detected->shared_backends_safe;
+  LbApi api = settings.api == LbApiChoice::rest         ? LbApi::rest
+              : settings.api == LbApiChoice::state_file ? LbApi::state_file
+                                                        : detected->api;
+  std::string release = "unknown";
+  if (detected && detected->version) {
+    const auto& v = *detected->version;
+    release = std::to_string(v.major) + "." + std::to_string(v.minor) + "." +
+              std::to_string(v.patch) + (v.prerelease ? "-pre" : "");
+  }
+  if (detected && detected->api != api) {
+    log_->warn("services: --lb-api {} overrides what the agent supports: agent={} supports={}",
+               to_string(api), release, to_string(detected->api));
+  }
+  if (api == LbApi::rest) {
+    if (settings.api == LbApiChoice::automatic) {
+      log_->warn(
+          "services: the agent takes no state file, using its REST API instead: "
+          "agent={} lb_state_file={}",
+          release, settings.lb_state_file);
+    }
+    LbRestWriterOptions rest;
+    rest.vip_ranges = {vip_range_->prefix()};
+    rest.log = log_;
+    return std::make_unique<LbRestWriter>(*services_apis_.of_agent, rest);
+  }
+  return std::make_unique<LbStateFileWriter>(settings.lb_state_file);
 }
 
 void LabelerDaemon::stop() {

@@ -9,6 +9,7 @@
 
 #include <spdlog/fwd.h>
 
+#include "common/cilium/client/cilium_services_api.h"
 #include "common/util/backoff.h"
 #include "common/util/mutex.h"
 #include "labeler/daemon/cluster_name.h"
@@ -30,12 +31,17 @@
 
 namespace cn::labeler {
 
+// What the services feature asks of Nomad and of the agent beyond the label path's calls.
+struct ServicesApis {
+  nomad::NomadServicesApi* of_nomad = nullptr;
+  cilium::CiliumServicesApi* of_agent = nullptr;
+};
+
 class LabelerDaemon {
  public:
-  // `nomad_services`: needed only with the services feature (DaemonConfig::services).
+  // `services`: needed only with the services feature (DaemonConfig::services).
   LabelerDaemon(DaemonConfig config, nomad::NomadApi& nomad, cilium::CiliumApi& cilium,
-                Clock& clock, std::shared_ptr<spdlog::logger> log,
-                nomad::NomadServicesApi* nomad_services = nullptr);
+                Clock& clock, std::shared_ptr<spdlog::logger> log, ServicesApis services = {});
   ~LabelerDaemon();
 
   // Listens on the notification socket and starts the workers at once (so no plugin waits on a
@@ -78,8 +84,11 @@ class LabelerDaemon {
   // --watch: runs the configured watcher on its own thread; `index` is the first reconcile's.
   void start_watcher(std::uint64_t index);
   // The services feature, once this node's ID is known: the VIP range checked against the pod
-  // CIDRs and this node's addresses (an overlap is an error retrying cannot fix), then the loop.
+  // CIDRs and this node's addresses (an overlap is an error retrying cannot fix), the agent's
+  // load-balancer API, then the loop.
   [[nodiscard]] Status start_services(std::stop_token halt);
+  // The writer --lb-api asks for; with auto, the one the agent supports (lb_api_detect.h).
+  std::unique_ptr<LbWriter> make_lb_writer(std::stop_token halt, bool& shared_backends_safe);
   // What one outcome means for the unlabeled gauges, and the follow-up an unconfirmed write needs.
   void after_outcome(const WorkItem& item, const LabelOutcome& out);
   // The plugin changed the file (ADD, DEL): the entries gauge follows without waiting for the
@@ -122,7 +131,7 @@ class LabelerDaemon {
   std::unique_ptr<policy::PolicyAuditor> auditor_;       // with policies_
   std::jthread policy_thread_;
   std::jthread audit_thread_;
-  nomad::NomadServicesApi* nomad_services_;
+  ServicesApis services_apis_;
   std::unique_ptr<VipRange> vip_range_;  // with services only, as are the four below
   std::unique_ptr<VipTable> vip_table_;
   std::unique_ptr<LbWriter> lb_writer_;
