@@ -367,7 +367,7 @@ Result<ServicesStatus> parse_services_status(std::string_view text) {
   std::int64_t updated = 0;
   std::string api;
   r.read("updated_unix_ms", updated);
-  r.read("lb_api", api);
+  r.read_required("lb_api", api);
   r.read("lb_target", status.lb_target);
   r.read("vip_ranges", status.vip_ranges);
   r.read("last_pass_ok", status.last_pass_ok);

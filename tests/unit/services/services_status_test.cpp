@@ -187,6 +187,7 @@ TEST(ServicesStatus, ABadFileIsAnErrorWithTheReason) {
       {with("/version", 2), "version 2"},
       {with("/version", "1"), "/version"},
       {with("/lb_api", "grpc"), "unknown load-balancer API \"grpc\""},
+      {with("/lb_api", nullptr), "/lb_api: missing"},
       {with("/services", "api"), "/services"},
       {with("/services/0", 7), "/services/0"},
       {with("/services/1/state", "maybe"), "unknown service state \"maybe\""},
