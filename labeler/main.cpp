@@ -23,6 +23,7 @@
 #include "labeler/commands/explain/explain.h"
 #include "labeler/commands/policy_status_command.h"
 #include "labeler/commands/policy_validate_command.h"
+#include "labeler/commands/services_command.h"
 #include "labeler/commands/state_command.h"
 #include "labeler/daemon/labeler_daemon.h"
 #include "labeler/daemon/logging.h"
@@ -33,6 +34,7 @@
 #include "labeler/serve/readiness.h"
 #include "labeler/serve/status_server.h"
 #include "labeler/services/services_flags.h"
+#include "labeler/services/services_status.h"
 
 namespace {
 
@@ -505,6 +507,21 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
                         "NAME=true|false: check against this agent option instead of its "
                         "upstream default (repeatable)");
 
+  std::string services_state_file = config.state_file;
+  bool services_json = false;
+  bool services_wide = false;
+  auto* services_cmd = app.add_subcommand(
+      "services",
+      "Each Nomad service's VIP, ports, address modes and backends as the last pass saw them, "
+      "and why a service or backend is left out (read-only)");
+  services_cmd
+      ->add_option("--state-file", services_state_file,
+                   "The daemon's state file (the services status file is beside it)")
+      ->capture_default_str();
+  services_cmd->add_flag("--json", services_json, "The status file as JSON");
+  services_cmd->add_flag("--wide", services_wide,
+                         "Every backend and every cell whole (the default table fits 100 columns)");
+
   labeler::explain::ExplainSettings explain_settings;
   explain_settings.state_file = config.state_file;
   ExplainFlags explain_flags;
@@ -609,6 +626,16 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
     if (!text)
       return cli::runtime_failure(std::cerr, "policy status",
                                   "cannot read " + file + ": " + text.error().message);
+    std::cout << *text;
+    return 0;
+  }
+  if (*services_cmd) {
+    auto text = labeler::render_services(labeler::services_status_path(services_state_file),
+                                         services_json   ? labeler::ServicesView::json
+                                         : services_wide ? labeler::ServicesView::wide
+                                                         : labeler::ServicesView::table,
+                                         system_clock());
+    if (!text) return cli::runtime_failure(std::cerr, "services", text.error().message);
     std::cout << *text;
     return 0;
   }

@@ -9,6 +9,7 @@
 #include "labeler/services/lb_rest_writer.h"
 #include "labeler/services/lb_state_file_writer.h"
 #include "labeler/services/node_addresses.h"
+#include "labeler/services/services_status.h"
 #include "labeler/watch/event_watcher.h"
 #include "labeler/watch/node_watcher.h"
 
@@ -295,6 +296,20 @@ Status LabelerDaemon::start_services(std::stop_token halt) {
              prefix_text(vip_range_->prefix()), to_string(lb_writer_->api()),
              lb_writer_->api() == LbApi::rest ? "-" : settings.lb_state_file,
              sync.check.shared_backends_safe);
+  services_status_ = std::make_unique<ServicesStatusFile>(services_status_path(config_.state_file));
+  ServicesStatusSource source{lb_writer_->api(),
+                              lb_writer_->api() == LbApi::rest ? "rest" : settings.lb_state_file,
+                              {vip_range_->prefix()}};
+  // The loop's thread only: `services` reads the file, never the daemon.
+  services_loop_->set_on_pass([this, source](const Result<ServicesPass>& pass) {
+    ServicesStatus status =
+        pass ? build_services_status(*pass, source)
+             : failed_services_status(services_status_->last(), source, pass.error().message);
+    if (auto wrote = services_status_->publish(std::move(status), clock_.wall_now()); !wrote) {
+      log_->warn("services status not written: file={} error=\"{}\"", services_status_->path(),
+                 wrote.error().message);
+    }
+  });
   services_thread_ = std::jthread([this](std::stop_token st) { services_loop_->run(st); });
   return {};
 }

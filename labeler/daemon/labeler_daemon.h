@@ -23,6 +23,7 @@
 #include "labeler/serve/health_tracker.h"
 #include "labeler/serve/notify_server.h"
 #include "labeler/services/services_loop.h"
+#include "labeler/services/services_status.h"
 #include "labeler/services/vip_range.h"
 #include "labeler/services/vip_table.h"
 #include "labeler/watch/orphan_collector.h"
@@ -137,6 +138,7 @@ class LabelerDaemon {
   std::unique_ptr<LbWriter> lb_writer_;
   std::unique_ptr<ServicesSync> services_sync_;
   std::unique_ptr<ServicesLoop> services_loop_;
+  std::unique_ptr<ServicesStatusFile> services_status_;  // written on the loop's thread
   std::jthread services_thread_;
 };
 

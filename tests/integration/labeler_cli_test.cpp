@@ -24,8 +24,8 @@ namespace {
 using namespace std::chrono_literals;
 
 const std::vector<std::string> kSubcommands = {
-    "",        "run",     "state",          "policy", "policy status", "policy validate",
-    "explain", "cluster", "cluster status", "version"};
+    "",        "run",     "state",          "policy",  "policy status", "policy validate",
+    "explain", "cluster", "cluster status", "version", "services"};
 
 std::vector<std::string> split(const std::string& words) {
   std::vector<std::string> out;
@@ -219,6 +219,16 @@ TEST_F(LabelerCli, RuntimeFailuresExitOneInOneStyle) {
                          "no such file: " + dir_.file("none.json"));
   expect_runtime_failure(run({"policy", "status", "--state-file", dir_.file("none/state.json")}),
                          "policy status", "cannot read " + dir_.file("none/policy-status.json"));
+  expect_runtime_failure(run({"services", "--state-file", dir_.file("none/state.json")}),
+                         "services",
+                         "no services status file " + dir_.file("none/services-status.json") +
+                             ": the services feature is off");
+  std::filesystem::create_directories(dir_.file("bad"));
+  write_file(dir_.file("bad/services-status.json"),
+             R"({"version":1,"lb_api":"rest","services":[{"state":7}]})");
+  expect_runtime_failure(
+      run({"services", "--state-file", dir_.file("bad/state.json")}), "services",
+      dir_.file("bad/services-status.json") + ": services status at /services/0/state");
   expect_runtime_failure(run({"cluster", "status", "--kvstore-config", dir_.file("none.yaml")}),
                          "cluster status", dir_.file("none.yaml"));
   expect_runtime_failure(
@@ -229,6 +239,43 @@ TEST_F(LabelerCli, RuntimeFailuresExitOneInOneStyle) {
   auto r = run(base("run"));
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("cannot start: error="), std::string::npos) << r.err;
+}
+
+// Expected: `services` shows the status file beside the given state file: a row per service, the
+// backends taking no connections, and the file itself with --json.
+TEST_F(LabelerCli, ServicesShowsTheStatusFileBesideTheStateFile) {
+  write_file(dir_.file("ok/services-status.json"), R"({
+    "version": 1, "updated_unix_ms": 1796000000000, "lb_api": "state-file",
+    "lb_target": "/var/run/cilium/lb-state.json", "vip_ranges": ["10.96.0.0/16"],
+    "last_pass_ok": true, "last_pass_error": "",
+    "services": [{"namespace": "prod", "name": "api", "vip": "10.96.0.7", "vip_reason": "",
+      "ports": [{"label": "http", "port": 8080, "protocol": "TCP"}],
+      "address_modes": {"alloc": 2}, "state": "served", "reason": "",
+      "backends": [
+        {"alloc_id": "4b1f6c2e-8d3a-9f57-1c2b-7e0a5d9c3f11", "node": "", "address": "10.200.3.17",
+         "ports": [{"label": "http", "port": 8080, "protocol": "TCP"}], "state": "ready",
+         "reason": ""},
+        {"alloc_id": "9c2e1d3f-0000-4000-8000-00000000000b", "node": "", "address": "10.200.4.9",
+         "ports": [{"label": "http", "port": 8080, "protocol": "TCP"}], "state": "not-ready",
+         "reason": "check web-alive: failure"}]}]})");
+  auto table = run({"services", "--state-file", dir_.file("ok/state.json")});
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_EQ(table.err, "");
+  EXPECT_NE(table.out.find("prod/api  10.96.0.7  http:8080  alloc  1/2       served"),
+            std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("9c2e1d3f  10.200.4.9  not-ready: check web-alive: failure"),
+            std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("agent fed through its state file /var/run/cilium/lb-state.json"),
+            std::string::npos)
+      << table.out;
+
+  auto as_json = run({"services", "--state-file", dir_.file("ok/state.json"), "--json"});
+  EXPECT_EQ(as_json.exit_code, 0) << as_json.err;
+  EXPECT_NE(as_json.out.find("\"lb_api\": \"state-file\""), std::string::npos) << as_json.out;
+  EXPECT_NE(as_json.out.find("\"reason\": \"check web-alive: failure\""), std::string::npos)
+      << as_json.out;
 }
 
 // Expected: `cluster status` against an etcd that does not answer says so once, in the one
