@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the Release binaries and runs every benchmark (about 6 minutes on 2 cores); the tables
+# Builds the Release binaries and runs every benchmark (about 8 minutes on 2 cores); the tables
 # go to $OUT/results.md (default build/bench-results) and are printed at the end. See
 # docs/benchmarks.md for what each one measures.
 #   RUNS=1000        plugin ADD samples per case
@@ -8,15 +8,15 @@
 #   BUILD_DIR=dir    use this (configured, non-sanitizer) tree instead of build/
 #   ONLY=name        run one step only (plugin_add add_to_labels reconcile footprint
 #                    state_contention policy node_watch
-#                    identity_gc status_server); the header and the noise lines stay
+#                    identity_gc status_server services); the header and the noise lines stay
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TARGETS="cilium-nomad-cni cilium-nomad-labeler fake-nomad fake-cilium-agent cn-noop-floor cn-bench-plugin
          cn-add-to-labels-bench cn-reconcile-bench cn-footprint-bench cn-state-contention-bench
          cn-machine-noise-bench cn-policy-bench cn-node-watch-bench cn-identity-gc-bench
-         cn-status-server-bench"
-PARTS="plugin_add add_to_labels reconcile footprint state_contention policy node_watch identity_gc status_server"
+         cn-status-server-bench cn-services-bench"
+PARTS="plugin_add add_to_labels reconcile footprint state_contention policy node_watch identity_gc status_server services"
 if [ -n "${ONLY:-}" ]; then
   case " $PARTS " in *" $ONLY "*) ;; *) echo "ONLY: one of $PARTS" >&2; exit 2 ;; esac
   PARTS=$ONLY
@@ -53,7 +53,7 @@ started=$SECONDS
 step() {
   local n=$1 part=$2 name=$3; shift 3
   [ -n "${ONLY:-}" ] && [ "$ONLY" != "$part" ] && return 0
-  echo "[$n/9] $name" >&2
+  echo "[$n/10] $name" >&2
   if ! "$@" >>"$OUT/run.log" 2>&1; then
     echo "      FAILED: see $OUT/run.log" >&2
     failed=1
@@ -69,6 +69,7 @@ step 6 policy "policy distribution, ours and netreap's" "$BUILD_DIR/bench/cn-pol
 step 7 node_watch "node watch wake-up, one allocation of 1,000 changed" "$BUILD_DIR/bench/cn-node-watch-bench"
 step 8 identity_gc "identity GC pass over 50,000 identities on a real etcd" "$BUILD_DIR/bench/cn-identity-gc-bench"
 step 9 status_server "status port under slowloris and a body flood" "$BUILD_DIR/bench/cn-status-server-bench"
+step 10 services "Nomad services on the load balancer, 1,000 x 10" "$BUILD_DIR/bench/cn-services-bench"
 
 {
   cat "$OUT/header.md"
