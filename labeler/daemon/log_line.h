@@ -35,10 +35,6 @@ enum class LogFieldType { string, number, boolean };
 // A value that is not a JSON number or boolean (an unknown endpoint "?") stays a string.
 LogFieldType log_field_type(std::string_view key);
 
-// `s` as a JSON string literal (quotes included): control bytes escaped, invalid UTF-8 replaced by
-// U+FFFD, so that the output is valid JSON whatever the bytes.
-void append_json_string(std::string& out, std::string_view s);
-
 // `"msg":"...","key":value,...` for one line (no braces), parsed with parse_log_line.
 std::string log_line_json_members(std::string_view text);
 

@@ -1,6 +1,7 @@
 #include "labeler/services/services_loop.h"
 
 #include <map>
+#include <set>
 #include <thread>
 #include <variant>
 
@@ -44,13 +45,21 @@ void ServicesLoop::publish(const ServicesPass& pass) {
       (backend.state == BackendState::ready ? ready : not_ready) += 1;
     }
   }
-  std::size_t services_out = pass.claim_problems.size() + pass.catalog.problems.size();
+  // A service without a VIP is in both the claim's and the catalog's problems: counted once.
+  std::set<std::pair<std::string, std::string>> services_out;
   std::size_t backends_out = 0;
-  for (const auto& problem : pass.checked.problems) {
-    (problem.alloc_id.empty() ? services_out : backends_out) += 1;
+  for (const auto* problems :
+       {&pass.claim_problems, &pass.catalog.problems, &pass.checked.problems}) {
+    for (const auto& problem : *problems) {
+      if (problem.alloc_id.empty()) {
+        services_out.emplace(problem.nomad_namespace, problem.name);
+      } else {
+        backends_out += 1;
+      }
+    }
   }
   deps_.metrics.services("served").Set(static_cast<double>(pass.checked.services.size()));
-  deps_.metrics.services("left_out").Set(static_cast<double>(services_out));
+  deps_.metrics.services("left_out").Set(static_cast<double>(services_out.size()));
   deps_.metrics.service_backends("ready").Set(static_cast<double>(ready));
   deps_.metrics.service_backends("not_ready").Set(static_cast<double>(not_ready));
   deps_.metrics.service_backends("left_out").Set(static_cast<double>(backends_out));
@@ -121,8 +130,14 @@ void ServicesLoop::pass_loop(std::stop_token stop) {
     }
     passes_ += 1;
     publish(*pass);
+    if (!pass->report_error.empty()) {
+      deps_.log->warn(
+          "services: this node's report not published, the other nodes keep its last "
+          "one: error=\"{}\"",
+          pass->report_error);
+    }
     if (pass->lb_written) {
-      deps_.log->info("services: load balancer updated: lb_api={} services={} left_out={}",
+      deps_.log->info("services: load balancer updated: lb_api={} services={} problems={}",
                       to_string(deps_.sync.lb_api()), pass->checked.services.size(),
                       pass->checked.problems.size() + pass->claim_problems.size() +
                           pass->catalog.problems.size());
@@ -200,8 +215,9 @@ void ServicesLoop::watch_loop(std::stop_token stop) {
     backoff.reset();
     std::map<std::string, std::uint64_t> now;
     for (const auto& meta : listed->value) now[meta.path] = meta.modify_index;
-    // The first answer only sets the baseline: the first pass reads everything anyway.
-    if (index != 0 && now != seen) wake_.kick();
+    // The first answer only sets the baseline (the first pass reads everything anyway); after
+    // that, only what this node has not read or written itself is worth a pass.
+    if (index != 0 && now != seen && !deps_.sync.has_seen(now)) wake_.kick();
     seen = std::move(now);
     if (listed->index < index) {
       index = 0;  // went backwards (servers restored): ask from scratch

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "common/util/json_string.h"
+#include "labeler/serve/call_recorder.h"
+
 namespace cn::labeler {
 
 ServicesSync::ServicesSync(nomad::NomadApi& nomad, nomad::NomadServicesApi& services,
@@ -77,11 +80,33 @@ Result<const nomad::Allocation*> ServicesSync::own_allocation(const std::string&
 }
 
 Result<bool> ServicesSync::poll_own_checks(const Deadline& deadline) {
-  return publish_own_report(registrations(), deadline);
+  auto written = publish_own_report(registrations(), /*read_all_checks=*/true, deadline);
+  remember_seen();
+  return written;
+}
+
+bool ServicesSync::has_seen(const std::map<std::string, std::uint64_t>& listing) const {
+  MutexLock lock(seen_mu_);
+  return listing == seen_;
+}
+
+void ServicesSync::remember_seen() {
+  auto seen = vips_.bucket_indexes();
+  for (const auto& [path, report] : reports_) seen[path] = report.first;
+  for (const auto& [path, part] : own_parts_) {
+    if (part.index != 0) seen[path] = part.index;
+  }
+  MutexLock lock(seen_mu_);
+  seen_ = std::move(seen);
+}
+
+bool ServicesSync::is_own_report(std::string_view path) const {
+  const std::string base = report_path(options_.node_id);
+  return path == base || (path.starts_with(base) && path.substr(base.size()).starts_with("."));
 }
 
 Result<bool> ServicesSync::publish_own_report(const std::vector<nomad::ServiceRegistration>& all,
-                                              const Deadline& deadline) {
+                                              bool read_all_checks, const Deadline& deadline) {
   std::map<std::string, std::vector<std::string>> mine;  // alloc -> its service names
   for (const auto& r : all) {
     if (r.node_id != options_.node_id) continue;
@@ -91,6 +116,16 @@ Result<bool> ServicesSync::publish_own_report(const std::vector<nomad::ServiceRe
   std::erase_if(own_allocations_, [&](const auto& kv) { return !mine.contains(kv.first); });
   NodeReport report;
   for (const auto& [alloc_id, names] : mine) {
+    if (!read_all_checks) {
+      auto known = own_instances_.find(alloc_id);
+      if (known != own_instances_.end() &&
+          std::ranges::all_of(names,
+                              [&](const auto& n) { return known->second.services.contains(n); }) &&
+          known->second.services.size() == names.size()) {
+        report[alloc_id] = known->second;
+        continue;
+      }
+    }
     auto alloc = own_allocation(alloc_id, deadline);
     if (!alloc) {
       // Gone already: its registrations go with it.
@@ -109,24 +144,70 @@ Result<bool> ServicesSync::publish_own_report(const std::vector<nomad::ServiceRe
       }
     }
   }
-  auto items = encode_node_report(report);
-  if (own_report_ && items == *own_report_) return false;
-  const std::string path = report_path(options_.node_id);
-  auto wrote = items.empty() ? services_.delete_variable(options_.reports_namespace, path,
-                                                         own_report_index_, deadline)
-                             : services_.put_variable(options_.reports_namespace, path, items,
-                                                      own_report_index_, deadline);
-  if (!wrote) return std::unexpected(wrote.error());
-  if (!wrote->written) {
-    // Only this node writes its report: a conflict is a restart's first write (or a delete of
-    // a report that is already gone). Take Nomad's index and write again next time.
-    own_report_index_ = wrote->current.meta.modify_index;
-    own_report_ = wrote->current.items;
-    return false;
+  own_instances_ = std::move(report);
+  return write_own_report(deadline);
+}
+
+Result<bool> ServicesSync::write_own_report(const Deadline& deadline) {
+  // Nomad refuses a variable over 64 KiB: the report is cut into parts by allocation, each well
+  // under it (items as Nomad stores them, JSON-encoded), at <node-id>, <node-id>.1, ...
+  constexpr std::size_t kPartBytes = 48 * 1024;
+  std::vector<std::map<std::string, std::string>> parts(1);
+  std::size_t bytes = 0;
+  for (auto& [alloc_id, text] : encode_node_report(own_instances_)) {
+    std::string encoded;
+    append_json_string(encoded, alloc_id);
+    append_json_string(encoded, text);
+    if (bytes > 0 && bytes + encoded.size() + 2 > kPartBytes) {
+      parts.emplace_back();
+      bytes = 0;
+    }
+    bytes += encoded.size() + 2;
+    parts.back().emplace(alloc_id, std::move(text));
   }
-  own_report_ = std::move(items);
-  own_report_index_ = wrote->current.meta.modify_index;
-  return true;
+  const std::string base = report_path(options_.node_id);
+  std::set<std::string> wanted;
+  bool written = false;
+  report_error_.clear();
+  auto write = [&](const std::string& path, const std::map<std::string, std::string>* items) {
+    ReportPart& known = own_parts_[path];
+    if (known.items && items != nullptr && *known.items == *items) return Status{};
+    // An empty report is no variable at all (Nomad stores none without items).
+    const bool remove = items == nullptr || items->empty();
+    if (remove && known.index == 0 && known.items) return Status{};
+    auto wrote =
+        remove ? services_.delete_variable(options_.reports_namespace, path, known.index, deadline)
+               : services_.put_variable(options_.reports_namespace, path, *items, known.index,
+                                        deadline);
+    if (!wrote) return Status{std::unexpected(wrote.error())};
+    // A conflict: only this node writes these, so it is a restart's first write or a part
+    // already gone. Nomad's copy is taken and the write is tried again next time.
+    known.index = wrote->current.meta.modify_index;
+    known.items = wrote->written && !remove ? *items : wrote->current.items;
+    if (wrote->written) written = true;
+    return Status{};
+  };
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    const std::string path = k == 0 ? base : base + "." + std::to_string(k);
+    wanted.insert(path);
+    if (auto ok = write(path, &parts[k]); !ok) {
+      report_error_ = path + ": " + ok.error().message;
+      if (counts_as_unreachable(ok.error())) return std::unexpected(ok.error());
+    }
+  }
+  std::vector<std::string> surplus;
+  for (const auto& [path, part] : own_parts_) {
+    if (!wanted.contains(path) && !(part.items && part.items->empty() && part.index == 0)) {
+      surplus.push_back(path);
+    }
+  }
+  for (const auto& path : surplus) {
+    if (auto ok = write(path, nullptr); !ok) {
+      report_error_ = path + ": " + ok.error().message;
+      if (counts_as_unreachable(ok.error())) return std::unexpected(ok.error());
+    }
+  }
+  return written;
 }
 
 Status ServicesSync::read_reports(const Deadline& deadline) {
@@ -135,6 +216,12 @@ Status ServicesSync::read_reports(const Deadline& deadline) {
   if (!listed) return std::unexpected(listed.error());
   std::set<std::string> present;
   for (const auto& meta : listed->value) {
+    if (is_own_report(meta.path)) {
+      // Ours from before a restart, or written by the last pass: served from own_instances_.
+      ReportPart& part = own_parts_[meta.path];
+      if (part.index != meta.modify_index) part = {meta.modify_index, std::nullopt};
+      continue;
+    }
     present.insert(meta.path);
     auto it = reports_.find(meta.path);
     if (it != reports_.end() && it->second.first == meta.modify_index) continue;
@@ -154,7 +241,9 @@ Result<ServicesPass> ServicesSync::run_once(const Deadline& deadline, bool relis
     if (auto listed = relist(deadline); !listed) return std::unexpected(listed.error());
   }
   auto current = registrations();
-  if (auto published = publish_own_report(current, deadline); !published) {
+  // A full pass (start, resync) reads every check; the others leave that to the poll.
+  if (auto published = publish_own_report(current, /*read_all_checks=*/relist_all, deadline);
+      !published) {
     return std::unexpected(published.error());
   }
   if (auto read = read_reports(deadline); !read) return std::unexpected(read.error());
@@ -165,6 +254,7 @@ Result<ServicesPass> ServicesSync::run_once(const Deadline& deadline, bool relis
   ServicesPass pass;
   CatalogInput input;
   input.registrations = std::move(current);
+  add_node_report(own_instances_, input);
   for (const auto& [path, report] : reports_) add_node_report(report.second, input);
 
   std::set<std::string> live;
@@ -196,6 +286,8 @@ Result<ServicesPass> ServicesSync::run_once(const Deadline& deadline, bool relis
   auto wrote = writer_.apply(pass.checked.services, deadline);
   if (!wrote) return std::unexpected(wrote.error());
   pass.lb_written = *wrote;
+  pass.report_error = report_error_;
+  remember_seen();
   return pass;
 }
 

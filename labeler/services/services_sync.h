@@ -39,6 +39,9 @@ struct ServicesPass {
   LbCheckResult checked;
   std::vector<LbProblem> claim_problems;  // services left without a VIP, and why
   bool lb_written = false;                // the agent was given a new set of services
+  // Why this node's report could not be published (the other nodes then keep its last one);
+  // the pass itself still served this node's own instances as it saw them.
+  std::string report_error;
 };
 
 class ServicesSync {
@@ -46,8 +49,9 @@ class ServicesSync {
   ServicesSync(nomad::NomadApi& nomad, nomad::NomadServicesApi& services, VipTable& vips,
                LbWriter& writer, ServicesSyncOptions options);
 
-  // `relist`: read every service's registrations again (at start, every resync, after a gap in
-  // the event stream); otherwise the pass uses what the listing and the events since gave.
+  // `relist_all`: read every service's registrations and this node's checks again (at start,
+  // every resync, after a gap in the event stream); otherwise the pass uses what the listing and
+  // the events since gave, and reads checks only of instances it has not reported yet.
   [[nodiscard]] Result<ServicesPass> run_once(const Deadline& deadline, bool relist_all = true)
       EXCLUDES(registrations_mu_);
 
@@ -59,6 +63,11 @@ class ServicesSync {
   // The Raft index the registrations reflect: the event stream resumes after it.
   std::uint64_t registrations_index() const EXCLUDES(registrations_mu_);
 
+  // Whether a listing of the reports and the VIP table (path -> ModifyIndex) holds only what
+  // this node last read or wrote: the loop's watch then skips the pass that its own writes would
+  // otherwise wake. Thread-safe.
+  bool has_seen(const std::map<std::string, std::uint64_t>& listing) const EXCLUDES(seen_mu_);
+
   // Reads the checks of this node's instances and publishes its report when it changed (the
   // other nodes see it through their watch of the reports). True when it was written.
   [[nodiscard]] Result<bool> poll_own_checks(const Deadline& deadline) EXCLUDES(registrations_mu_);
@@ -68,13 +77,20 @@ class ServicesSync {
   // moved since the last listing read them all.
   [[nodiscard]] Status relist(const Deadline& deadline) EXCLUDES(registrations_mu_);
   std::vector<nomad::ServiceRegistration> registrations() const EXCLUDES(registrations_mu_);
+  // `read_all_checks` false (a pass): checks are read only for instances not reported yet; the
+  // poll reads them all. True when some part of the report was written.
   [[nodiscard]] Result<bool> publish_own_report(const std::vector<nomad::ServiceRegistration>& all,
-                                                const Deadline& deadline);
+                                                bool read_all_checks, const Deadline& deadline);
+  // Writes the report's parts that changed and deletes the parts it no longer needs.
+  [[nodiscard]] Result<bool> write_own_report(const Deadline& deadline);
+  bool is_own_report(std::string_view path) const;
   // This node's allocation `alloc_id`, read once (its ports and addresses do not change).
   [[nodiscard]] Result<const nomad::Allocation*> own_allocation(const std::string& alloc_id,
                                                                 const Deadline& deadline);
   [[nodiscard]] Status read_reports(const Deadline& deadline);
   std::string report_path(std::string_view node_id) const;
+  // After a pass or a write of the report: what has_seen() compares with.
+  void remember_seen() EXCLUDES(seen_mu_);
 
   nomad::NomadApi& nomad_;
   nomad::NomadServicesApi& services_;
@@ -90,9 +106,19 @@ class ServicesSync {
   std::map<std::string, nomad::Allocation> own_allocations_;
   // Every node's report by variable path, with the ModifyIndex it was read at.
   std::map<std::string, std::pair<std::uint64_t, NodeReport>> reports_;
-  // This node's report as Nomad holds it (nullopt: not read or written yet), and its index.
-  std::optional<std::map<std::string, std::string>> own_report_;
-  std::uint64_t own_report_index_ = 0;
+  // This node's instances as it last saw them: served from here, not from Nomad's copy.
+  NodeReport own_instances_;
+  // The parts of this node's report in Nomad, by path: the ModifyIndex and, when known, the
+  // items Nomad holds (nullopt: seen in a listing only, or not yet read after a restart).
+  struct ReportPart {
+    std::uint64_t index = 0;
+    std::optional<std::map<std::string, std::string>> items;
+  };
+  std::map<std::string, ReportPart> own_parts_;
+  std::string report_error_;
+  mutable Mutex seen_mu_;
+  std::map<std::string, std::uint64_t> seen_
+      GUARDED_BY(seen_mu_);  // why the last write of this node's report failed; empty: it did not
 };
 
 }  // namespace cn::labeler

@@ -54,6 +54,14 @@ VipTable::VipTable(nomad::NomadApi& nomad, nomad::NomadServicesApi& writes, cons
                    Clock& clock, VipTableOptions options)
     : nomad_(nomad), writes_(writes), range_(range), clock_(clock), options_(std::move(options)) {}
 
+std::map<std::string, std::uint64_t> VipTable::bucket_indexes() const {
+  std::map<std::string, std::uint64_t> out;
+  for (const auto& [b, bucket] : buckets_) {
+    if (bucket.modify_index != 0) out[bucket_path(b)] = bucket.modify_index;
+  }
+  return out;
+}
+
 std::string VipTable::bucket_path(std::uint64_t bucket) const {
   std::array<char, 8> digits{};
   std::snprintf(digits.data(), digits.size(), "%02llu", static_cast<unsigned long long>(bucket));

@@ -64,6 +64,8 @@ class VipTable {
   std::map<std::string, IpPrefix> assignments() const;
   // Every entry, by VIP text, released ones included.
   std::map<std::string, VipEntry> entries() const;
+  // Each bucket variable as last read or written: path -> ModifyIndex.
+  std::map<std::string, std::uint64_t> bucket_indexes() const;
 
  private:
   struct Bucket {
