@@ -6,7 +6,8 @@
 # script creates, and the labeler daemon. The first allocations are networked while the labeler is
 # down (its startup reconcile labels them), the rest while it runs (the plugin waits for
 # "labeled"). It doubles as a smoke test (ctest demo_smoke): exit 0 only if every endpoint ends
-# with its expected nomad: labels and no reserved:init; 77 = cannot run here (not root, no ip/ptp).
+# with its expected nomad: labels and no reserved:init, and a second node's agent serves a Nomad
+# service's VIP with only its healthy instance active; 77 = cannot run here (not root, no ip/ptp).
 set -euo pipefail
 
 usage() { echo "usage: $0 BIN_DIR   (BIN_DIR holds cilium-nomad-cni, cilium-nomad-labeler and the fakes)" >&2; }
@@ -38,15 +39,20 @@ labeler_sock=$run_dir/labeler.sock
 plugin_log=$work/cni-plugin.log
 policy_dir=$work/policies            # node 1: the agent's --static-cnp-path, the labeler's --policy-dir
 node2_id=$(cat /proc/sys/kernel/random/uuid)
-sock2=$work/node2/cilium.sock        # node 2: a second agent and labeler, for policies only
+sock2=$work/node2/cilium.sock        # node 2: a second agent and labeler, for policies and services
 policy_dir2=$work/node2/policies
+state_file2=$work/node2/run/state.json
+# Node 2 also serves Nomad services: its agent reads lb_state2, which its labeler writes. The VIP
+# range is clear of the agent's pod CIDR (10.200.0.0/16) and of the usual host addresses.
+lb_state2=$work/node2/lbstate.json
+vip_range=10.96.0.0/16
 conflist=$work/cni/cilium.conflist
 cni_path=/usr/lib/cni:$bin
 mkdir -p "$work/cni" "$work/allocs" "$policy_dir" "$policy_dir2"
 
 # --- cleanup: every process, namespace and file this run created ---------------------------------
 dump_logs() {
-  for f in labeler.log agent.log nomad.log cni-plugin.log; do
+  for f in labeler.log agent.log nomad.log cni-plugin.log node2/labeler.log node2/agent.log; do
     [ -s "$work/$f" ] || continue
     echo "---- $f (last 25 lines)" >&2
     tail -n 25 "$work/$f" >&2
@@ -362,15 +368,26 @@ init_left=$(agent /v1/endpoint | jq '[.[] | select((.status.identity.labels // [
 # --- policies --------------------------------------------------------------------------------------
 section "10. Policies: one Nomad variable, enforced by the agents of two nodes"
 # Node 2 runs an agent emulating Cilium 1.20 (it also injects the cluster into peer selectors)
-# and its own labeler; it has no workloads, it only shows that every node gets the policy.
+# and its own labeler. It has no CNI workloads; here it shows that every node gets the policy,
+# in section 11 it serves Nomad services (the agent reads the labeler's --lb-state-file, settling
+# 50 ms after a write instead of the agent's 1 s, to keep the demo short).
 "$bin/fake-cilium-agent" --socket "$sock2" --version 1.20 --static-cnp-path "$policy_dir2" \
+  --lb-state-file "$lb_state2" --lb-state-file-interval 50ms \
   --ready-file "$work/node2/agent.ready" >"$work/node2/agent.log" 2>&1 &
 agent2_pid=$!
 pids+=("$agent2_pid")
 wait_for "node 2's fake-cilium-agent" 10 ready "$agent2_pid" fake-cilium-agent "$work/node2/agent.ready"
+# Node 2 joins Nomad, so that the scheduler can place section 11's allocations on it.
+fake_nomad nodes "{\"id\":\"$node2_id\",\"name\":\"demo-node-2\",\"ip\":\"10.0.1.16\"}" >/dev/null
+# The labeler refuses a VIP range covering one of this machine's addresses; say so plainly.
+if ip -o -4 addr show | awk '{print $4}' | grep -q '^10\.96\.'; then
+  die "this machine has an address in $vip_range, the demo's service VIP range"
+fi
 "$bin/cilium-nomad-labeler" run --cilium-socket "$sock2" --nomad-addr "$nomad_addr" --node-id "$node2_id" \
-  --socket "$work/node2/run/labeler.sock" --state-file "$work/node2/run/state.json" \
-  --policy-dir "$policy_dir2" --metrics-addr "" >"$work/node2/labeler.log" 2>&1 &
+  --socket "$work/node2/run/labeler.sock" --state-file "$state_file2" \
+  --policy-dir "$policy_dir2" --metrics-addr "" \
+  --lb-state-file "$lb_state2" --service-vip-range "$vip_range" --service-check-interval 1s \
+  >"$work/node2/labeler.log" 2>&1 &
 labeler2_pid=$!
 pids+=("$labeler2_pid")
 agent2() { curl -sS --unix-socket "$sock2" "http://localhost$1"; }
@@ -419,7 +436,7 @@ var_put web "$(policy_text 70000)"
 refused() { "$bin/cilium-nomad-labeler" policy status --state-file "$1" --json 2>/dev/null |
   jq -e '.policies[] | select(.variable_path == "cilium/policies/web" and .state == "invalid")' >/dev/null; }
 wait_for "both labelers to refuse it" 10 refused "$state_file"
-wait_for "both labelers to refuse it" 10 refused "$work/node2/run/state.json"
+wait_for "both labelers to refuse it" 10 refused "$state_file2"
 alive "$agent_pid" && alive "$agent2_pid" || die "an agent exited"
 grep -q '"8080"' "$policy_dir/nomad-default.web.yaml" || die "the last good policy was not kept"
 echo "  refused by both labelers, the last good file kept, both agents up:"
@@ -430,8 +447,96 @@ curl -sS --fail-with-body -X DELETE "$nomad_addr/v1/var/cilium/policies/web" >/d
 wait_for "both agents to drop nomad-default.web.yaml" 10 neither_has nomad-default.web.yaml
 echo "  removed from both nodes' policy directories; the agents dropped it"
 
+# --- services --------------------------------------------------------------------------------------
+section "11. Nomad services on Cilium's load balancer: a VIP, two backends, one failing its check"
+# Job api on node 2: group service api (address_mode alloc: the backends are the allocations'
+# Cilium IPs and port 8080 inside them) with one HTTP check. The Cilium IPs are outside
+# host-local's 10.200.1.10-250, so no demo endpoint has them.
+fake_nomad jobs '{"id":"api","type":"service","groups":[{"name":"api","count":2,
+  "ports":[{"label":"http","to":8080}],
+  "services":[{"name":"api","provider":"nomad","port":"http","address_mode":"alloc",
+               "checks":[{"name":"api-alive","type":"http"}]}]}]}' >/dev/null
+mapfile -t api_ids < <(fake_nomad allocs "$(jq -nc --arg n "$node2_id" '[range(2) | {job: "api", group: "api", node: $n}]')" |
+  jq -r '.ids[]')
+[ "${#api_ids[@]}" -eq 2 ] || die "fake-nomad did not place 2 allocations of api"
+api_ips=(10.200.2.10 10.200.2.11)
+api_checks=(success failure)
+for i in 0 1; do
+  id=${api_ids[$i]}
+  fake_nomad "allocs/$id/client-status" '{"status":"running"}' >/dev/null
+  fake_nomad "allocs/$id/network" "{\"address\":\"${api_ips[$i]}\",\"interface\":\"eth0\"}" >/dev/null
+  fake_nomad "allocs/$id/services" '{}' >/dev/null
+  fake_nomad "allocs/$id/checks" "{\"check\":\"api-alive\",\"status\":\"${api_checks[$i]}\"}" >/dev/null
+done
+good_ip=${api_ips[0]} bad_ip=${api_ips[1]}
+checks_set_ms=$(now_ms)
+
+# What Nomad holds: the registrations (GET /v1/service/api) and each instance's check results,
+# which only the client running it has (GET /v1/client/allocation/:id/checks).
+echo '$ nomad service info api; nomad alloc checks ...   (fake Nomad, node demo-node-2)'
+printf '  %-10s %-12s %-18s %s\n' ALLOC NAME ADDRESS CHECK
+curl -sS --fail-with-body "$nomad_addr/v1/service/api" | jq -r '.[] | [.AllocID, "\(.Address):\(.Port)"] | @tsv' |
+  while IFS=$'\t' read -r id addr; do
+    name=$(curl -sS --fail-with-body "$nomad_addr/v1/allocation/$id" | jq -r .Name)
+    check=$(curl -sS --fail-with-body "$nomad_addr/v1/client/allocation/$id/checks" |
+      jq -r '[.[] | "\(.Check): \(.Status)"] | join(", ")')
+    printf '  %-10s %-12s %-18s %s\n' "${id:0:8}" "$name" "$addr" "$check"
+  done
+
+# The agent's load-balancer table: frontend -> backends with their state, for frontends in the
+# VIP range (TSV: vip:port, backend ip, backend port, state).
+lb_rows() {
+  agent2 /v1/service | jq -r --arg pfx "${vip_range%%.0.0/16}." '.[] | .status.realized as $r |
+    select($r["frontend-address"].ip | startswith($pfx)) |
+    $r["backend-addresses"][] as $b |
+    ["\($r["frontend-address"].ip):\($r["frontend-address"].port)", $b.ip, $b.port, $b.state] | @tsv' 2>/dev/null
+}
+backend_state() { lb_rows | awk -F'\t' -v ip="$1" '$2 == ip { print $4 }'; }
+# The labeler's view of one instance: "state: reason" from its status file.
+status_of() {
+  "$bin/cilium-nomad-labeler" services --state-file "$state_file2" --json 2>/dev/null |
+    jq -r --arg a "$1" '.services[].backends[] | select(.alloc_id == $a) | "\(.state): \(.reason)"'
+}
+# A pending check also means maintenance, so the labeler must have read the failure itself (the
+# checks were set after registration, maybe after its last read).
+one_active() {
+  [ "$(status_of "${api_ids[1]}")" = "not-ready: check api-alive: failure" ] &&
+    [ "$(backend_state "$good_ip")" = active ] && [ "$(backend_state "$bad_ip")" = maintenance ]
+}
+wait_for "node 2's agent to serve the api VIP with one active backend" 15 one_active
+served_ms=$(($(now_ms) - checks_set_ms))
+echo "\$ cilium-nomad-labeler services --state-file \$TMP/node2/run/state.json"
+"$bin/cilium-nomad-labeler" services --state-file "$state_file2" | show | sed '/./s/^/  /'
+echo "\$ curl --unix-socket \$TMP/node2/cilium.sock http://localhost/v1/service   # frontend -> backends"
+lb_rows | sort -t $'\t' -k2,2 | while IFS=$'\t' read -r fe ip port state; do
+  printf '  %-16s -> %-18s %s\n' "$fe" "$ip:$port" "$state"
+done
+
+# The same VIP in the labeler's status, the file it wrote and the agent's table; the failing
+# instance takes no new connections.
+status_vip=$("$bin/cilium-nomad-labeler" services --state-file "$state_file2" --json |
+  jq -r '.services[] | select(.namespace == "default" and .name == "api") | .vip')
+file_vip=$(jq -r '.services[] | select(.metadata.name == "api") | .spec.clusterIP' "$lb_state2")
+agent_vips=$(lb_rows | cut -f1 | cut -d: -f1 | sort -u)
+case $status_vip in '' | - | null) die "the labeler gave api no VIP" ;; esac
+[ "$file_vip" = "$status_vip" ] || die "the state file has VIP $file_vip, the labeler's status $status_vip"
+[ "$agent_vips" = "$status_vip" ] || die "the agent serves [$agent_vips], the labeler chose $status_vip"
+active=$(lb_rows | awk -F'\t' '$4 == "active"' | wc -l)
+[ "$active" -eq 1 ] || die "$active active backends, expected 1"
+[ "$(backend_state "$bad_ip")" != active ] || die "the failing instance $bad_ip is active"
+echo "  VIP $status_vip: the same in the labeler's status, \$TMP/node2/lbstate.json and the agent;"
+echo "  $good_ip active, $bad_ip (check failing) in maintenance: no new connections;"
+echo "  in the agent $served_ms ms after the checks were set (node 2's labeler reads them every 1 s)"
+
+# The check recovers: node 2's labeler sees it within --service-check-interval.
+fake_nomad "allocs/${api_ids[1]}/checks" '{"check":"api-alive","status":"success"}' >/dev/null
+both_active() { [ "$(backend_state "$good_ip")" = active ] && [ "$(backend_state "$bad_ip")" = active ]; }
+t0=$(now_ms)
+wait_for "both api backends to be active" 10 both_active
+echo "\$ check api-alive of ${api_ids[1]:0:8} -> success: both backends active after $(($(now_ms) - t0)) ms"
+
 # --- explain --------------------------------------------------------------------------------------
-section "11. explain: one allocation's whole path, read-only (README \"Troubleshooting\")"
+section "12. explain: one allocation's whole path, read-only (README \"Troubleshooting\")"
 first=${order[0]}
 explain_cmd=("$bin/cilium-nomad-labeler" explain "${first:0:8}" --cilium-socket "$sock"
   --nomad-addr "$nomad_addr" --state-file "$state_file" --meta-labels "team,tier" --policy-dir "$policy_dir")
