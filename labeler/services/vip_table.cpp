@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <utility>
 
 namespace cn::labeler {
 
@@ -189,6 +190,7 @@ Status VipTable::release_absent(const std::set<std::string>& live, const Deadlin
   for (std::uint64_t b : order) {
     auto items = buckets_[b].items;
     bool changed = false;
+    std::vector<Removed> gone;
     for (auto it = items.begin(); it != items.end();) {
       auto entry = parse_vip_entry(it->second);
       // What this table cannot read is not ours to change.
@@ -210,6 +212,7 @@ Status VipTable::release_absent(const std::set<std::string>& live, const Deadlin
         ++it;
       } else if (now - *entry->released_at >= options_.release_grace.count() &&
                  !live.contains(entry->service)) {
+        if (auto vip = parse_ip_address(it->first)) gone.push_back(Removed{entry->service, *vip});
         it = items.erase(it);
         changed = true;
       } else {
@@ -220,8 +223,13 @@ Status VipTable::release_absent(const std::set<std::string>& live, const Deadlin
     // A conflict leaves the bucket for the next pass, read afresh.
     auto wrote = write_bucket(b, std::move(items), deadline);
     if (!wrote) return std::unexpected(wrote.error());
+    if (*wrote) removed_.insert(removed_.end(), gone.begin(), gone.end());
   }
   return {};
+}
+
+std::vector<VipTable::Removed> VipTable::take_removed() {
+  return std::exchange(removed_, {});
 }
 
 std::map<std::string, VipTable::Choice> VipTable::earliest_choices(bool with_released) const {

@@ -59,6 +59,15 @@ class VipTable {
   // (two nodes that claimed at once with different views): its earliest choice stays.
   [[nodiscard]] Status release_absent(const std::set<std::string>& live, const Deadline& deadline);
 
+  // An entry release_absent removed for good, in a write that landed: the moment its address
+  // may go to another service, so whatever still names it for its old service must go too.
+  struct Removed {
+    std::string service;  // "<namespace>/<name>"
+    IpPrefix vip;
+  };
+  // The entries removed since the last call, oldest first; the list is emptied.
+  std::vector<Removed> take_removed();
+
   // Every held (not released) VIP inside the current range, by service: the one claim() would
   // return without a write.
   std::map<std::string, IpPrefix> assignments() const;
@@ -96,6 +105,7 @@ class VipTable {
   Clock& clock_;
   VipTableOptions options_;
   std::map<std::uint64_t, Bucket> buckets_;
+  std::vector<Removed> removed_;
 };
 
 // "<namespace>/<name>" and its reading back; the released form as the table writes it.

@@ -368,12 +368,30 @@ TEST_F(ConfExamplesTest, JobHealthCheckTargetsTheMetricsListener) {
   EXPECT_TRUE(std::regex_search(live, std::regex("path\\s*=\\s*\"/healthz\"")));
 }
 
-TEST_F(ConfExamplesTest, AclPolicyIsReadOnlyAndReadmeBindsItToTheJob) {
+TEST_F(ConfExamplesTest, AclPolicyWritesOnlyItsOwnVariablesAndReadmeBindsItToTheJob) {
   std::string live = strip_comment_lines(read_file(example("acl-policy.hcl")));
   ASSERT_FALSE(live.empty());
   EXPECT_NE(live.find("namespace \"*\""), std::string::npos);
   EXPECT_TRUE(std::regex_search(live, std::regex("node\\s*\\{\\s*policy\\s*=\\s*\"read\"\\s*\\}")));
-  EXPECT_EQ(live.find("write"), std::string::npos);
+  // write and destroy only inside a variables path block of the services feature's own paths.
+  static const std::regex path_block("path\\s*\"([^\"]*)\"\\s*\\{([^}]*)\\}");
+  for (auto it = std::sregex_iterator(live.begin(), live.end(), path_block);
+       it != std::sregex_iterator(); ++it) {
+    const std::string path = (*it)[1];
+    const std::string body = (*it)[2];
+    if (body.find("write") != std::string::npos || body.find("destroy") != std::string::npos) {
+      EXPECT_TRUE(path == "cilium-nomad/services/*" || path == "cilium-nomad/vip/*") << path;
+    }
+  }
+  const std::string outside = std::regex_replace(live, path_block, "");
+  EXPECT_EQ(outside.find("write"), std::string::npos) << outside;
+  EXPECT_EQ(outside.find("destroy"), std::string::npos) << outside;
+  const std::string reader = strip_comment_lines(read_file(example("vip-read-policy.hcl")));
+  EXPECT_TRUE(std::regex_search(
+      reader, std::regex("path\\s*\"cilium-nomad/vip/\\*\"\\s*\\{\\s*capabilities\\s*=\\s*"
+                         "\\[\"read\"\\]\\s*\\}")))
+      << reader;
+  EXPECT_EQ(reader.find("write"), std::string::npos);
   EXPECT_EQ(live.find("agent"), std::string::npos) << "agent read is needed only without --node-id";
   EXPECT_NE(read_file(example("README.md"))
                 .find("nomad acl policy apply -namespace default -job cilium-nomad-labeler "

@@ -149,6 +149,38 @@ TEST_F(VipTableTest, AReleasedVipWaitsOutTheGraceAndItsServiceTakesItBack) {
   EXPECT_EQ(reread.entries().size(), 1u);
 }
 
+TEST_F(VipTableTest, OnlyRemovalsThatLandedAreHandedOutOnce) {
+  options_.release_grace = 3600s;
+  auto range = *VipRange::parse("10.96.0.0/24");
+  auto a = table(*node_a_, range);
+  ASSERT_TRUE(a.refresh(soon()));
+  const IpPrefix api = *a.claim("prod", "api", soon());
+  ASSERT_TRUE(a.claim("prod", "web", soon()));
+  // Released is not removed: the address still belongs to api.
+  ASSERT_TRUE(a.release_absent({"prod/web"}, soon()));
+  EXPECT_TRUE(a.take_removed().empty());
+
+  // Someone writes api's bucket first: the removal does not land and is not handed out.
+  clock_.advance(3600s);
+  const std::uint64_t bucket = *offset_in(range.prefix(), api) % kVipBuckets;
+  char path[64];
+  std::snprintf(path, sizeof path, "cilium-nomad/services/vips/%02llu",
+                static_cast<unsigned long long>(bucket));
+  auto there = fake_->variable("default", path);
+  ASSERT_TRUE(there);
+  ASSERT_TRUE(fake_->put_variable("default", path, there->items));
+  ASSERT_TRUE(a.release_absent({"prod/web"}, soon()));
+  EXPECT_TRUE(a.take_removed().empty());
+  EXPECT_TRUE(a.entries().contains(ip_text(api)));
+
+  ASSERT_TRUE(a.release_absent({"prod/web"}, soon()));
+  auto removed = a.take_removed();
+  ASSERT_EQ(removed.size(), 1u);
+  EXPECT_EQ(removed[0].service, "prod/api");
+  EXPECT_EQ(removed[0].vip, api);
+  EXPECT_TRUE(a.take_removed().empty());
+}
+
 TEST_F(VipTableTest, AFullRangeIsReportedForTheServiceThatFindsNoAddress) {
   auto range = *VipRange::parse("10.96.0.0/30");  // two usable addresses
   auto a = table(*node_a_, range);
