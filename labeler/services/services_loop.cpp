@@ -130,6 +130,13 @@ void ServicesLoop::pass_loop(std::stop_token stop) {
     }
     passes_ += 1;
     publish(*pass);
+    if (pass->variable_problems != last_variable_problems_) {
+      for (const auto& p : pass->variable_problems) {
+        deps_.log->warn("services: VIP variable for jobs not written: service={}/{} error=\"{}\"",
+                        p.nomad_namespace, p.name, p.reason);
+      }
+      last_variable_problems_ = pass->variable_problems;
+    }
     if (!pass->report_error.empty()) {
       deps_.log->warn(
           "services: this node's report not published, the other nodes keep its last "

@@ -88,6 +88,7 @@ class ServicesLoop {
   std::atomic<bool> relist_due_{true};
   std::atomic<std::uint64_t> passes_{0};
   std::function<void(const Result<ServicesPass>&)> on_pass_;
+  std::vector<LbProblem> last_variable_problems_;  // logged when they change, not every pass
 };
 
 }  // namespace cn::labeler

@@ -13,6 +13,7 @@ ServicesSync::ServicesSync(nomad::NomadApi& nomad, nomad::NomadServicesApi& serv
       services_(services),
       vips_(vips),
       writer_(writer),
+      vip_variables_(nomad, services),
       options_(std::move(options)) {}
 
 std::string ServicesSync::report_path(std::string_view node_id) const {
@@ -98,6 +99,38 @@ void ServicesSync::remember_seen() {
   }
   MutexLock lock(seen_mu_);
   seen_ = std::move(seen);
+}
+
+Status ServicesSync::publish_vip_variables(
+    const std::vector<nomad::ServiceRegistration>& registrations, ServicesPass& pass,
+    const Deadline& deadline) {
+  const auto owned = owned_services(registrations, options_.node_id);
+  std::vector<ServiceVipWant> wanted;
+  for (const auto& s : pass.checked.services) {
+    if (owned.contains({s.nomad_namespace, s.name})) {
+      wanted.push_back({s.nomad_namespace, s.name, s.vip, s.ports});
+    }
+  }
+  auto synced = vip_variables_.sync(wanted, deadline);
+  if (!synced) return std::unexpected(synced.error());
+  for (const auto& f : synced->failures) {
+    pass.variable_problems.push_back({f.nomad_namespace, f.name, {}, f.reason});
+  }
+  // An address leaves the table for good only here: the one moment it may go to another
+  // service, so the variable that names it goes too.
+  for (const auto& removed : vips_.take_removed()) {
+    const auto slash = removed.service.find('/');
+    if (slash == std::string::npos) continue;
+    if (auto gone = vip_variables_.remove(removed.service.substr(0, slash),
+                                          removed.service.substr(slash + 1), removed.vip, deadline);
+        !gone) {
+      pass.variable_problems.push_back({removed.service.substr(0, slash),
+                                        removed.service.substr(slash + 1),
+                                        {},
+                                        "variable not removed: " + gone.error().message});
+    }
+  }
+  return {};
 }
 
 bool ServicesSync::is_own_report(std::string_view path) const {
@@ -286,6 +319,10 @@ Result<ServicesPass> ServicesSync::run_once(const Deadline& deadline, bool relis
   auto wrote = writer_.apply(pass.checked.services, deadline);
   if (!wrote) return std::unexpected(wrote.error());
   pass.lb_written = *wrote;
+  // After the agent has what it serves: the variables only tell jobs where to connect.
+  if (auto published = publish_vip_variables(input.registrations, pass, deadline); !published) {
+    return std::unexpected(published.error());
+  }
   pass.report_error = report_error_;
   remember_seen();
   return pass;

@@ -23,6 +23,7 @@
 #include "labeler/services/node_report.h"
 #include "labeler/services/registration_store.h"
 #include "labeler/services/service_catalog.h"
+#include "labeler/services/service_vip_variables.h"
 #include "labeler/services/vip_table.h"
 
 namespace cn::labeler {
@@ -42,6 +43,9 @@ struct ServicesPass {
   // Why this node's report could not be published (the other nodes then keep its last one);
   // the pass itself still served this node's own instances as it saw them.
   std::string report_error;
+  // The variables that tell jobs their service's VIP (service_vip_variables.h) this node owns
+  // and could not write or remove, and why; the agent was served regardless.
+  std::vector<LbProblem> variable_problems;
 };
 
 class ServicesSync {
@@ -84,6 +88,11 @@ class ServicesSync {
   // Writes the report's parts that changed and deletes the parts it no longer needs.
   [[nodiscard]] Result<bool> write_own_report(const Deadline& deadline);
   bool is_own_report(std::string_view path) const;
+  // The VIP variables of the served services this node owns, and the removal of those whose
+  // address left the VIP table.
+  [[nodiscard]] Status publish_vip_variables(
+      const std::vector<nomad::ServiceRegistration>& registrations, ServicesPass& pass,
+      const Deadline& deadline);
   // This node's allocation `alloc_id`, read once (its ports and addresses do not change).
   [[nodiscard]] Result<const nomad::Allocation*> own_allocation(const std::string& alloc_id,
                                                                 const Deadline& deadline);
@@ -96,6 +105,7 @@ class ServicesSync {
   nomad::NomadServicesApi& services_;
   VipTable& vips_;
   LbWriter& writer_;
+  ServiceVipVariables vip_variables_;
   ServicesSyncOptions options_;
   // From the last listing and the Service events since: the event thread writes, passes read.
   mutable Mutex registrations_mu_;

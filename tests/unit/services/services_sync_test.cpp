@@ -133,6 +133,16 @@ TEST_F(ServicesSyncTest, ARestartKeepsTheVipAndAnUnchangedPassWritesNothing) {
   EXPECT_EQ(read(file1())["services"][0]["spec"]["clusterIP"], vip);
 }
 
+TEST_F(ServicesSyncTest, JobsFindTheVipInAVariableInTheServicesNamespace) {
+  settle();
+  auto var = node2_->client->variable("default", "cilium-nomad/vip/api",
+                                      Deadline{system_clock().now() + 10s});
+  ASSERT_TRUE(var) << var.error().message;
+  EXPECT_EQ(var->items["vip"], read(file1())["services"][0]["spec"]["clusterIP"]);
+  EXPECT_EQ(var->items["port_http"], "8080");
+  EXPECT_EQ(var->items["service"], "default/api");
+}
+
 TEST_F(ServicesSyncTest, NomadUnreachableLeavesTheFileAsItWas) {
   settle();
   const std::string before = *read_whole_file(file1(), 1 << 20);
