@@ -351,14 +351,14 @@ std::unique_ptr<LbWriter> LabelerDaemon::make_lb_writer(std::stop_token halt,
               std::to_string(v.patch) + (v.prerelease ? "-pre" : "");
   }
   if (detected && detected->api != api) {
-    log_->warn("services: --lb-api {} overrides what the agent supports: agent={} supports={}",
+    log_->warn("services: --lb-api {} overrides what the agent supports: release={} supports={}",
                to_string(api), release, to_string(detected->api));
   }
   if (api == LbApi::rest) {
     if (settings.api == LbApiChoice::automatic) {
       log_->warn(
           "services: the agent takes no state file, using its REST API instead: "
-          "agent={} lb_state_file={}",
+          "release={} lb_state_file={}",
           release, settings.lb_state_file);
     }
     LbRestWriterOptions rest;

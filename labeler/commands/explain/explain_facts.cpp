@@ -13,6 +13,7 @@
 #include "labeler/labeling/identity_trust.h"
 #include "labeler/policy/policy_directory.h"
 #include "labeler/policy/policy_status.h"
+#include "labeler/services/services_status.h"
 
 namespace cn::labeler::explain {
 namespace {
@@ -127,6 +128,26 @@ void find_policies(ExplainFacts& facts, const ExplainSettings& settings) {
   }
 }
 
+void find_services(ExplainFacts& facts, const ExplainSettings& settings) {
+  auto status = read_services_status(services_status_path(settings.state_file));
+  if (!status) {
+    // No file: the services feature is off on this node (or has not run a pass yet).
+    if (status.error().sys_errno != ENOENT) {
+      facts.services_status = "status unreadable: " + status.error().message;
+    }
+    return;
+  }
+  facts.services_status =
+      status->lb_api == LbApi::rest ? "the agent's REST API" : "state file " + status->lb_target;
+  for (const auto& svc : status->services) {
+    for (const auto& b : svc.backends) {
+      if (b.alloc_id != facts.alloc_id) continue;
+      facts.services.push_back({svc.nomad_namespace + "/" + svc.name, svc.vip,
+                                std::string(to_string(b.state)), b.reason});
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> node_problems(const ExplainSettings& settings) {
@@ -215,6 +236,7 @@ ExplainFacts gather_facts(const std::string& alloc_id, const ExplainSettings& se
     if (facts.endpoint) facts.plan = cilium::plan_label_write(*facts.endpoint, *facts.desired);
   }
   find_policies(facts, settings);
+  find_services(facts, settings);
   return facts;
 }
 

@@ -36,6 +36,13 @@ struct NomadView {
 // notification socket explains every other line, so it is said first.
 std::vector<std::string> node_problems(const ExplainSettings& settings);
 
+struct ServiceOfAlloc {
+  std::string service;  // "<namespace>/<name>"
+  std::string vip;      // empty: none
+  std::string state;    // ready, not-ready or left-out
+  std::string reason;
+};
+
 struct ExplainFacts {
   std::string alloc_id;  // the full ID the query resolved to
   std::vector<std::string> node_problems;
@@ -72,6 +79,11 @@ struct ExplainFacts {
   std::optional<bool> endpoint_audit;
   std::vector<std::string> audit_policies;
   bool global_audit = false;
+
+  // The allocation as a backend of Nomad services on the load balancer, from the daemon's
+  // services-status.json (docs/services.md); `services_status` empty: the feature is off here.
+  std::string services_status;  // "state file /path" or "REST API", or why it is unreadable
+  std::vector<ServiceOfAlloc> services;
 };
 
 // Resolves a full ID or an unambiguous prefix against the state file and the agent's endpoints.

@@ -75,6 +75,19 @@ std::string difference_text(const ExplainFacts& facts) {
   return text;
 }
 
+// "default/api 10.96.0.5 ready; default/admin 10.96.0.9 not-ready: check admin-alive: failure
+// (state file /var/run/cilium/nomad-services.json)".
+std::string services_text(const ExplainFacts& facts) {
+  std::string text;
+  for (const auto& s : facts.services) {
+    if (!text.empty()) text += "; ";
+    text += s.service + " " + (s.vip.empty() ? "no VIP" : s.vip) + " " + s.state +
+            (s.reason.empty() ? "" : ": " + s.reason);
+  }
+  if (text.empty()) text = "a backend of no Nomad service";
+  return text + " (" + facts.services_status + ")";
+}
+
 std::string policies_text(const ExplainFacts& facts) {
   if (!facts.policy_error.empty()) return "policy directory unreadable: " + facts.policy_error;
   if (facts.policies.empty()) return "none of the distributed policies selects it";
@@ -140,6 +153,7 @@ std::string render_text(const ExplainFacts& facts, const Verdict& verdict) {
   } else {
     line(out, "policies", "not looked at (give --policy-dir)");
   }
+  if (!facts.services_status.empty()) line(out, "services", services_text(facts));
   line(out, "verdict",
        std::string(verdict.ok() ? "OK " : "PROBLEM ") + std::string(to_string(verdict.kind)) +
            ": " + verdict.summary);
@@ -216,6 +230,14 @@ json render_json(const ExplainFacts& facts, const Verdict& verdict) {
                                              {"by_labeler_for", facts.audit_policies},
                                              {"agent_global", facts.global_audit}}
                                       : json(nullptr);
+  json services = json::array();
+  for (const auto& s : facts.services) {
+    services.push_back(
+        {{"service", s.service}, {"vip", s.vip}, {"state", s.state}, {"reason", s.reason}});
+  }
+  out["services"] = facts.services_status.empty()
+                        ? json(nullptr)
+                        : json{{"fed_through", facts.services_status}, {"backends", services}};
   out["verdict"] = {{"ok", verdict.ok()},
                     {"kind", std::string(to_string(verdict.kind))},
                     {"summary", verdict.summary},

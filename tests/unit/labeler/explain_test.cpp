@@ -8,6 +8,7 @@
 #include "labeler/commands/explain/explain_verdict.h"
 #include "labeler/commands/explain/policy_subjects.h"
 #include "labeler/policy/policy_status.h"
+#include "labeler/services/services_status.h"
 #include "tests/support/alloc_ids.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/labeler/in_memory_apis.h"
@@ -351,6 +352,40 @@ TEST_F(ExplainTest, SaysWhichPoliciesTheNodeDoesNotEnforce) {
   EXPECT_NE(text_.find("cilium/policies/wide in namespace team-a (not_delegated: /kind: "),
             std::string::npos)
       << text_;
+}
+
+TEST_F(ExplainTest, SaysOfWhichServicesTheAllocationIsABackendAndHowTheAgentIsFed) {
+  nomad_.put(make_alloc(kAllocId));
+  auto ep = cilium_.add_init_endpoint(kAllocId, "10.200.3.17");
+  cilium_.set_identity_labels(ep, kWebLabels);
+  EXPECT_EQ(run(kAllocId), 0);
+  EXPECT_TRUE(json_["services"].is_null()) << "no status file: the feature is off";
+  EXPECT_EQ(text_.find("services "), std::string::npos) << text_;
+
+  ServicesStatus status;
+  status.lb_target = "/var/run/cilium/nomad-services.json";
+  ServiceStatus api;
+  api.nomad_namespace = "default";
+  api.name = "api";
+  api.vip = "10.96.0.17";
+  api.state = ServiceState::served;
+  ServiceBackendStatus mine;
+  mine.alloc_id = kAllocId;
+  mine.address = "10.200.3.17";
+  mine.state = ServiceBackendState::not_ready;
+  mine.reason = "check api-alive: failure";
+  ServiceBackendStatus other = mine;
+  other.alloc_id = "0b1c2d3e-0000-4000-8000-000000000000";
+  api.backends = {other, mine};
+  status.services = {api};
+  cn::testing::write_file(services_status_path(settings_.state_file), services_status_json(status));
+  EXPECT_EQ(run(kAllocId), 0);
+  EXPECT_NE(text_.find("services    default/api 10.96.0.17 not-ready: check api-alive: failure "
+                       "(state file /var/run/cilium/nomad-services.json)"),
+            std::string::npos)
+      << text_;
+  ASSERT_EQ(json_["services"]["backends"].size(), 1U) << json_.dump(2);
+  EXPECT_EQ(json_["services"]["backends"][0]["vip"], "10.96.0.17");
 }
 
 // ---- selectors, judged as the agent translates them

@@ -101,6 +101,10 @@ TEST(Metrics, FamiliesAreTheDocumentedOnes) {
   using T = prometheus::MetricType;
   const std::map<std::string, prometheus::MetricType> documented = {
       {"cilium_nomad_endpoints_labeled_total", T::Counter},
+      {"cilium_nomad_services", T::Gauge},
+      {"cilium_nomad_service_backends", T::Gauge},
+      {"cilium_nomad_services_passes_total", T::Counter},
+      {"cilium_nomad_services_last_write_timestamp_seconds", T::Gauge},
       {"cilium_nomad_label_writes_total", T::Counter},
       {"cilium_nomad_api_calls_total", T::Counter},
       {"cilium_nomad_errors_total", T::Counter},
