@@ -1,6 +1,9 @@
 #pragma once
 // The agent's --lb-state-file (Cilium 1.18+), replaced atomically, and only when its bytes change:
 // the agent re-reads the whole file on every change of it (docs/services.md, "The state file").
+// "Change" is against the file on disk, not a copy kept here: a file someone else replaced or
+// removed is written again, and the daemon does not hold a second copy of a file that reaches
+// megabytes with thousands of instances.
 #include <string>
 
 #include "labeler/services/lb_writer.h"
@@ -17,7 +20,6 @@ class LbStateFileWriter final : public LbWriter {
 
  private:
   std::string path_;
-  std::string last_written_;  // the file's content as last written; empty: not yet
 };
 
 }  // namespace cn::labeler
