@@ -121,6 +121,10 @@ job "cilium-nomad-labeler" {
           # "--cluster-name", "default",
           # Only low-cardinality meta keys; see cilium-agent-flags.md before adding any.
           # "--meta-labels", "team,tier",
+          # Nomad services on Cilium's load balancer: the agent's own --lb-state-file and one
+          # VIP range for the whole cluster (README; cilium-agent-flags.md).
+          # "--lb-state-file", "/var/run/cilium/nomad-services.json",
+          # "--service-vip-range", "10.96.0.0/16",
           # Where job authors are not trusted with their own `cni { args }`: a new allocation
           # the watch has not seen yet then waits for Nomad instead of its CNI_ARGS (README,
           # "Label scheme").

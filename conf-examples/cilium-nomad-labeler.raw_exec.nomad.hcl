@@ -78,6 +78,10 @@ job "cilium-nomad-labeler" {
           # "--max-connected-clusters", "255",
           # "--cluster-name", "default",
           # "--meta-labels", "team,tier",
+          # Nomad services on Cilium's load balancer: the agent's own --lb-state-file and one
+          # VIP range for the whole cluster (README; cilium-agent-flags.md).
+          # "--lb-state-file", "/var/run/cilium/nomad-services.json",
+          # "--service-vip-range", "10.96.0.0/16",
           # "--cni-args-first=false",
         ]
       }
