@@ -6,7 +6,6 @@
 
 #include <array>
 #include <cerrno>
-#include <cstring>
 #include <string>
 
 namespace cn::labeler {
@@ -14,7 +13,7 @@ namespace cn::labeler {
 Result<std::vector<IpPrefix>> node_interface_addresses() {
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) {
-    return fail(ErrorKind::io, std::string("getifaddrs: ") + std::strerror(errno));
+    return fail(ErrorKind::io, "getifaddrs: " + errno_text(errno));
   }
   std::vector<IpPrefix> out;
   for (const ifaddrs* a = list; a != nullptr; a = a->ifa_next) {

@@ -19,8 +19,8 @@ ServicesMetrics::ServicesMetrics(prometheus::Registry& registry)
       last_write_(metric_families::gauge(
           registry, "cilium_nomad_services_last_write_timestamp_seconds",
           "Unix time the agent's load balancer was last given a new set of services")) {
-  for (auto state : {"served", "left_out"}) services(state);
-  for (auto state : {"ready", "not_ready", "left_out"}) service_backends(state);
+  for (const auto* state : {"served", "left_out"}) services(state);
+  for (const auto* state : {"ready", "not_ready", "left_out"}) service_backends(state);
   services_passes(true);
   services_passes(false);
 }

@@ -184,7 +184,7 @@ Result<bool> ServicesSync::publish_own_report(const std::vector<nomad::ServiceRe
 Result<bool> ServicesSync::write_own_report(const Deadline& deadline) {
   // Nomad refuses a variable over 64 KiB: the report is cut into parts by allocation, each well
   // under it (items as Nomad stores them, JSON-encoded), at <node-id>, <node-id>.1, ...
-  constexpr std::size_t kPartBytes = 48 * 1024;
+  constexpr std::size_t kPartBytes = std::size_t{48} * 1024;
   std::vector<std::map<std::string, std::string>> parts(1);
   std::size_t bytes = 0;
   for (auto& [alloc_id, text] : encode_node_report(own_instances_)) {
