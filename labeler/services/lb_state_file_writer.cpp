@@ -6,16 +6,6 @@
 
 namespace cn::labeler {
 
-std::string_view to_string(LbApi api) {
-  switch (api) {
-    case LbApi::state_file:
-      return "state-file";
-    case LbApi::rest:
-      return "rest";
-  }
-  return "state-file";
-}
-
 Result<bool> LbStateFileWriter::apply(const std::vector<LbService>& services,
                                       const Deadline& /*deadline*/) {
   const std::string text = render_lb_state_json(services);
