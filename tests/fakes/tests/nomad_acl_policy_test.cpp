@@ -39,14 +39,15 @@ TEST(AclPolicyParse, TheShippedPolicyReadsAsNomadReadsIt) {
   ASSERT_FALSE(text.empty());
   auto policy = parse_acl_policy(text);
   ASSERT_TRUE(policy) << policy.error().message;
-  // One block: read-job and the policy variables in every namespace (policies are read from
-  // each namespace under the delegation rule, docs/policies.md "Delegation").
-  ASSERT_EQ(policy->namespaces.size(), 1u);
+  // Two blocks: read-job and the policy variables in every namespace (policies are read from
+  // each namespace under the delegation rule, docs/policies.md "Delegation"), and "default",
+  // which Nomad applies alone there, so it repeats them beside the services feature's table.
+  ASSERT_EQ(policy->namespaces.size(), 2u);
   EXPECT_EQ(policy->namespaces[0].name, "*");
-  EXPECT_EQ(policy->namespaces[0].capabilities, std::vector<std::string>{"read-job"});
-  ASSERT_EQ(policy->variables.size(), 1u);
-  EXPECT_EQ(policy->variables[0].namespace_, "*");
-  EXPECT_EQ(policy->variables[0].path, "cilium/policies/*");
+  EXPECT_EQ(policy->namespaces[1].name, "default");
+  for (const auto& ns : policy->namespaces) {
+    EXPECT_EQ(ns.capabilities, std::vector<std::string>{"read-job"}) << ns.name;
+  }
   EXPECT_EQ(policy->node, "read");
   EXPECT_EQ(policy->agent, "") << "the example grants no agent access";
 
@@ -64,6 +65,16 @@ TEST(AclPolicyParse, TheShippedPolicyReadsAsNomadReadsIt) {
   EXPECT_FALSE(variable_allowed(acl.variables(), "default", "nomad/jobs/web", "read"));
   EXPECT_TRUE(variable_allowed(acl.variables(), "web", "cilium/policies/web", "read"));
   EXPECT_FALSE(variable_allowed(acl.variables(), "web", "cilium/other/web", "read"));
+  // The services feature: its table and reports in default only, the VIP a job reads in the
+  // service's own namespace; nothing else is written.
+  EXPECT_TRUE(
+      variable_allowed(acl.variables(), "default", "cilium-nomad/services/vips/07", "write"));
+  EXPECT_TRUE(
+      variable_allowed(acl.variables(), "default", "cilium-nomad/services/nodes/n1", "list"));
+  EXPECT_FALSE(variable_allowed(acl.variables(), "web", "cilium-nomad/services/vips/07", "write"));
+  EXPECT_TRUE(variable_allowed(acl.variables(), "web", "cilium-nomad/vip/api", "write"));
+  EXPECT_TRUE(variable_allowed(acl.variables(), "default", "cilium-nomad/vip/api", "destroy"));
+  EXPECT_FALSE(variable_allowed(acl.variables(), "web", "cilium/policies/web", "write"));
 }
 
 TEST(AclPolicyParse, ShorthandsExpandAndReadImpliesListOnVariables) {
