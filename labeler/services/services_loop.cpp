@@ -77,17 +77,26 @@ void ServicesLoop::pass_loop(std::stop_token stop) {
   MonoTime retry_at = MonoTime::max();
   bool pass_due = false;
   while (!stop.stop_requested()) {
-    const MonoTime wake_at = std::min({next_check, next_resync, retry_at});
-    if (deps_.clock.now() < wake_at && !pass_due) {
-      pass_due = wake_.wait_until(deps_.clock, wake_at, stop);
-      if (stop.stop_requested()) break;
-    } else {
-      pass_due = wake_.take() || pass_due;
+    // A pass that is wanted (a kick, a relist) waits out the backoff after a failed one; the
+    // check poll and the resync keep their own times.
+    const bool wanted = pass_due || relist_due_;
+    const MonoTime pass_at = retry_at == MonoTime::max() ? deps_.clock.now() : retry_at;
+    const MonoTime wake_at =
+        wanted ? std::min({next_check, next_resync, pass_at}) : std::min(next_check, next_resync);
+    if (deps_.clock.now() < wake_at) {
+      if (wake_.wait_until(deps_.clock, wake_at, stop)) pass_due = true;
+      continue;  // the loop's head decides again with what woke it
     }
+    pass_due = wake_.take() || pass_due;
     const MonoTime now = deps_.clock.now();
-    if (now >= next_resync) relist_due_ = true;
-    if (now >= retry_at) pass_due = true;
-    if (!pass_due && !relist_due_ && now >= next_check) {
+    if (now >= next_resync) {
+      relist_due_ = true;
+      // Until the relist succeeds, the backoff times it, not the resync period.
+      next_resync = now + options_.resync_interval;
+    }
+    const bool may_pass = now >= pass_at;
+    if (!((pass_due || relist_due_) && may_pass)) {
+      if (now < next_check) continue;
       next_check = now + options_.check_interval;
       auto polled = deps_.sync.poll_own_checks(call_deadline(stop));
       deps_.calls.record(Peer::nomad, polled);
@@ -99,10 +108,9 @@ void ServicesLoop::pass_loop(std::stop_token stop) {
         continue;
       }
       // Our report changed: serve it here now rather than after our own watch sees it.
-      pass_due = *polled;
-      if (!pass_due) continue;
+      if (*polled) pass_due = true;
+      continue;
     }
-    if (!pass_due && !relist_due_) continue;
 
     const bool relist = relist_due_.exchange(false);
     pass_due = false;

@@ -16,6 +16,7 @@
 #include "tests/fakes/cilium/lb_state_sync.h"
 #include "tests/fakes/nomad/fake_nomad.h"
 #include "tests/support/eventually.h"
+#include "tests/support/manual_clock.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/services/two_node_cluster.h"
 
@@ -31,12 +32,13 @@ using testing::kNode2;
 // One labeler's services feature, its loop on a thread of its own.
 struct LoopNode {
   LoopNode(const std::string& address, const VipRange& range, std::string node_id,
-           std::string state_file) {
+           std::string state_file, Clock& clock = system_clock(),
+           std::chrono::seconds resync = std::chrono::seconds{300}) {
     nomad::NomadClientConfig c;
     c.address = address;
     c.retry_seed = 1;
     client = std::move(*nomad::CurlNomadClient::create(std::move(c)));
-    vips = std::make_unique<VipTable>(*client, *client, range, system_clock());
+    vips = std::make_unique<VipTable>(*client, *client, range, clock);
     writer = std::make_unique<LbStateFileWriter>(std::move(state_file));
     ServicesSyncOptions options;
     options.node_id = std::move(node_id);
@@ -46,8 +48,9 @@ struct LoopNode {
     loop_options.check_interval = 50ms;
     loop_options.watch_wait = 5s;
     loop_options.seed = 7;
+    loop_options.resync_interval = resync;
     loop = std::make_unique<ServicesLoop>(
-        ServicesLoopDeps{*client, *sync, system_clock(), metrics, calls, nullptr}, loop_options);
+        ServicesLoopDeps{*client, *sync, clock, metrics, calls, nullptr}, loop_options);
     thread = std::jthread([this](std::stop_token st) { loop->run(st); });
   }
   ~LoopNode() {
@@ -171,6 +174,27 @@ TEST_F(ServicesLoopTest, ARestartedNodeKeepsTheVip) {
   start_node1();
   ASSERT_TRUE(eventually([&] { return !vip(file1()).empty(); }));
   EXPECT_EQ(vip(file1()), before);
+}
+
+// Nomad down when a resync falls due: the relist fails and is retried on the backoff, with every
+// thread of the loop asleep on the clock in between, not in a loop of failing requests.
+TEST(ServicesLoopBackoffTest, APassThatFailsWaitsOutItsBackoff) {
+  auto cluster = testing::start_two_node_cluster();
+  cn::testing::TempDir dir;
+  ManualClock clock;
+  // The HTTP client reads call deadlines against the real steady clock: start the simulated one
+  // at the real time, so that a call's deadline is a few seconds ahead of it.
+  clock.advance(std::chrono::steady_clock::now() - clock.now());
+  const VipRange range = *VipRange::parse("10.96.0.0/16");
+  LoopNode node(cluster.nomad->address(), range, kNode1, dir.file("node1.json"), clock, 10s);
+  ASSERT_TRUE(eventually([&] { return node.loop->passes() >= 1; }));
+  cluster.nomad->stop();
+  clock.advance(11s);
+  auto failed = [&] { return node.metrics.services_passes(false).Value(); };
+  ASSERT_TRUE(eventually([&] { return failed() >= 1; }));
+  // The pass thread, the event stream's and the watch's backoffs.
+  ASSERT_TRUE(clock.wait_for_sleepers(3)) << "failed passes: " << failed();
+  EXPECT_LE(failed(), 3);
 }
 
 }  // namespace
