@@ -135,7 +135,7 @@ Status ServicesSync::publish_vip_variables(
 
 bool ServicesSync::is_own_report(std::string_view path) const {
   const std::string base = report_path(options_.node_id);
-  return path == base || (path.starts_with(base) && path.substr(base.size()).starts_with("."));
+  return path == base || (path.starts_with(base) && path.substr(base.size()).starts_with("/"));
 }
 
 Result<bool> ServicesSync::publish_own_report(const std::vector<nomad::ServiceRegistration>& all,
@@ -183,7 +183,9 @@ Result<bool> ServicesSync::publish_own_report(const std::vector<nomad::ServiceRe
 
 Result<bool> ServicesSync::write_own_report(const Deadline& deadline) {
   // Nomad refuses a variable over 64 KiB: the report is cut into parts by allocation, each well
-  // under it (items as Nomad stores them, JSON-encoded), at <node-id>, <node-id>.1, ...
+  // under it (items as Nomad stores them, JSON-encoded), at <node-id>, <node-id>/1, ... (a
+  // variable path takes letters, digits, '-', '_', '~' and '/' only: nomad/structs/variables.go
+  // in hashicorp/nomad).
   constexpr std::size_t kPartBytes = std::size_t{48} * 1024;
   std::vector<std::map<std::string, std::string>> parts(1);
   std::size_t bytes = 0;
@@ -221,7 +223,7 @@ Result<bool> ServicesSync::write_own_report(const Deadline& deadline) {
     return Status{};
   };
   for (std::size_t k = 0; k < parts.size(); ++k) {
-    const std::string path = k == 0 ? base : base + "." + std::to_string(k);
+    const std::string path = k == 0 ? base : base + "/" + std::to_string(k);
     wanted.insert(path);
     if (auto ok = write(path, &parts[k]); !ok) {
       report_error_ = path + ": " + ok.error().message;

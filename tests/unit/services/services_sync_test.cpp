@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "common/nomad/client/curl_nomad_client.h"
@@ -131,6 +133,35 @@ TEST_F(ServicesSyncTest, ARestartKeepsTheVipAndAnUnchangedPassWritesNothing) {
   node1_ = std::make_unique<Node>(fake_->address(), range_, clock_, kNode1, file1());
   ASSERT_TRUE(node1_->pass());
   EXPECT_EQ(read(file1())["services"][0]["spec"]["clusterIP"], vip);
+}
+
+// Nomad refuses a variable over 64 KiB: a node with many instances publishes its report in
+// parts, the other nodes read them all, and parts no longer needed are deleted.
+TEST_F(ServicesSyncTest, ALargeReportIsPublishedInPartsAndShrinksBack) {
+  std::vector<std::string> extra;
+  for (int i = 0; i < 400; ++i) {
+    const std::string ip = "10.201." + std::to_string(i / 200) + "." + std::to_string(i % 200 + 1);
+    extra.push_back(testing::place_api_instance(*fake_, kNode1, ip.c_str()));
+  }
+  settle();
+  const auto parts = [&] {
+    auto listed = node2_->client->variables("default", "cilium-nomad/services/nodes/", 0,
+                                            std::chrono::seconds{0}, system_clock().now() + 10s);
+    EXPECT_TRUE(listed) << listed.error().message;
+    std::set<std::string> paths;
+    if (listed) {
+      for (const auto& meta : listed->value) paths.insert(meta.path);
+    }
+    return paths;
+  };
+  const std::string base = std::string("cilium-nomad/services/nodes/") + kNode1;
+  EXPECT_TRUE(parts().contains(base + "/1")) << "400 instances need a second part";
+  EXPECT_EQ(read(file2())["endpoints"].size(), 402u) << "node 2 reads every part";
+  for (const auto& id : extra) ASSERT_TRUE(fake_->deregister_services(id));
+  settle();
+  EXPECT_TRUE(parts().contains(base));
+  EXPECT_FALSE(parts().contains(base + "/1")) << "the part no longer needed is deleted";
+  EXPECT_EQ(read(file2())["endpoints"].size(), 2u);
 }
 
 TEST_F(ServicesSyncTest, JobsFindTheVipInAVariableInTheServicesNamespace) {
