@@ -1,8 +1,9 @@
 #pragma once
 // The agent's REST load-balancer services of Cilium 1.16 and 1.17: one service is one frontend
 // ip:port/protocol with its backends, `ServiceSpec` in api/v1/openapi.yaml of cilium/cilium.
-// Read from GET /v1/service, written with PUT /v1/service/{id}. The facts behind each field:
-// /work/shared/reference/cilium-lb-state-file.md section 8.
+// Read from GET /v1/service, written with PUT /v1/service/{id}, whose handler is
+// daemon/cmd/loadbalancer.go (1.16) and pkg/service/service_api_handler.go (1.17) in
+// cilium/cilium; the comments on the fields below say what each handler makes of them.
 #include <cstdint>
 #include <string>
 #include <string_view>

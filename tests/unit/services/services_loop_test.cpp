@@ -9,10 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "common/nomad/client/curl_nomad_client.h"
 #include "common/util/read_whole_file.h"
 #include "labeler/serve/metrics.h"
-#include "labeler/services/lb_state_file_writer.h"
 #include "tests/fakes/cilium/lb_state_sync.h"
 #include "tests/fakes/nomad/fake_nomad.h"
 #include "tests/support/eventually.h"
@@ -30,20 +28,11 @@ using testing::kNode1;
 using testing::kNode2;
 
 // One labeler's services feature, its loop on a thread of its own.
-struct LoopNode {
+struct LoopNode : testing::SyncNode {
   LoopNode(const std::string& address, const VipRange& range, std::string node_id,
            std::string state_file, Clock& clock = system_clock(),
-           std::chrono::seconds resync = std::chrono::seconds{300}) {
-    nomad::NomadClientConfig c;
-    c.address = address;
-    c.retry_seed = 1;
-    client = std::move(*nomad::CurlNomadClient::create(std::move(c)));
-    vips = std::make_unique<VipTable>(*client, *client, range, clock);
-    writer = std::make_unique<LbStateFileWriter>(std::move(state_file));
-    ServicesSyncOptions options;
-    options.node_id = std::move(node_id);
-    options.check.vip_ranges = {range.prefix()};
-    sync = std::make_unique<ServicesSync>(*client, *client, *vips, *writer, options);
+           std::chrono::seconds resync = std::chrono::seconds{300})
+      : SyncNode(address, range, clock, std::move(node_id), std::move(state_file)) {
     ServicesLoopOptions loop_options;
     loop_options.check_interval = 50ms;
     loop_options.watch_wait = 5s;
@@ -58,10 +47,6 @@ struct LoopNode {
     thread = {};
   }
 
-  std::unique_ptr<nomad::CurlNomadClient> client;
-  std::unique_ptr<VipTable> vips;
-  std::unique_ptr<LbStateFileWriter> writer;
-  std::unique_ptr<ServicesSync> sync;
   Metrics metrics;
   CallRecorder calls{metrics};
   std::unique_ptr<ServicesLoop> loop;

@@ -9,9 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/nomad/client/curl_nomad_client.h"
 #include "common/util/read_whole_file.h"
-#include "labeler/services/lb_state_file_writer.h"
 #include "tests/fakes/cilium/lb_state_file.h"
 #include "tests/fakes/nomad/fake_nomad.h"
 #include "tests/support/manual_clock.h"
@@ -26,27 +24,7 @@ using namespace std::chrono_literals;
 using testing::kNode1;
 using testing::kNode2;
 
-// One labeler: its own Nomad client, VIP table and pass, writing its own state file.
-struct Node {
-  Node(const std::string& address, const VipRange& range, Clock& clock, std::string node_id,
-       std::string state_file) {
-    nomad::NomadClientConfig c;
-    c.address = address;
-    c.retry_seed = 1;
-    client = std::move(*nomad::CurlNomadClient::create(std::move(c)));
-    vips = std::make_unique<VipTable>(*client, *client, range, clock);
-    writer = std::make_unique<LbStateFileWriter>(std::move(state_file));
-    ServicesSyncOptions options;
-    options.node_id = std::move(node_id);
-    sync = std::make_unique<ServicesSync>(*client, *client, *vips, *writer, options);
-  }
-  Result<ServicesPass> pass() { return sync->run_once(Deadline{system_clock().now() + 10s}); }
-
-  std::unique_ptr<nomad::CurlNomadClient> client;
-  std::unique_ptr<VipTable> vips;
-  std::unique_ptr<LbStateFileWriter> writer;
-  std::unique_ptr<ServicesSync> sync;
-};
+using Node = testing::SyncNode;
 
 class ServicesSyncTest : public ::testing::Test {
  protected:

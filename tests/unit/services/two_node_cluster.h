@@ -6,6 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include "common/nomad/client/curl_nomad_client.h"
+#include "labeler/services/lb_state_file_writer.h"
+#include "labeler/services/services_sync.h"
+#include "labeler/services/vip_table.h"
 #include "tests/fakes/nomad/fake_nomad.h"
 
 namespace cn::labeler::testing {
@@ -64,5 +68,31 @@ inline TwoNodeCluster start_two_node_cluster() {
   c.alloc2 = place_api_instance(*c.nomad, kNode2, "10.200.2.5");
   return c;
 }
+
+// One labeler's services pass: its own Nomad client, VIP table and pass, writing its own state
+// file. The loop tests run a ServicesLoop over it.
+struct SyncNode {
+  SyncNode(const std::string& address, const VipRange& range, Clock& clock, std::string node_id,
+           std::string state_file) {
+    nomad::NomadClientConfig c;
+    c.address = address;
+    c.retry_seed = 1;
+    client = std::move(*nomad::CurlNomadClient::create(std::move(c)));
+    vips = std::make_unique<VipTable>(*client, *client, range, clock);
+    writer = std::make_unique<LbStateFileWriter>(std::move(state_file));
+    ServicesSyncOptions options;
+    options.node_id = std::move(node_id);
+    options.check.vip_ranges = {range.prefix()};
+    sync = std::make_unique<ServicesSync>(*client, *client, *vips, *writer, options);
+  }
+  Result<ServicesPass> pass() {
+    return sync->run_once(Deadline{system_clock().now() + std::chrono::seconds{10}});
+  }
+
+  std::unique_ptr<nomad::CurlNomadClient> client;
+  std::unique_ptr<VipTable> vips;
+  std::unique_ptr<LbStateFileWriter> writer;
+  std::unique_ptr<ServicesSync> sync;
+};
 
 }  // namespace cn::labeler::testing
