@@ -46,9 +46,9 @@ std::vector<nomad::ServiceRegistration> RegistrationStore::all() const {
   return out;
 }
 
-std::set<RegistrationStore::ServiceId> RegistrationStore::services() const {
+std::set<ServiceId> service_ids(const std::vector<nomad::ServiceRegistration>& registrations) {
   std::set<ServiceId> out;
-  for (const auto& [key, r] : by_key_) out.emplace(r.nomad_namespace, r.service_name);
+  for (const auto& r : registrations) out.emplace(r.nomad_namespace, r.service_name);
   return out;
 }
 

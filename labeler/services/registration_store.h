@@ -20,10 +20,10 @@
 
 namespace cn::labeler {
 
+using ServiceId = std::pair<std::string, std::string>;  // namespace, name
+
 class RegistrationStore {
  public:
-  using ServiceId = std::pair<std::string, std::string>;  // namespace, name
-
   // Everything from a full listing taken at Raft index `index` (the registrations table's
   // X-Nomad-Index): events at or below it are already in it.
   void replace(std::vector<nomad::ServiceRegistration> all, std::uint64_t index);
@@ -32,7 +32,6 @@ class RegistrationStore {
   bool apply(const nomad::EventFrame& frame);
 
   std::vector<nomad::ServiceRegistration> all() const;
-  std::set<ServiceId> services() const;
   std::size_t size() const { return by_key_.size(); }
   // The last Raft index the store reflects; the event stream resumes after it.
   std::uint64_t index() const { return index_; }
@@ -42,5 +41,9 @@ class RegistrationStore {
   std::map<std::pair<std::string, std::string>, nomad::ServiceRegistration> by_key_;
   std::uint64_t index_ = 0;
 };
+
+// The services the registrations belong to. Taken from a snapshot (RegistrationStore::all()),
+// so that a pass sees its services and their registrations as of one moment.
+std::set<ServiceId> service_ids(const std::vector<nomad::ServiceRegistration>& registrations);
 
 }  // namespace cn::labeler

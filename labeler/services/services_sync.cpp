@@ -6,6 +6,15 @@
 #include "labeler/serve/call_recorder.h"
 
 namespace cn::labeler {
+namespace {
+
+// Whether `instance` reports exactly these services (its health can be taken over unread).
+bool reports_services(const InstanceReport& instance, const std::vector<std::string>& names) {
+  return instance.services.size() == names.size() &&
+         std::ranges::all_of(names, [&](const auto& n) { return instance.services.contains(n); });
+}
+
+}  // namespace
 
 ServicesSync::ServicesSync(nomad::NomadApi& nomad, nomad::NomadServicesApi& services,
                            VipTable& vips, LbWriter& writer, ServicesSyncOptions options)
@@ -149,15 +158,11 @@ Result<bool> ServicesSync::publish_own_report(const std::vector<nomad::ServiceRe
   std::erase_if(own_allocations_, [&](const auto& kv) { return !mine.contains(kv.first); });
   NodeReport report;
   for (const auto& [alloc_id, names] : mine) {
-    if (!read_all_checks) {
-      auto known = own_instances_.find(alloc_id);
-      if (known != own_instances_.end() &&
-          std::ranges::all_of(names,
-                              [&](const auto& n) { return known->second.services.contains(n); }) &&
-          known->second.services.size() == names.size()) {
-        report[alloc_id] = known->second;
-        continue;
-      }
+    if (auto known = own_instances_.find(alloc_id); !read_all_checks &&
+                                                    known != own_instances_.end() &&
+                                                    reports_services(known->second, names)) {
+      report[alloc_id] = known->second;
+      continue;
     }
     auto alloc = own_allocation(alloc_id, deadline);
     if (!alloc) {
@@ -296,9 +301,7 @@ Result<ServicesPass> ServicesSync::run_once(const Deadline& deadline, bool relis
   // One scan of the table for every service that already holds its VIP (nearly all of them in
   // a steady state); only the others claim, which scans and may write.
   const auto held = vips_.assignments();
-  std::set<RegistrationStore::ServiceId> ids;
-  for (const auto& r : input.registrations) ids.emplace(r.nomad_namespace, r.service_name);
-  for (const auto& id : ids) {
+  for (const auto& id : service_ids(input.registrations)) {
     const std::string key = vip_service_key(id.first, id.second);
     live.insert(key);
     if (auto it = held.find(key); it != held.end()) {

@@ -80,7 +80,7 @@ TEST(RegistrationStore, AListingReplacesEverythingSoGarbageCollectedOnesGo) {
   store.replace({stored("a1", "web", 10), stored("a2", "db", 11)}, 11);
   store.replace({stored("a2", "db", 11)}, 40);
   EXPECT_EQ(store.size(), 1u);
-  EXPECT_EQ(store.services(), (std::set<RegistrationStore::ServiceId>{{"default", "db"}}));
+  EXPECT_EQ(service_ids(store.all()), (std::set<ServiceId>{{"default", "db"}}));
   EXPECT_EQ(store.index(), 40u);
 }
 
